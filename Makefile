@@ -1,0 +1,43 @@
+# fleetplane's build. `make help` lists the targets.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+GO ?= go
+TOOLS := tools/tools.sh
+GEN := .cache/gen
+
+.PHONY: help
+help: ## List the targets.
+	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: tools
+tools: ## Build the pinned external tools into .cache/tools (skips what is cached).
+	@$(TOOLS) >/dev/null
+
+.PHONY: generate
+generate: ## Regenerate deepcopy code, XRDs, CRDs and the function input schema from apis/.
+	@cg=$$($(TOOLS) controller-gen); \
+	rm -rf $(GEN) && mkdir -p $(GEN)/xr; \
+	$$cg object paths=./apis/...; \
+	$$cg crd:crdVersions=v1 paths=./apis/adx/... output:crd:dir=$(GEN)/xr; \
+	rm -rf package/provider/crds package/function/input; \
+	$$cg crd:crdVersions=v1 paths=./apis/kusto/... output:crd:dir=package/provider/crds; \
+	$$cg crd:crdVersions=v1 paths=./apis/fn/... output:crd:dir=package/function/input; \
+	$(GO) run ./internal/xrdgen/cmd/xrdgen -in $(GEN)/xr -out package/configuration/xrds
+
+.PHONY: test
+test: ## Run every test (unit, render golden, validation). CI runs this.
+	@$(TOOLS) >/dev/null
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) test ./...
+
+.PHONY: bench
+bench: ## Run the benchmarks with allocation figures.
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+.PHONY: demo
+demo: ## Render the examples through the function (the local control plane demo comes later).
+	@$(TOOLS) crossplane >/dev/null
+	$(GO) run ./test/demo

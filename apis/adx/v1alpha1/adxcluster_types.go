@@ -1,0 +1,346 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ClusterRole is the part an ADX cluster plays in a federated fleet.
+// +kubebuilder:validation:Enum=Partition;Federated
+type ClusterRole string
+
+// Cluster roles.
+const (
+	// RolePartition keeps its own data and reports its schema to hubs.
+	RolePartition ClusterRole = "Partition"
+	// RoleFederated is a hub that fans queries out to its partitions.
+	RoleFederated ClusterRole = "Federated"
+)
+
+// TelemetryType tags a database with the kind of data it holds.
+// +kubebuilder:validation:Enum=Metrics;Logs;Traces
+type TelemetryType string
+
+// Telemetry types.
+const (
+	TelemetryMetrics TelemetryType = "Metrics"
+	TelemetryLogs    TelemetryType = "Logs"
+	TelemetryTraces  TelemetryType = "Traces"
+)
+
+// DeletionPolicy says what happens to Azure resources when the ADXCluster goes.
+// +kubebuilder:validation:Enum=Orphan;Delete
+type DeletionPolicy string
+
+// Deletion policies.
+const (
+	// DeletionOrphan keeps the Azure resource group, cluster and databases.
+	DeletionOrphan DeletionPolicy = "Orphan"
+	// DeletionDelete deletes them with the ADXCluster.
+	DeletionDelete DeletionPolicy = "Delete"
+)
+
+// Tier of an ADX cluster. Azure derives it from the SKU: Basic for the
+// "Dev(No SLA)" SKUs and Standard for every other one.
+// +kubebuilder:validation:Enum=Basic;Standard
+type Tier string
+
+// Tiers.
+const (
+	TierBasic    Tier = "Basic"
+	TierStandard Tier = "Standard"
+)
+
+// ADXClusterSpec is what the user asks for.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.provision) || has(self.endpoint)",message="spec.endpoint is required when spec.provision is absent: a bring-your-own cluster needs its endpoint",fieldPath=".endpoint"
+// +kubebuilder:validation:XValidation:rule="!has(self.endpoint) || self.endpoint.startsWith('https://') || (self.allowInsecureEndpoints && self.endpoint.startsWith('http://'))",message="spec.endpoint must be an https:// URL; http:// is accepted only with spec.allowInsecureEndpoints: true (local emulators)",fieldPath=".endpoint"
+// +kubebuilder:validation:XValidation:rule="!has(self.role) || self.role != 'Partition' || (has(self.federation) && has(self.federation.federatedTargets) && size(self.federation.federatedTargets) > 0)",message="role Partition needs spec.federation.federatedTargets with at least one hub",fieldPath=".federation"
+// +kubebuilder:validation:XValidation:rule="!has(self.role) || self.role != 'Federated' || (has(self.federation) && has(self.federation.heartbeatDatabase) && has(self.federation.heartbeatTable))",message="role Federated needs spec.federation.heartbeatDatabase and spec.federation.heartbeatTable",fieldPath=".federation"
+// +kubebuilder:validation:XValidation:rule="!has(self.federation) || !has(self.federation.federatedTargets) || self.federation.federatedTargets.all(t, t.endpoint.startsWith('https://') || (self.allowInsecureEndpoints && t.endpoint.startsWith('http://')))",message="spec.federation.federatedTargets[].endpoint must be an https:// URL; http:// is accepted only with spec.allowInsecureEndpoints: true",fieldPath=".federation.federatedTargets"
+type ADXClusterSpec struct {
+	// ClusterName is the Azure resource name of the cluster. It cannot
+	// change: a different name is a different cluster.
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9-]+$`
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=100
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="clusterName is immutable"
+	ClusterName string `json:"clusterName"`
+
+	// Endpoint is the data-plane URI of an existing cluster, for example
+	// https://mycluster.westeurope.kusto.windows.net. Without spec.provision
+	// the cluster is adopted as is (bring your own) and this is required.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?/?$`
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// AllowInsecureEndpoints permits http:// endpoints here and in
+	// federation targets. Only local Kusto emulators speak plain http;
+	// Azure Data Explorer is https-only.
+	// +optional
+	// +kubebuilder:default=false
+	AllowInsecureEndpoints bool `json:"allowInsecureEndpoints,omitempty"`
+
+	// Databases to create when provisioning. When the list is empty a
+	// provisioned cluster gets Metrics and Logs. Ignored for bring-your-own
+	// clusters, whose databases are managed in Azure.
+	// +optional
+	// +listType=map
+	// +listMapKey=databaseName
+	// +kubebuilder:validation:MaxItems=64
+	Databases []DatabaseSpec `json:"databases,omitempty"`
+
+	// Provision asks fleetplane to create the cluster in Azure. Its presence
+	// is the only switch between provisioning and bring-your-own.
+	// +optional
+	Provision *ProvisionSpec `json:"provision,omitempty"`
+
+	// Role in a federated fleet. Omit for a standalone cluster.
+	// +optional
+	Role ClusterRole `json:"role,omitempty"`
+
+	// Federation settings for the role.
+	// +optional
+	Federation *FederationSpec `json:"federation,omitempty"`
+
+	// CriteriaExpression is a CEL expression over the control plane's
+	// cluster labels (see the function input's criteria.environmentConfigName).
+	// Labels are available both as a map, labels["geo"] == "eu", and as
+	// variables, geo == "eu". Empty means true. When it is false or fails,
+	// nothing new is composed and nothing already composed is removed.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	CriteriaExpression string `json:"criteriaExpression,omitempty"`
+
+	// DeletionPolicy for the Azure resources this ADXCluster provisions.
+	// Orphan (the default) leaves them in Azure when the ADXCluster is
+	// deleted; Delete removes them.
+	// +optional
+	// +kubebuilder:default=Orphan
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+}
+
+// DatabaseSpec is one database of a provisioned cluster.
+type DatabaseSpec struct {
+	// DatabaseName is the Kusto database name.
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_]+$`
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=260
+	DatabaseName string `json:"databaseName"`
+
+	// TelemetryType tags what the database holds.
+	TelemetryType TelemetryType `json:"telemetryType"`
+
+	// RetentionInDays, when set, becomes the database's soft-delete period.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=36500
+	RetentionInDays *int32 `json:"retentionInDays,omitempty"`
+
+	// RetentionPolicy is accepted for compatibility and not applied.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	RetentionPolicy string `json:"retentionPolicy,omitempty"`
+}
+
+// ProvisionSpec holds what Azure needs to create the cluster.
+//
+// +kubebuilder:validation:XValidation:rule="self.autoScaleMin <= self.autoScaleMax",message="provision.autoScaleMin must not exceed provision.autoScaleMax"
+// +kubebuilder:validation:XValidation:rule="(self.tier == 'Basic') == self.skuName.startsWith('Dev(No SLA)')",message="provision.tier must be Basic for the Dev(No SLA) SKUs and Standard for every other SKU"
+type ProvisionSpec struct {
+	// SubscriptionID is the Azure subscription to create the cluster in. The
+	// function input maps it to the Azure ProviderConfig to use.
+	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+	SubscriptionID string `json:"subscriptionId"`
+
+	// ResourceGroup is created when missing.
+	// +kubebuilder:validation:Pattern=`^[-\w._()]*[-\w_()]$`
+	// +kubebuilder:validation:MaxLength=90
+	ResourceGroup string `json:"resourceGroup"`
+
+	// Location is the Azure region, for example eastus2.
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9 ]*$`
+	// +kubebuilder:validation:MaxLength=64
+	Location string `json:"location"`
+
+	// SkuName is the cluster SKU, for example Standard_L8as_v3.
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_()+ ]+$`
+	// +kubebuilder:validation:MaxLength=64
+	SkuName string `json:"skuName"`
+
+	// Tier must match the SKU.
+	Tier Tier `json:"tier"`
+
+	// UserAssignedIdentities are ARM resource IDs of managed identities for
+	// the cluster. Empty means a system-assigned identity.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Pattern=`^/subscriptions/[^/]+/resource[gG]roups/[^/]+/providers/Microsoft\.ManagedIdentity/userAssignedIdentities/[^/]+$`
+	// +kubebuilder:validation:items:MaxLength=512
+	UserAssignedIdentities []string `json:"userAssignedIdentities,omitempty"`
+
+	// AutoScale turns on Azure's optimized autoscale between AutoScaleMin
+	// and AutoScaleMax instances.
+	// +optional
+	AutoScale bool `json:"autoScale,omitempty"`
+
+	// AutoScaleMin is the lower instance bound; also the initial capacity.
+	// +optional
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=1000
+	AutoScaleMin int32 `json:"autoScaleMin,omitempty"`
+
+	// AutoScaleMax is the upper instance bound.
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=1000
+	AutoScaleMax int32 `json:"autoScaleMax,omitempty"`
+}
+
+// FederationSpec configures heartbeats (partitions) or federation (hubs).
+type FederationSpec struct {
+	// FederatedTargets are the hubs a partition reports to.
+	// +optional
+	// +listType=map
+	// +listMapKey=endpoint
+	// +listMapKey=heartbeatDatabase
+	// +listMapKey=heartbeatTable
+	// +kubebuilder:validation:MaxItems=16
+	FederatedTargets []FederatedTarget `json:"federatedTargets,omitempty"`
+
+	// Partitioning describes the partition (geo, tenant, ...); it is sent
+	// with every heartbeat.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	Partitioning map[string]string `json:"partitioning,omitempty"`
+
+	// HeartbeatDatabase is the hub database partitions write heartbeats to.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_]+$`
+	// +kubebuilder:validation:MaxLength=260
+	HeartbeatDatabase string `json:"heartbeatDatabase,omitempty"`
+
+	// HeartbeatTable is the hub table partitions write heartbeats to.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_]+$`
+	// +kubebuilder:validation:MaxLength=1024
+	HeartbeatTable string `json:"heartbeatTable,omitempty"`
+
+	// HeartbeatTTL is how long a partition counts as alive after its last
+	// heartbeat, as days, hours, minutes and seconds: 1h, 2h, 4h30m, 1d.
+	// +optional
+	// +kubebuilder:default="1h"
+	// +kubebuilder:validation:Pattern=`^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$`
+	// +kubebuilder:validation:MinLength=2
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('[1-9]')",message="heartbeatTTL must be longer than zero"
+	HeartbeatTTL string `json:"heartbeatTTL,omitempty"`
+
+	// BlockedClusters keeps partitions out of the hub's functions.
+	// +optional
+	BlockedClusters *BlockedClusters `json:"blockedClusters,omitempty"`
+}
+
+// FederatedTarget is a hub a partition sends heartbeats to.
+type FederatedTarget struct {
+	// Endpoint of the hub cluster.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?/?$`
+	Endpoint string `json:"endpoint"`
+
+	// HeartbeatDatabase on the hub.
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_]+$`
+	// +kubebuilder:validation:MaxLength=260
+	HeartbeatDatabase string `json:"heartbeatDatabase"`
+
+	// HeartbeatTable on the hub.
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_]+$`
+	// +kubebuilder:validation:MaxLength=1024
+	HeartbeatTable string `json:"heartbeatTable"`
+
+	// ManagedIdentityClientID is the client ID of a user-assigned identity
+	// with ingest rights on the hub. Empty uses the provider's credentials.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+	ManagedIdentityClientID string `json:"managedIdentityClientId,omitempty"`
+}
+
+// BlockedClusters lists partitions a hub must leave out.
+type BlockedClusters struct {
+	// Static partition endpoints. Compared case-insensitively, ignoring
+	// surrounding spaces and trailing slashes.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=2048
+	Static []string `json:"static,omitempty"`
+
+	// KustoFunction returns more endpoints to block, in a string column
+	// named ClusterEndpoint (or Endpoint).
+	// +optional
+	KustoFunction *KustoFunctionRef `json:"kustoFunction,omitempty"`
+}
+
+// KustoFunctionRef names a function in a hub database.
+type KustoFunctionRef struct {
+	// Database holding the function.
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_]+$`
+	// +kubebuilder:validation:MaxLength=260
+	Database string `json:"database"`
+
+	// Name of the function.
+	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_]*$`
+	// +kubebuilder:validation:MaxLength=1024
+	Name string `json:"name"`
+}
+
+// ADXClusterStatus is what fleetplane observed.
+type ADXClusterStatus struct {
+	// Endpoint is the cluster's data-plane URI: spec.endpoint for a
+	// bring-your-own cluster, Azure's URI for a provisioned one.
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// AppliedProvisionState is the SKU, tier and identities the provisioned
+	// cluster last reached Ready with.
+	// +optional
+	AppliedProvisionState *AppliedProvisionState `json:"appliedProvisionState,omitempty"`
+}
+
+// AppliedProvisionState records the provisioning settings Azure applied.
+type AppliedProvisionState struct {
+	SkuName string `json:"skuName,omitempty"`
+	Tier    Tier   `json:"tier,omitempty"`
+	// +optional
+	UserAssignedIdentities []string `json:"userAssignedIdentities,omitempty"`
+}
+
+// An ADXCluster provisions or adopts an Azure Data Explorer cluster and, by
+// its role, federates it: a Partition reports its schema to hubs and a
+// Federated hub builds cross-cluster functions over its partitions.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Namespaced,categories={fleetplane,adx}
+// +kubebuilder:printcolumn:name="ROLE",type="string",JSONPath=".spec.role"
+// +kubebuilder:printcolumn:name="ENDPOINT",type="string",JSONPath=".status.endpoint"
+// +kubebuilder:printcolumn:name="REASON",type="string",JSONPath=".status.conditions[?(@.type=='adxcluster.fleetplane.io')].reason"
+type ADXCluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ADXClusterSpec   `json:"spec"`
+	Status ADXClusterStatus `json:"status,omitempty"`
+}
+
+// ADXClusterList is a list of ADXClusters.
+//
+// +kubebuilder:object:root=true
+type ADXClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ADXCluster `json:"items"`
+}

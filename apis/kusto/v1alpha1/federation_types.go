@@ -1,0 +1,138 @@
+package v1alpha1
+
+import (
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BlockedClusters are partitions the hub leaves out.
+type BlockedClusters struct {
+	// Static partition endpoints.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=2048
+	Static []string `json:"static,omitempty"`
+
+	// KustoFunction returns more endpoints, in a string column named
+	// ClusterEndpoint or Endpoint.
+	// +optional
+	KustoFunction *KustoFunctionRef `json:"kustoFunction,omitempty"`
+}
+
+// KustoFunctionRef names a function in a hub database.
+type KustoFunctionRef struct {
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_]+$`
+	// +kubebuilder:validation:MaxLength=260
+	Database string `json:"database"`
+
+	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_]*$`
+	// +kubebuilder:validation:MaxLength=1024
+	Name string `json:"name"`
+}
+
+// FederationParameters are the desired federation of a hub.
+type FederationParameters struct {
+	// Endpoint of the hub cluster.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?/?$`
+	Endpoint string `json:"endpoint"`
+
+	// HeartbeatDatabase holds the heartbeat table.
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_]+$`
+	// +kubebuilder:validation:MaxLength=260
+	HeartbeatDatabase string `json:"heartbeatDatabase"`
+
+	// HeartbeatTable partitions write to.
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_]+$`
+	// +kubebuilder:validation:MaxLength=1024
+	HeartbeatTable string `json:"heartbeatTable"`
+
+	// HeartbeatTTL: partitions silent for longer are removed.
+	// +kubebuilder:default="1h"
+	// +kubebuilder:validation:Pattern=`^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$`
+	// +kubebuilder:validation:MinLength=2
+	// +kubebuilder:validation:MaxLength=32
+	HeartbeatTTL string `json:"heartbeatTTL,omitempty"`
+
+	// BlockedClusters are left out of every function and entity group.
+	// +optional
+	BlockedClusters *BlockedClusters `json:"blockedClusters,omitempty"`
+
+	// Interval between federation cycles.
+	// +optional
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="interval must be at least 1s"
+	Interval *metav1.Duration `json:"interval,omitempty"`
+}
+
+// FederatedPartition is a partition the last cycle federated.
+type FederatedPartition struct {
+	Endpoint string `json:"endpoint"`
+	// +optional
+	LastHeartbeatTime *metav1.Time `json:"lastHeartbeatTime,omitempty"`
+}
+
+// FederationObservation is what the last federation cycle found and did.
+type FederationObservation struct {
+	// +optional
+	Partitions []FederatedPartition `json:"partitions,omitempty"`
+	// BlockedMatched counts heartbeating partitions the block list removed.
+	// +optional
+	BlockedMatched int32 `json:"blockedMatched,omitempty"`
+	// +optional
+	Databases int32 `json:"databases,omitempty"`
+	// +optional
+	Tables int32 `json:"tables,omitempty"`
+	// +optional
+	Functions int32 `json:"functions,omitempty"`
+	// CommandsIssued is the number of mutating commands of the last cycle;
+	// zero once the hub has converged.
+	// +optional
+	CommandsIssued int32 `json:"commandsIssued,omitempty"`
+	// Errors of the last cycle, at most a few, newest first.
+	// +optional
+	Errors []string `json:"errors,omitempty"`
+	// +optional
+	LastSyncTime *metav1.Time `json:"lastSyncTime,omitempty"`
+}
+
+// FederationSpec defines the desired state of a Federation.
+type FederationSpec struct {
+	xpv2.ManagedResourceSpec `json:",inline"`
+	ForProvider              FederationParameters `json:"forProvider"`
+}
+
+// FederationStatus is the observed state of a Federation.
+type FederationStatus struct {
+	xpv2.ManagedResourceStatus `json:",inline"`
+	AtProvider                 FederationObservation `json:"atProvider,omitempty"`
+}
+
+// A Federation keeps a hub cluster's tables, entity groups and macro-expand
+// functions in step with the heartbeats of its partitions.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
+// +kubebuilder:printcolumn:name="FUNCTIONS",type="integer",JSONPath=".status.atProvider.functions"
+// +kubebuilder:printcolumn:name="LAST-SYNC",type="date",JSONPath=".status.atProvider.lastSyncTime"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:resource:scope=Namespaced,categories={crossplane,managed,fleetplane}
+type Federation struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   FederationSpec   `json:"spec"`
+	Status FederationStatus `json:"status,omitempty"`
+}
+
+// FederationList is a list of Federations.
+//
+// +kubebuilder:object:root=true
+type FederationList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Federation `json:"items"`
+}

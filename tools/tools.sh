@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds fleetplane's pinned external tools from the Go module proxy into a
+# git-ignored cache keyed by name and version, and skips whatever is already
+# there. Prints the path of each requested tool on stdout, one per line;
+# progress goes to stderr.
+#
+#   tools/tools.sh crossplane controller-gen
+#
+# Each tool has its own module under tools/<dir> (go.mod + go.sum pinned), so
+# their dependency graphs never touch fleetplane's go.mod.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${FLEETPLANE_TOOLS_CACHE:-$root/.cache/tools}
+
+# name | version | module dir under tools/ | package to build | binary name
+catalog() {
+  cat <<'CAT'
+crossplane|v2.2.0|crossplane-cli|github.com/crossplane/crossplane/v2/cmd/crank|crossplane
+controller-gen|v0.23.0|controller-gen|sigs.k8s.io/controller-tools/cmd/controller-gen|controller-gen
+CAT
+}
+
+build_one() {
+  local want=$1 line name version dir pkg bin out
+  line=$(catalog | awk -F'|' -v n="$want" '$1 == n')
+  if [ -z "$line" ]; then
+    echo "tools.sh: unknown tool '$want'; known: $(catalog | cut -d'|' -f1 | tr '\n' ' ')" >&2
+    return 1
+  fi
+  IFS='|' read -r name version dir pkg bin <<<"$line"
+  out=$cache/$name-$version/$bin
+  if [ -x "$out" ]; then
+    echo "tools.sh: $name $version cached at $out" >&2
+  else
+    echo "tools.sh: building $name $version ($pkg); the first build can take minutes" >&2
+    local start=$SECONDS
+    mkdir -p "$(dirname "$out")"
+    (cd "$root/tools/$dir" && CGO_ENABLED=0 go build -trimpath -o "$out.tmp" "$pkg")
+    mv "$out.tmp" "$out"
+    echo "tools.sh: built $name $version in $((SECONDS - start))s" >&2
+  fi
+  echo "$out"
+}
+
+if [ $# -eq 0 ]; then
+  set -- $(catalog | cut -d'|' -f1)
+fi
+for t in "$@"; do
+  build_one "$t"
+done
