@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/response"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	adxv1alpha1 "github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
+	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/adxcluster"
+)
+
+// composer composes one kind of composite resource.
+type composer func(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input) error
+
+// Function is fleetplane's composition function: it hands each request to
+// the composer of the XR's kind.
+type Function struct {
+	fnv1.UnimplementedFunctionRunnerServiceServer
+
+	log       logging.Logger
+	composers map[schema.GroupKind]composer
+}
+
+// NewFunction returns the function with every kind it composes.
+func NewFunction(log logging.Logger) *Function {
+	return &Function{
+		log: log,
+		composers: map[schema.GroupKind]composer{
+			adxv1alpha1.ADXClusterGroupVersionKind.GroupKind(): composeADXCluster,
+		},
+	}
+}
+
+func composeADXCluster(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input) error {
+	cfg, err := adxcluster.ConfigFrom(in)
+	if err != nil {
+		return err
+	}
+	return adxcluster.Compose(req, rsp, cfg)
+}
+
+// RunFunction composes the XR in req.
+func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	rsp := response.To(req, response.DefaultTTL)
+
+	in := &v1beta1.Input{}
+	if req.GetInput() != nil {
+		if err := request.GetInput(req, in); err != nil {
+			response.Fatal(rsp, errors.Wrap(err, "cannot read the function input"))
+			return rsp, nil
+		}
+	}
+	xr, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		response.Fatal(rsp, errors.Wrap(err, "cannot read the observed composite resource"))
+		return rsp, nil
+	}
+	gvk := xr.Resource.GroupVersionKind()
+	log := f.log.WithValues("kind", gvk.Kind, "namespace", xr.Resource.GetNamespace(), "name", xr.Resource.GetName(), "tag", req.GetMeta().GetTag())
+
+	compose, ok := f.composers[gvk.GroupKind()]
+	if !ok {
+		response.Fatal(rsp, fmt.Errorf("function-fleetplane does not compose %s; it composes %s", gvk.GroupKind(), f.kinds()))
+		return rsp, nil
+	}
+	if err := compose(req, rsp, in); err != nil {
+		log.Info("Cannot compose", "error", err)
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	log.Debug("Composed", "resources", len(rsp.GetDesired().GetResources()))
+	return rsp, nil
+}
+
+func (f *Function) kinds() string {
+	kinds := make([]string, 0, len(f.composers))
+	for gk := range f.composers {
+		kinds = append(kinds, gk.String())
+	}
+	sort.Strings(kinds)
+	return strings.Join(kinds, ", ")
+}

@@ -1,0 +1,76 @@
+package adxcluster
+
+import (
+	"fmt"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
+)
+
+// Config is the function input as it applies to ADXCluster, with defaults.
+type Config struct {
+	// EnvironmentConfigName holds the cluster labels for criteriaExpression.
+	EnvironmentConfigName string
+	// AzureDefault is the ProviderConfig for Azure MRs of unmapped subscriptions.
+	AzureDefault xpv2.ProviderConfigReference
+	// AzureBySubscription maps subscription IDs to ProviderConfigs.
+	AzureBySubscription map[string]xpv2.ProviderConfigReference
+	// Kusto is the ProviderConfig of provider-fleetplane's MRs.
+	Kusto xpv2.ProviderConfigReference
+	// Interval between heartbeats and federation cycles.
+	Interval time.Duration
+}
+
+// ConfigFrom applies defaults to the function input and checks it.
+func ConfigFrom(in *v1beta1.Input) (Config, error) {
+	def := xpv2.ProviderConfigReference{Kind: v1beta1.DefaultProviderConfigKind, Name: v1beta1.DefaultProviderConfigName}
+	cfg := Config{
+		EnvironmentConfigName: v1beta1.DefaultEnvironmentConfigName,
+		AzureDefault:          def,
+		AzureBySubscription:   map[string]xpv2.ProviderConfigReference{},
+		Kusto:                 def,
+	}
+	interval := v1beta1.DefaultFederationInterval
+	if in == nil {
+		in = &v1beta1.Input{}
+	}
+	if c := in.Criteria; c != nil && c.EnvironmentConfigName != "" {
+		cfg.EnvironmentConfigName = c.EnvironmentConfigName
+	}
+	if a := in.Azure; a != nil {
+		if a.ProviderConfigRef != nil {
+			cfg.AzureDefault = ref(*a.ProviderConfigRef)
+		}
+		for _, s := range a.Subscriptions {
+			cfg.AzureBySubscription[s.SubscriptionID] = ref(s.ProviderConfigRef)
+		}
+	}
+	if k := in.Kusto; k != nil {
+		if k.ProviderConfigRef != nil {
+			cfg.Kusto = ref(*k.ProviderConfigRef)
+		}
+		if k.Interval != "" {
+			interval = k.Interval
+		}
+	}
+	d, err := time.ParseDuration(interval)
+	if err != nil || d < time.Second {
+		return Config{}, fmt.Errorf("input kusto.interval %q must be a Go duration of at least 1s", interval)
+	}
+	cfg.Interval = d
+	return cfg, nil
+}
+
+func ref(r v1beta1.ProviderConfigReference) xpv2.ProviderConfigReference {
+	return xpv2.ProviderConfigReference{Kind: r.Kind, Name: r.Name}
+}
+
+// azureProviderConfig is the ProviderConfig for a subscription.
+func (c Config) azureProviderConfig(subscriptionID string) xpv2.ProviderConfigReference {
+	if r, ok := c.AzureBySubscription[subscriptionID]; ok {
+		return r
+	}
+	return c.AzureDefault
+}

@@ -1,0 +1,66 @@
+// Package observe reads the state Crossplane reports for composed resources:
+// whether one is ready, and whether its provider was refused access.
+//
+// Messages come from other providers and, through them, from remote APIs,
+// so everything returned here is trimmed to a bounded length.
+package observe
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// MaxMessage bounds any message copied from a composed resource.
+const MaxMessage = 512
+
+// Ready reports whether a composed resource carries Ready=True.
+func Ready(o *composed.Unstructured) bool {
+	if o == nil {
+		return false
+	}
+	return o.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
+}
+
+// forbidden matches how Azure (through upjet and Terraform) and Kusto word
+// an authorization failure.
+var forbidden = regexp.MustCompile(`(?i)(\b403\b|forbidden|AuthorizationFailed|does not have authorization|insufficient privileges)`)
+
+// Failure is a composed resource's provider reporting it cannot sync it.
+type Failure struct {
+	// Forbidden is true when the failure is an authorization refusal.
+	Forbidden bool
+	// Message is the provider's message, bounded.
+	Message string
+}
+
+// Failed returns the failure a composed resource reports through
+// Synced=False, if any.
+func Failed(o *composed.Unstructured) (Failure, bool) {
+	if o == nil {
+		return Failure{}, false
+	}
+	c := o.GetCondition(xpv2.TypeSynced)
+	if c.Status != corev1.ConditionFalse {
+		return Failure{}, false
+	}
+	return Failure{Forbidden: forbidden.MatchString(c.Message), Message: Bound(c.Message)}, true
+}
+
+// Bound trims s to MaxMessage bytes on a rune boundary and folds newlines,
+// so a remote message cannot flood a condition or event.
+func Bound(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= MaxMessage {
+		return s
+	}
+	cut := MaxMessage - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
