@@ -6,6 +6,9 @@
 #
 #   tools/tools.sh crossplane controller-gen
 #
+# Besides binaries it fetches modules whose files fleetplane tests against
+# (the real upjet CRDs, for example) and prints the directory of interest.
+#
 # Each tool has its own module under tools/<dir> (go.mod + go.sum pinned), so
 # their dependency graphs never touch fleetplane's go.mod.
 set -euo pipefail
@@ -21,11 +24,37 @@ controller-gen|v0.23.0|controller-gen|sigs.k8s.io/controller-tools/cmd/controlle
 CAT
 }
 
+# name | module | version | directory inside the module to print
+modules() {
+  cat <<'CAT'
+upjet-azure-crds|github.com/upbound/provider-azure/v2|v2.3.0|package/crds
+crossplane-crds|github.com/crossplane/crossplane/v2|v2.2.0|cluster/crds
+CAT
+}
+
+fetch_module() {
+  local name mod version sub dir
+  IFS='|' read -r name mod version sub <<<"$1"
+  # Upbound's modules are not in the public checksum database.
+  dir=$(cd "$root" && GONOSUMDB=github.com/upbound GOFLAGS=-mod=mod \
+    go mod download -json "$mod@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  if [ -z "$dir" ] || [ ! -d "$dir/$sub" ]; then
+    echo "tools.sh: cannot fetch $mod@$version" >&2
+    return 1
+  fi
+  echo "$dir/$sub"
+}
+
 build_one() {
   local want=$1 line name version dir pkg bin out
+  line=$(modules | awk -F'|' -v n="$want" '$1 == n')
+  if [ -n "$line" ]; then
+    fetch_module "$line"
+    return
+  fi
   line=$(catalog | awk -F'|' -v n="$want" '$1 == n')
   if [ -z "$line" ]; then
-    echo "tools.sh: unknown tool '$want'; known: $(catalog | cut -d'|' -f1 | tr '\n' ' ')" >&2
+    echo "tools.sh: unknown tool '$want'; known: $( (catalog; modules) | cut -d'|' -f1 | tr '\n' ' ')" >&2
     return 1
   fi
   IFS='|' read -r name version dir pkg bin <<<"$line"
@@ -44,7 +73,7 @@ build_one() {
 }
 
 if [ $# -eq 0 ]; then
-  set -- $(catalog | cut -d'|' -f1)
+  set -- $( (catalog; modules) | cut -d'|' -f1)
 fi
 for t in "$@"; do
   build_one "$t"

@@ -1,0 +1,315 @@
+// Package render runs the real crossplane CLI (render and beta validate,
+// v2.2.0) against function-fleetplane, started by the test as a process,
+// on every example in examples/. Rendered output is compared with golden
+// files; run `go test ./test/render -update` to rewrite them after an
+// intended change, and read the diff.
+package render
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// repoRoot is two levels up from this package.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Clean(filepath.Join(wd, "..", ".."))
+}
+
+// tool builds (or finds in the cache) a pinned tool and returns its path.
+func tool(t testing.TB, root, name string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(root, "tools", "tools.sh"), name)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("tools/tools.sh %s: %v\n%s", name, err, stderr.String())
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// startFunction builds function-fleetplane and serves it without TLS on a
+// free loopback port, as `crossplane render`'s Development runtime expects.
+func startFunction(t testing.TB, root string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "function-fleetplane")
+	build := exec.Command("go", "build", "-o", bin, "./function")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./function: %v\n%s", err, out)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	fn := exec.CommandContext(ctx, bin, "--insecure", "--address", addr)
+	var logs bytes.Buffer
+	fn.Stdout, fn.Stderr = &logs, &logs
+	if err := fn.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = fn.Wait()
+		if t.Failed() {
+			t.Logf("function logs:\n%s", logs.String())
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			_ = c.Close()
+			return addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("function did not listen on %s: %v\n%s", addr, err, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// example is one render: an XR and, optionally, a stage of observed
+// composed resources.
+type example struct {
+	xr, observed, golden string
+}
+
+func examples(t testing.TB, root string) []example {
+	t.Helper()
+	dir := filepath.Join(root, "examples", "adxcluster")
+	xrs, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(xrs) == 0 {
+		t.Fatalf("no examples in %s: %v", dir, err)
+	}
+	var out []example
+	for _, xr := range xrs {
+		base := strings.TrimSuffix(filepath.Base(xr), ".yaml")
+		golden := filepath.Join(root, "test", "render", "testdata", "adxcluster")
+		out = append(out, example{xr: xr, golden: filepath.Join(golden, base+".yaml")})
+		stages, _ := filepath.Glob(filepath.Join(dir, "observed", base, "*"))
+		for _, s := range stages {
+			out = append(out, example{xr: xr, observed: s, golden: filepath.Join(golden, base+"@"+filepath.Base(s)+".yaml")})
+		}
+	}
+	return out
+}
+
+func TestRenderExamples(t *testing.T) {
+	root := repoRoot(t)
+	xp := tool(t, root, "crossplane")
+	addr := startFunction(t, root)
+	upjet := tool(t, root, "upjet-azure-crds")
+
+	// The schemas composed resources must satisfy: the real upjet CRDs of
+	// the kinds we compose, provider-fleetplane's CRDs and our XRDs.
+	schemas := t.TempDir()
+	for _, f := range []string{
+		filepath.Join(upjet, "azure.m.upbound.io_resourcegroups.yaml"),
+		filepath.Join(upjet, "kusto.azure.m.upbound.io_clusters.yaml"),
+		filepath.Join(upjet, "kusto.azure.m.upbound.io_databases.yaml"),
+	} {
+		copyFile(t, f, filepath.Join(schemas, filepath.Base(f)))
+	}
+	for _, glob := range []string{"package/provider/crds/*.yaml", "package/configuration/xrds/*.yaml"} {
+		fs, _ := filepath.Glob(filepath.Join(root, glob))
+		for _, f := range fs {
+			copyFile(t, f, filepath.Join(schemas, filepath.Base(f)))
+		}
+	}
+
+	composition := filepath.Join(root, "package", "configuration", "compositions", "adxcluster.yaml")
+	xrd := filepath.Join(root, "package", "configuration", "xrds", "adxclusters.adx.fleetplane.io.yaml")
+	kinds := map[string]bool{}
+	for _, ex := range examples(t, root) {
+		name := strings.TrimSuffix(filepath.Base(ex.golden), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			args := []string{"render", ex.xr, composition, filepath.Join(root, "examples", "functions.yaml"),
+				"--include-function-results", "--include-full-xr", "--xrd", xrd,
+				"--required-resources", filepath.Join(root, "examples", "adxcluster", "required"),
+				"-a", "render.crossplane.io/runtime-development-target=dns:///" + addr}
+			if ex.observed != "" {
+				args = append(args, "--observed-resources", ex.observed)
+			}
+			out := runCmd(t, xp, args...)
+			compareGolden(t, ex.golden, out)
+
+			// Every composed resource must be valid for the CRD it targets.
+			composed := withoutResults(t, out)
+			for _, k := range kindsOf(t, composed) {
+				kinds[k] = true
+			}
+			f := filepath.Join(t.TempDir(), "rendered.yaml")
+			if err := os.WriteFile(f, composed, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			validate(t, root, xp, schemas, f)
+		})
+	}
+	// The examples between them must exercise every kind we compose.
+	for _, k := range []string{"ResourceGroup", "Cluster", "Database", "Heartbeat", "Table", "Federation"} {
+		if !kinds[k] {
+			t.Errorf("no example renders a %s", k)
+		}
+	}
+}
+
+// TestValidateExamples checks every example XR against the generated XRD,
+// as the API server would at apply time, and the Configuration's own
+// objects (Composition, activation policy) and the example
+// EnvironmentConfig against Crossplane's CRDs.
+func TestValidateExamples(t *testing.T) {
+	root := repoRoot(t)
+	xp := tool(t, root, "crossplane")
+	files, _ := filepath.Glob(filepath.Join(root, "examples", "adxcluster", "*.yaml"))
+	more, _ := filepath.Glob(filepath.Join(root, "examples", "adxcluster", "required", "*.yaml"))
+	files = append(files, more...)
+	more, _ = filepath.Glob(filepath.Join(root, "package", "configuration", "*", "*.yaml"))
+	files = append(files, more...)
+	more, _ = filepath.Glob(filepath.Join(root, "package", "configuration", "*.yaml"))
+	files = append(files, more...)
+	extensions := filepath.Join(root, "package", "configuration", "xrds") + "," + filepath.Join(root, "package", "function", "input")
+	out := validate(t, root, xp, extensions, strings.Join(files, ","))
+	// One line per object: the Composition's input is validated too.
+	if n := strings.Count(out, "validated successfully"); n < len(files) {
+		t.Errorf("%d objects validated, want at least %d:\n%s", n, len(files), out)
+	}
+}
+
+// crossplaneImage is the core image whose CRDs beta validate needs for
+// Crossplane's own kinds. The CLI would download it; the test puts the same
+// CRDs, from the crossplane module, where the CLI's cache looks for them.
+const crossplaneImage = "xpkg.crossplane.io/crossplane/crossplane:v2.2.0"
+
+// validate runs crossplane beta validate offline and fails on any error or
+// missing schema.
+func validate(t testing.TB, root, xp, extensions, resources string) string {
+	t.Helper()
+	cache := t.TempDir()
+	dst := filepath.Join(cache, strings.ReplaceAll(crossplaneImage, ":", "@"))
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	crds, _ := filepath.Glob(filepath.Join(tool(t, root, "crossplane-crds"), "*.yaml"))
+	for _, f := range crds {
+		copyFile(t, f, filepath.Join(dst, filepath.Base(f)))
+	}
+	return runCmd(t, xp, "beta", "validate", "--error-on-missing-schemas", "--cache-dir", cache,
+		"--crossplane-image", crossplaneImage, extensions, resources)
+}
+
+func runCmd(t testing.TB, bin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", filepath.Base(bin), strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stdout.String() + stderr.String()
+}
+
+func compareGolden(t testing.TB, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("missing golden file (run with -update): %v", err)
+	}
+	if string(want) != got {
+		t.Errorf("render output differs from %s (run with -update and review the diff):\n%s", path, lineDiff(string(want), got))
+	}
+}
+
+// lineDiff shows the first lines that differ, enough to locate a change.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	shown := 0
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, wl, gl)
+			if shown++; shown == 10 {
+				break
+			}
+		}
+	}
+	return b.String()
+}
+
+// withoutResults drops the Result documents render adds with -r.
+func withoutResults(t testing.TB, out string) []byte {
+	t.Helper()
+	var keep []string
+	for _, doc := range strings.Split(out, "\n---\n") {
+		doc = strings.TrimPrefix(doc, "---\n")
+		if strings.TrimSpace(doc) == "" || strings.Contains(doc, "\nkind: Result\n") {
+			continue
+		}
+		keep = append(keep, doc)
+	}
+	return []byte(strings.Join(keep, "\n---\n"))
+}
+
+func kindsOf(t testing.TB, docs []byte) []string {
+	t.Helper()
+	var kinds []string
+	for _, doc := range strings.Split(string(docs), "\n---\n") {
+		var m struct {
+			Kind string `json:"kind"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			t.Fatalf("rendered document is not YAML: %v", err)
+		}
+		kinds = append(kinds, m.Kind)
+	}
+	return kinds
+}
+
+func copyFile(t testing.TB, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
