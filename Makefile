@@ -37,7 +37,19 @@ test: ## Run every test (unit, render golden, validation). CI runs this.
 bench: ## Run the benchmarks with allocation figures.
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+DEMO_ADDR ?= 127.0.0.1:9443
+
 .PHONY: demo
-demo: ## Render the examples through the function (the local control plane demo comes later).
-	@$(TOOLS) crossplane >/dev/null
-	$(GO) run ./test/demo
+demo: ## Build the function and the CLI, then render every ADXCluster example through them.
+	@xp=$$($(TOOLS) crossplane); \
+	mkdir -p .cache/bin && $(GO) build -o .cache/bin/function-fleetplane ./function; \
+	.cache/bin/function-fleetplane --insecure --address $(DEMO_ADDR) & pid=$$!; \
+	trap "kill $$pid 2>/dev/null" EXIT; \
+	for i in $$(seq 100); do (exec 3<>/dev/tcp/$${DEMO_ADDR%:*}/$${DEMO_ADDR#*:}) 2>/dev/null && break; sleep 0.1; done; \
+	for xr in examples/adxcluster/*.yaml; do \
+	  echo "### $$xr"; \
+	  $$xp render $$xr package/configuration/compositions/adxcluster.yaml examples/functions.yaml \
+	    --include-function-results --xrd package/configuration/xrds/adxclusters.adx.fleetplane.io.yaml \
+	    --required-resources examples/adxcluster/required \
+	    -a render.crossplane.io/runtime-development-target=dns:///$(DEMO_ADDR); \
+	done

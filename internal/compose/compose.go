@@ -16,6 +16,8 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composite"
 	"github.com/crossplane/function-sdk-go/response"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/fleetplane/fleetplane/internal/observe"
 )
 
 // Set accumulates the composed resources a composer wants, in the order of
@@ -57,7 +59,7 @@ func (s *Set) Add(name resource.Name, obj *composed.Unstructured, gate bool) boo
 		return false
 	}
 	d := &resource.DesiredComposed{Resource: obj, Ready: resource.ReadyFalse}
-	if o := s.Observed(name); o != nil && o.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
+	if observe.Ready(s.Observed(name)) {
 		d.Ready = resource.ReadyTrue
 	}
 	s.desired[name] = d
@@ -96,7 +98,7 @@ func (s *Set) Freeze() {
 			continue
 		}
 		d := &resource.DesiredComposed{Resource: Retain(o.Resource), Ready: resource.ReadyFalse}
-		if o.Resource.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue {
+		if observe.Ready(o.Resource) {
 			d.Ready = resource.ReadyTrue
 		}
 		s.desired[name] = d

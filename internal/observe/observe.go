@@ -20,10 +20,29 @@ const MaxMessage = 512
 
 // Ready reports whether a composed resource carries Ready=True.
 func Ready(o *composed.Unstructured) bool {
+	return condition(o, xpv2.TypeReady).Status == corev1.ConditionTrue
+}
+
+// condition reads one condition straight from the object's map. The SDK's
+// GetCondition round-trips the whole status through JSON, which dominated
+// the cost of composing an XR with many resources.
+func condition(o *composed.Unstructured, t xpv2.ConditionType) xpv2.Condition {
 	if o == nil {
-		return false
+		return xpv2.Condition{}
 	}
-	return o.GetCondition(xpv2.TypeReady).Status == corev1.ConditionTrue
+	status, _ := o.Object["status"].(map[string]any)
+	conds, _ := status["conditions"].([]any)
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] != string(t) {
+			continue
+		}
+		s, _ := m["status"].(string)
+		r, _ := m["reason"].(string)
+		msg, _ := m["message"].(string)
+		return xpv2.Condition{Type: t, Status: corev1.ConditionStatus(s), Reason: xpv2.ConditionReason(r), Message: msg}
+	}
+	return xpv2.Condition{}
 }
 
 // forbidden matches how Azure (through upjet and Terraform) and Kusto word
@@ -41,10 +60,7 @@ type Failure struct {
 // Failed returns the failure a composed resource reports through
 // Synced=False, if any.
 func Failed(o *composed.Unstructured) (Failure, bool) {
-	if o == nil {
-		return Failure{}, false
-	}
-	c := o.GetCondition(xpv2.TypeSynced)
+	c := condition(o, xpv2.TypeSynced)
 	if c.Status != corev1.ConditionFalse {
 		return Failure{}, false
 	}
