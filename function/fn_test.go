@@ -207,7 +207,7 @@ const (
 	byoXR = `
 apiVersion: adx.fleetplane.io/v1alpha1
 kind: ADXCluster
-metadata: {name: shared-adx, namespace: team-a}
+metadata: {name: shared-adx, namespace: team-a, generation: 3}
 spec:
   clusterName: shared-adx
   endpoint: https://shared-adx.kusto.windows.net
@@ -298,6 +298,7 @@ func TestBringYourOwnCluster(t *testing.T) {
 	g.wantCondition(fnv1.Status_STATUS_CONDITION_TRUE, "ProvisioningSkipped", "https://shared-adx.kusto.windows.net")
 	g.wantEvent(fnv1.Severity_SEVERITY_NORMAL, "ProvisioningSkipped")
 	g.want("", "status.endpoint", "https://shared-adx.kusto.windows.net")
+	g.want("", "status.observedGeneration", 3)
 	g.wantDerivedReadiness()
 
 	// Steady state: the same reason again is no transition, so no event.

@@ -82,6 +82,7 @@ func Compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, cfg Co
 	if err != nil {
 		return fmt.Errorf("cannot read the desired ADXCluster: %w", err)
 	}
+	c.status.ObservedGeneration = xr.GetGeneration()
 	st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&c.status)
 	if err != nil {
 		return fmt.Errorf("cannot encode status: %w", err)

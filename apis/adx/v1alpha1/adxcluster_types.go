@@ -300,6 +300,12 @@ type KustoFunctionRef struct {
 
 // ADXClusterStatus is what fleetplane observed.
 type ADXClusterStatus struct {
+	// ObservedGeneration is the metadata.generation the function last
+	// composed. Crossplane does not stamp it on conditions a function
+	// returns, so it lives here.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
 	// Endpoint is the cluster's data-plane URI: spec.endpoint for a
 	// bring-your-own cluster, Azure's URI for a provisioned one.
 	// +optional
