@@ -32,6 +32,17 @@ test: ## Run every test (unit, render golden, validation). CI runs this.
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) test ./...
+	@$(MAKE) --no-print-directory fuzz
+
+FUZZTIME ?= 5s
+
+.PHONY: fuzz
+fuzz: ## Fuzz everything that quotes or parses, FUZZTIME per target (default 5s).
+	@for pkg in $$($(GO) list ./internal/...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test $$pkg -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) >/dev/null || exit 1; \
+	  done; \
+	done
 
 .PHONY: bench
 bench: ## Run the benchmarks with allocation figures.

@@ -1,0 +1,308 @@
+package kql
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Read-only management commands. They take no input, so they are constants.
+const (
+	ShowDatabases    = ".show databases"
+	ShowTables       = ".show tables"
+	ShowFunctions    = ".show functions"
+	ShowEntityGroups = ".show entity_groups"
+)
+
+// ColumnTypes are the Kusto scalar types a column may have.
+var ColumnTypes = map[string]bool{
+	"bool": true, "datetime": true, "dynamic": true, "guid": true, "int": true,
+	"long": true, "real": true, "string": true, "timespan": true, "decimal": true,
+}
+
+// Column is a table column.
+type Column struct {
+	Name string
+	Type string
+}
+
+// ShowDatabaseSchemaJSON lists a database's tables and functions (with
+// their kind, which tells views apart) as one JSON document.
+func ShowDatabaseSchemaJSON(db string) (string, error) {
+	id, err := Ident(db)
+	if err != nil {
+		return "", fmt.Errorf("database: %w", err)
+	}
+	return ".show database " + id + " schema as json", nil
+}
+
+// ShowTableSchema returns a table's schema as name:type pairs.
+func ShowTableSchema(table string) (string, error) {
+	id, err := Ident(table)
+	if err != nil {
+		return "", fmt.Errorf("table: %w", err)
+	}
+	return ".show table " + id + " cslschema", nil
+}
+
+func columns(cols []Column) (string, error) {
+	if len(cols) == 0 {
+		return "", fmt.Errorf("a table needs at least one column")
+	}
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		id, err := Ident(c.Name)
+		if err != nil {
+			return "", fmt.Errorf("column %d: %w", i, err)
+		}
+		if !ColumnTypes[c.Type] {
+			return "", fmt.Errorf("column %s: unknown type %q", id, c.Type)
+		}
+		parts[i] = id + ":" + c.Type
+	}
+	return strings.Join(parts, ", "), nil
+}
+
+// CreateMergeTable creates a table or adds the columns it lacks; existing
+// columns and data are kept.
+func CreateMergeTable(table string, cols []Column) (string, error) {
+	return tableCommand(".create-merge table ", table, cols)
+}
+
+// CreateTable creates a table. Kusto accepts it for an existing table with
+// the same schema and fails it otherwise, so it never alters data.
+func CreateTable(table string, cols []Column) (string, error) {
+	return tableCommand(".create table ", table, cols)
+}
+
+func tableCommand(verb, table string, cols []Column) (string, error) {
+	id, err := Ident(table)
+	if err != nil {
+		return "", fmt.Errorf("table: %w", err)
+	}
+	c, err := columns(cols)
+	if err != nil {
+		return "", err
+	}
+	return verb + id + " (" + c + ")", nil
+}
+
+// IngestInline ingests one CSV record into a table. The record must be a
+// single line: a line break would start another record.
+func IngestInline(table, record string) (string, error) {
+	id, err := Ident(table)
+	if err != nil {
+		return "", fmt.Errorf("table: %w", err)
+	}
+	if strings.ContainsAny(record, "\r\n") {
+		return "", fmt.Errorf("an inline record must be a single line")
+	}
+	return ".ingest inline into table " + id + " <| " + record, nil
+}
+
+// Entity is one database of one cluster, a member of an entity group.
+type Entity struct {
+	Endpoint string
+	Database string
+}
+
+// Render writes the entity as cluster('endpoint').database('db'). The
+// endpoint must already be validated with Endpoint.
+func (e Entity) Render() (string, error) {
+	if _, err := Endpoint(e.Endpoint, true); err != nil {
+		return "", err
+	}
+	if err := ValidateName(e.Database); err != nil {
+		return "", fmt.Errorf("database: %w", err)
+	}
+	ep, err := Literal(e.Endpoint)
+	if err != nil {
+		return "", err
+	}
+	db, err := Literal(e.Database)
+	if err != nil {
+		return "", err
+	}
+	return "cluster(" + ep + ").database(" + db + ")", nil
+}
+
+// ParseEntity reads an entity written as cluster('x').database('y'), the
+// form Render writes and Kusto returns from .show entity_groups.
+func ParseEntity(s string) (Entity, error) {
+	toks, err := Tokenize(s)
+	if err != nil {
+		return Entity{}, err
+	}
+	want := []TokenKind{Word, Punct, String, Punct, Punct, Word, Punct, String, Punct}
+	if len(toks) != len(want) {
+		return Entity{}, fmt.Errorf("not an entity reference: %q", s)
+	}
+	for i, k := range want {
+		if toks[i].Kind != k {
+			return Entity{}, fmt.Errorf("not an entity reference: %q", s)
+		}
+	}
+	if !strings.EqualFold(toks[0].Value, "cluster") || !strings.EqualFold(toks[5].Value, "database") || toks[4].Value != "." {
+		return Entity{}, fmt.Errorf("not an entity reference: %q", s)
+	}
+	return Entity{Endpoint: toks[2].Value, Database: toks[7].Value}, nil
+}
+
+func entityList(entities []Entity) (string, error) {
+	if len(entities) == 0 {
+		return "", fmt.Errorf("an entity group needs at least one entity")
+	}
+	sorted := append([]Entity(nil), entities...)
+	sort.Slice(sorted, func(i, j int) bool {
+		if sorted[i].Endpoint != sorted[j].Endpoint {
+			return sorted[i].Endpoint < sorted[j].Endpoint
+		}
+		return sorted[i].Database < sorted[j].Database
+	})
+	parts := make([]string, len(sorted))
+	for i, e := range sorted {
+		r, err := e.Render()
+		if err != nil {
+			return "", fmt.Errorf("entity %d: %w", i, err)
+		}
+		parts[i] = r
+	}
+	return strings.Join(parts, ", "), nil
+}
+
+// CreateEntityGroup creates a stored entity group unless it exists. The
+// entities are written in sorted order.
+func CreateEntityGroup(name string, entities []Entity) (string, error) {
+	return entityGroupCommand(".create entity_group ", " ifnotexists", name, entities)
+}
+
+// AlterEntityGroup replaces a stored entity group's entities in one step,
+// so queries that use it never see it missing.
+func AlterEntityGroup(name string, entities []Entity) (string, error) {
+	return entityGroupCommand(".alter entity_group ", "", name, entities)
+}
+
+func entityGroupCommand(verb, flag, name string, entities []Entity) (string, error) {
+	id, err := Ident(name)
+	if err != nil {
+		return "", fmt.Errorf("entity group: %w", err)
+	}
+	list, err := entityList(entities)
+	if err != nil {
+		return "", err
+	}
+	return verb + id + flag + " (" + list + ")", nil
+}
+
+// DropEntityGroup drops a stored entity group.
+func DropEntityGroup(name string) (string, error) {
+	id, err := Ident(name)
+	if err != nil {
+		return "", fmt.Errorf("entity group: %w", err)
+	}
+	return ".drop entity_group " + id, nil
+}
+
+// MacroExpandBody is the body of a hub function that unions table across
+// every database of an entity group. isfuzzy and best_effort keep it
+// working when some partitions lack the table or are unreachable.
+func MacroExpandBody(group, table string) (string, error) {
+	g, err := Ident(group)
+	if err != nil {
+		return "", fmt.Errorf("entity group: %w", err)
+	}
+	t, err := Ident(table)
+	if err != nil {
+		return "", fmt.Errorf("table: %w", err)
+	}
+	return "{ macro-expand isfuzzy=true best_effort=true " + g + " as X ( X." + t + " ) }", nil
+}
+
+// CreateOrAlterFunction defines a parameterless function with a folder and
+// a docstring. body must come from a builder of this package.
+func CreateOrAlterFunction(name, folder, docstring, body string) (string, error) {
+	id, err := Ident(name)
+	if err != nil {
+		return "", fmt.Errorf("function: %w", err)
+	}
+	f, err := Literal(folder)
+	if err != nil {
+		return "", fmt.Errorf("folder: %w", err)
+	}
+	d, err := Literal(docstring)
+	if err != nil {
+		return "", fmt.Errorf("docstring: %w", err)
+	}
+	return ".create-or-alter function with (folder=" + f + ", docstring=" + d + ") " + id + "() " + body, nil
+}
+
+// DropFunction drops a function if it exists.
+func DropFunction(name string) (string, error) {
+	id, err := Ident(name)
+	if err != nil {
+		return "", fmt.Errorf("function: %w", err)
+	}
+	return ".drop function " + id + " ifexists", nil
+}
+
+// LatestHeartbeats is the hub query for the newest heartbeat of every
+// partition within ttl, summarised on the server so the hub reads one row
+// per partition however many heartbeats the table holds.
+func LatestHeartbeats(table string, ttl time.Duration) (string, error) {
+	id, err := Ident(table)
+	if err != nil {
+		return "", fmt.Errorf("table: %w", err)
+	}
+	secs := int64(ttl / time.Second)
+	if secs < 1 {
+		return "", fmt.Errorf("heartbeat TTL %s is shorter than a second", ttl)
+	}
+	return fmt.Sprintf("%s | where Timestamp > ago(%ds) | summarize arg_max(Timestamp, *) by ClusterEndpoint"+
+		" | project Timestamp, ClusterEndpoint, Schema, PartitionMetadata", id, secs), nil
+}
+
+// CallFunction invokes a parameterless function.
+func CallFunction(name string) (string, error) {
+	id, err := Ident(name)
+	if err != nil {
+		return "", fmt.Errorf("function: %w", err)
+	}
+	return id + "()", nil
+}
+
+// ScriptHeader starts a database script whose commands each run even when
+// an earlier one fails; callers read the per-command results.
+const ScriptHeader = ".execute database script with (ContinueOnErrors=true) <|\n"
+
+// MaxScriptBytes is the largest script fleetplane sends in one request.
+const MaxScriptBytes = 1 << 20
+
+// Scripts packs commands, in order, into as few database scripts as fit
+// within maxBytes each. Commands are single-line by construction; a command
+// too large for any script is an error, never a truncated command.
+func Scripts(commands []string, maxBytes int) ([]string, error) {
+	var out []string
+	var b strings.Builder
+	for i, c := range commands {
+		if strings.ContainsAny(c, "\r\n") {
+			return nil, fmt.Errorf("command %d spans lines", i)
+		}
+		if len(ScriptHeader)+len(c)+1 > maxBytes {
+			return nil, fmt.Errorf("command %d is %d bytes, more than a %d-byte script holds", i, len(c), maxBytes)
+		}
+		if b.Len() > 0 && b.Len()+len(c)+1 > maxBytes {
+			out = append(out, b.String())
+			b.Reset()
+		}
+		if b.Len() == 0 {
+			b.WriteString(ScriptHeader)
+		}
+		b.WriteString(c)
+		b.WriteByte('\n')
+	}
+	if b.Len() > 0 {
+		out = append(out, b.String())
+	}
+	return out, nil
+}

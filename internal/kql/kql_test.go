@@ -1,0 +1,166 @@
+package kql
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestValidateName(t *testing.T) {
+	for _, ok := range []string{"Metrics", "my-table", "a.b c", "_x1", "Tâblé", strings.Repeat("a", 1024)} {
+		if err := ValidateName(ok); err != nil {
+			t.Errorf("ValidateName(%q) = %v, want nil", ok, err)
+		}
+	}
+	for _, bad := range []string{"", " lead", "trail ", "a'b", "a]b", "a\nb", "x;.drop table y", "a|b", "a//b", "a\\b", strings.Repeat("a", 1025), "\xff"} {
+		if err := ValidateName(bad); !errors.Is(err, ErrInvalidName) {
+			t.Errorf("ValidateName(%q) = %v, want ErrInvalidName", bad, err)
+		}
+	}
+}
+
+func TestLiteral(t *testing.T) {
+	cases := map[string]string{
+		"plain":        "'plain'",
+		"it's":         `'it\'s'`,
+		`back\slash`:   `'back\\slash'`,
+		"two\nlines":   `'two\nlines'`,
+		"tab\there":    `'tab\there'`,
+		`"double"`:     `'"double"'`,
+		"ünïcödé ✓":    "'ünïcödé ✓'",
+		"') | .drop x": `'\') | .drop x'`,
+	}
+	for in, want := range cases {
+		got, err := Literal(in)
+		if err != nil || got != want {
+			t.Errorf("Literal(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"nul\x00", "cr\r", "bell\a", "\xff", "line\u2028sep"} {
+		if _, err := Literal(bad); !errors.Is(err, ErrInvalidLiteral) {
+			t.Errorf("Literal(%q) = %v, want ErrInvalidLiteral", bad, err)
+		}
+	}
+}
+
+func TestEndpoint(t *testing.T) {
+	good := map[string]string{
+		"https://Hub.WestEurope.kusto.windows.net":   "https://hub.westeurope.kusto.windows.net",
+		" https://hub.kusto.windows.net/ ":           "https://hub.kusto.windows.net",
+		"https://hub.kusto.windows.net:443":          "https://hub.kusto.windows.net:443",
+		"https://10.0.0.4":                           "https://10.0.0.4",
+		"https://[::1]:8443":                         "https://[::1]:8443",
+		"https://p1.kusto.fabric.microsoft.com/":     "https://p1.kusto.fabric.microsoft.com",
+		"https://ingest-x.eastus2.kusto.windows.net": "https://ingest-x.eastus2.kusto.windows.net",
+	}
+	for in, want := range good {
+		got, err := Endpoint(in, false)
+		if err != nil || got != want {
+			t.Errorf("Endpoint(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	bad := []string{
+		"http://hub.kusto.windows.net", "ftp://x", "https://", "https://user:pw@hub.kusto.windows.net",
+		"https://hub.kusto.windows.net/db", "https://hub.kusto.windows.net?x=1", "https://hub.kusto.windows.net#f",
+		"https://hub'.kusto.windows.net", "https://hub.kusto.windows.net').database('x", "https://-bad.net",
+		"https://a..b", "https://hub:99999999", "https://hub:", "hub.kusto.windows.net", "https://hub\n.net",
+		"https://" + strings.Repeat("a", 3000),
+	}
+	for _, in := range bad {
+		if got, err := Endpoint(in, false); !errors.Is(err, ErrInvalidEndpoint) {
+			t.Errorf("Endpoint(%q) = %q, %v; want ErrInvalidEndpoint", in, got, err)
+		}
+	}
+	if got, err := Endpoint("http://127.0.0.1:8080", true); err != nil || got != "http://127.0.0.1:8080" {
+		t.Errorf("local http endpoint: %q, %v", got, err)
+	}
+}
+
+func TestNormalizeEndpoint(t *testing.T) {
+	if got := NormalizeEndpoint("  HTTPS://Rogue.Kusto.Windows.NET// "); got != "https://rogue.kusto.windows.net" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestCommands(t *testing.T) {
+	must := func(s string, err error) string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	ents := []Entity{{"https://p2.kusto.windows.net", "Metrics"}, {"https://p1.kusto.windows.net", "Metrics"}}
+	cases := map[string]string{
+		must(CreateMergeTable("Heartbeats", []Column{{"Timestamp", "datetime"}, {"Schema", "dynamic"}})):                  `.create-merge table ['Heartbeats'] (['Timestamp']:datetime, ['Schema']:dynamic)`,
+		must(CreateEntityGroup("MetricsSpoke", ents)):                                                                     `.create entity_group ['MetricsSpoke'] ifnotexists (cluster('https://p1.kusto.windows.net').database('Metrics'), cluster('https://p2.kusto.windows.net').database('Metrics'))`,
+		must(AlterEntityGroup("MetricsSpoke", ents[:1])):                                                                  `.alter entity_group ['MetricsSpoke'] (cluster('https://p2.kusto.windows.net').database('Metrics'))`,
+		must(DropEntityGroup("MetricsSpoke")):                                                                             `.drop entity_group ['MetricsSpoke']`,
+		must(CreateOrAlterFunction("cpu-usage", "fleetplane", "doc", must(MacroExpandBody("MetricsSpoke", "cpu-usage")))): `.create-or-alter function with (folder='fleetplane', docstring='doc') ['cpu-usage']() { macro-expand isfuzzy=true best_effort=true ['MetricsSpoke'] as X ( X.['cpu-usage'] ) }`,
+		must(DropFunction("T")):                              `.drop function ['T'] ifexists`,
+		must(LatestHeartbeats("Heartbeats", 90*time.Minute)): `['Heartbeats'] | where Timestamp > ago(5400s) | summarize arg_max(Timestamp, *) by ClusterEndpoint | project Timestamp, ClusterEndpoint, Schema, PartitionMetadata`,
+		must(IngestInline("Heartbeats", `a,"b,c"`)):          `.ingest inline into table ['Heartbeats'] <| a,"b,c"`,
+		must(ShowDatabaseSchemaJSON("Metrics")):              `.show database ['Metrics'] schema as json`,
+		must(CallFunction("GetBlockedPartitions")):           `['GetBlockedPartitions']()`,
+	}
+	for got, want := range cases {
+		if got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	}
+	if _, err := IngestInline("T", "a\n.drop table T"); err == nil {
+		t.Error("a multi-line inline record must be refused")
+	}
+	if _, err := CreateMergeTable("T", []Column{{"a", "string); .drop table T //"}}); err == nil {
+		t.Error("an unknown column type must be refused")
+	}
+	if _, err := (Entity{"https://x').database('y", "d"}).Render(); err == nil {
+		t.Error("an endpoint that breaks out of its literal must be refused")
+	}
+}
+
+func TestParseEntity(t *testing.T) {
+	e := Entity{"https://p1.kusto.windows.net", "My DB"}
+	r, err := e.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseEntity(r)
+	if err != nil || got != e {
+		t.Errorf("ParseEntity(%q) = %v, %v", r, got, err)
+	}
+	// The form Kusto may hand back, with double quotes.
+	got, err = ParseEntity(`cluster("https://p1.kusto.windows.net").database("My DB")`)
+	if err != nil || got != e {
+		t.Errorf("double-quoted: %v, %v", got, err)
+	}
+	for _, bad := range []string{"cluster('x')", "database('d').cluster('c')", "cluster('a').database('b') | take 1"} {
+		if _, err := ParseEntity(bad); err == nil {
+			t.Errorf("ParseEntity(%q) should fail", bad)
+		}
+	}
+}
+
+func TestScripts(t *testing.T) {
+	cmds := []string{strings.Repeat("a", 40), strings.Repeat("b", 40), strings.Repeat("c", 40)}
+	max := len(ScriptHeader) + 2*41
+	scripts, err := Scripts(cmds, max)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scripts) != 2 {
+		t.Fatalf("got %d scripts, want 2", len(scripts))
+	}
+	for _, s := range scripts {
+		if len(s) > max || !strings.HasPrefix(s, ScriptHeader) {
+			t.Errorf("script of %d bytes (max %d): %q", len(s), max, s)
+		}
+	}
+	if _, err := Scripts([]string{strings.Repeat("x", max)}, max); err == nil {
+		t.Error("a command larger than a script must be an error, not truncated")
+	}
+	if _, err := Scripts([]string{"a\nb"}, max); err == nil {
+		t.Error("a multi-line command must be an error")
+	}
+}

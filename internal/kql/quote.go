@@ -1,0 +1,171 @@
+// Package kql builds every piece of Kusto command and query text fleetplane
+// sends. Names are checked against Kusto's naming rules and bracket-quoted,
+// string literals are escaped, endpoints are validated, and nothing else in
+// the project concatenates KQL. Values that reach a hub from partitions'
+// heartbeats are untrusted; this package is what keeps them inert.
+package kql
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxNameLength is Kusto's limit for entity names.
+const MaxNameLength = 1024
+
+// ErrInvalidName is wrapped by every name that breaks Kusto's naming rules.
+var ErrInvalidName = errors.New("invalid Kusto name")
+
+// ValidateName checks a database, table, column, function or entity group
+// name against Kusto's rules: 1 to 1024 letters, digits, underscores, spaces,
+// dots and dashes, without leading or trailing spaces.
+func ValidateName(name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: empty", ErrInvalidName)
+	}
+	if len(name) > MaxNameLength {
+		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrInvalidName, len(name), MaxNameLength)
+	}
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("%w: not UTF-8", ErrInvalidName)
+	}
+	if strings.TrimSpace(name) != name {
+		return fmt.Errorf("%w: %s has leading or trailing spaces", ErrInvalidName, strconv.Quote(name))
+	}
+	for _, r := range name {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != ' ' && r != '.' && r != '-' {
+			return fmt.Errorf("%w: %s contains %q", ErrInvalidName, strconv.Quote(name), r)
+		}
+	}
+	return nil
+}
+
+// Ident returns name as a bracket-quoted identifier, ['name'], after
+// checking it. Bracket quoting is valid for every name and keeps names that
+// are also keywords, or contain spaces, dots or dashes, working.
+func Ident(name string) (string, error) {
+	if err := ValidateName(name); err != nil {
+		return "", err
+	}
+	lit, err := Literal(name)
+	if err != nil {
+		return "", err
+	}
+	return "[" + lit + "]", nil
+}
+
+// ErrInvalidLiteral is returned for text no Kusto string literal can hold.
+var ErrInvalidLiteral = errors.New("invalid Kusto string literal")
+
+// Literal renders s as a single-quoted Kusto string literal, escaping
+// quotes, backslashes, tabs and newlines: the escapes Kusto documents.
+// Other control characters and invalid UTF-8 have no documented escape and
+// are refused rather than passed through.
+func Literal(s string) (string, error) {
+	if !utf8.ValidString(s) {
+		return "", fmt.Errorf("%w: not UTF-8", ErrInvalidLiteral)
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('\'')
+	for _, r := range s {
+		switch r {
+		case '\'':
+			b.WriteString(`\'`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if unicode.IsControl(r) || r == 0x2028 || r == 0x2029 {
+				return "", fmt.Errorf("%w: control character %U", ErrInvalidLiteral, r)
+			}
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String(), nil
+}
+
+// MaxEndpointLength bounds an endpoint; ADX URIs are far shorter.
+const MaxEndpointLength = 2048
+
+// ErrInvalidEndpoint is wrapped by every rejected endpoint.
+var ErrInvalidEndpoint = errors.New("invalid Kusto endpoint")
+
+// Endpoint validates a cluster endpoint and returns its normal form:
+// scheme://host[:port] in lower case, without path or trailing slash. It
+// must be https, or http when allowHTTP (local emulators); the host must be
+// a DNS name or an IP address; user info, paths, queries and fragments are
+// refused.
+func Endpoint(raw string, allowHTTP bool) (string, error) {
+	if len(raw) > MaxEndpointLength {
+		return "", fmt.Errorf("%w: %d bytes, the limit is %d", ErrInvalidEndpoint, len(raw), MaxEndpointLength)
+	}
+	s := strings.TrimSpace(raw)
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s does not parse", ErrInvalidEndpoint, strconv.Quote(raw))
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && allowHTTP:
+	case u.Scheme == "http":
+		return "", fmt.Errorf("%w: %s is plain http, allowed only for local endpoints", ErrInvalidEndpoint, strconv.Quote(raw))
+	default:
+		return "", fmt.Errorf("%w: %s is not an https URL", ErrInvalidEndpoint, strconv.Quote(raw))
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" || (u.Path != "" && u.Path != "/") {
+		return "", fmt.Errorf("%w: %s has more than scheme, host and port", ErrInvalidEndpoint, strconv.Quote(raw))
+	}
+	host := strings.ToLower(u.Hostname())
+	if !validHost(host) {
+		return "", fmt.Errorf("%w: %s has no valid host", ErrInvalidEndpoint, strconv.Quote(raw))
+	}
+	if p := u.Port(); p != "" {
+		if len(p) > 5 || strings.Trim(p, "0123456789") != "" {
+			return "", fmt.Errorf("%w: %s has an invalid port", ErrInvalidEndpoint, strconv.Quote(raw))
+		}
+		host = net.JoinHostPort(host, p)
+	} else if strings.HasSuffix(u.Host, ":") {
+		return "", fmt.Errorf("%w: %s has an empty port", ErrInvalidEndpoint, strconv.Quote(raw))
+	}
+	return u.Scheme + "://" + host, nil
+}
+
+// validHost accepts DNS names (letters, digits, dashes in dot-separated
+// labels) and IP literals.
+func validHost(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	if ip := net.ParseIP(h); ip != nil {
+		return !strings.Contains(h, "%")
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z') && !(c >= '0' && c <= '9') && c != '-' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// NormalizeEndpoint is the comparison form of a block-list entry: trimmed,
+// lower case, without trailing slashes. It does not validate.
+func NormalizeEndpoint(s string) string {
+	return strings.ToLower(strings.TrimRight(strings.TrimSpace(s), "/"))
+}
