@@ -40,7 +40,8 @@ FUZZTIME ?= 5s
 fuzz: ## Fuzz everything that quotes or parses, FUZZTIME per target (default 5s).
 	@for pkg in $$($(GO) list ./internal/...); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "fuzz $$pkg $$f"; $(GO) test $$pkg -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) >/dev/null || exit 1; \
+	    echo "fuzz $$pkg $$f"; \
+	    out=$$($(GO) test $$pkg -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) 2>&1) || { echo "$$out"; exit 1; }; \
 	  done; \
 	done
 
