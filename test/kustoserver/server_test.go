@@ -1,0 +1,170 @@
+package kustoserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-kusto-go/azkustodata"
+	kerrors "github.com/Azure/azure-kusto-go/azkustodata/errors"
+	"github.com/Azure/azure-kusto-go/azkustodata/kql"
+)
+
+func start(t *testing.T, dbs ...string) (*Server, *azkustodata.Client) {
+	t.Helper()
+	s := New(dbs...)
+	if err := s.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	c, err := azkustodata.New(azkustodata.NewConnectionStringBuilder(s.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return s, c
+}
+
+func stmt(s string) azkustodata.Statement { return kql.New("").AddUnsafe(s) }
+
+func mgmtRows(t *testing.T, c *azkustodata.Client, db, cmd string) [][]string {
+	t.Helper()
+	ds, err := c.Mgmt(context.Background(), db, stmt(cmd))
+	if err != nil {
+		t.Fatalf("%s: %v", cmd, err)
+	}
+	var out [][]string
+	for _, r := range ds.Tables()[0].Rows() {
+		var row []string
+		for _, v := range r.Values() {
+			row = append(row, v.String())
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+func TestRealClientRoundTrip(t *testing.T) {
+	s, c := start(t, "FleetDiscovery", "Metrics")
+	ctx := context.Background()
+
+	if rows := mgmtRows(t, c, "FleetDiscovery", ".show databases"); len(rows) != 2 || rows[0][0] != "FleetDiscovery" || rows[1][0] != "Metrics" {
+		t.Errorf(".show databases = %v", rows)
+	}
+	mgmtRows(t, c, "FleetDiscovery", `.create-merge table ['Heartbeats'] (['Timestamp']:datetime, ['ClusterEndpoint']:string, ['Schema']:dynamic, ['PartitionMetadata']:dynamic)`)
+	now := time.Now().UTC()
+	for i, ep := range []string{"https://p1", "https://p2", "https://p1"} {
+		ts := now.Add(time.Duration(i-3) * time.Minute).Format(time.RFC3339Nano)
+		mgmtRows(t, c, "FleetDiscovery", `.ingest inline into table ['Heartbeats'] <| `+ts+`,`+ep+`,"[{""database"":""Metrics"",""tables"":[""T`+string(rune('0'+i))+`""]}]","{""geo"":""EU""}"`)
+	}
+	old := now.Add(-3 * time.Hour).Format(time.RFC3339Nano)
+	mgmtRows(t, c, "FleetDiscovery", `.ingest inline into table ['Heartbeats'] <| `+old+`,https://gone,"[]","{}"`)
+
+	// The hub's heartbeat query, streamed through the v2 frame reader.
+	it, err := c.IterativeQuery(ctx, "FleetDiscovery", stmt(`['Heartbeats'] | where Timestamp > ago(3600s) | summarize arg_max(Timestamp, *) by ClusterEndpoint | project Timestamp, ClusterEndpoint, Schema, PartitionMetadata`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type hb struct {
+		Timestamp       time.Time `kusto:"Timestamp"`
+		ClusterEndpoint string    `kusto:"ClusterEndpoint"`
+		Schema          string    `kusto:"Schema"`
+	}
+	got := map[string]string{}
+	for tr := range it.Tables() {
+		if tr.Err() != nil {
+			t.Fatal(tr.Err())
+		}
+		if !tr.Table().IsPrimaryResult() {
+			continue
+		}
+		for rr := range tr.Table().Rows() {
+			if rr.Err() != nil {
+				t.Fatal(rr.Err())
+			}
+			var h hb
+			if err := rr.Row().ToStruct(&h); err != nil {
+				t.Fatal(err)
+			}
+			got[h.ClusterEndpoint] = h.Schema
+		}
+	}
+	if len(got) != 2 || !strings.Contains(got["https://p1"], "T2") || !strings.Contains(got["https://p2"], "T1") {
+		t.Errorf("latest heartbeats = %v, want p1 (T2) and p2 (T1), not the stale one", got)
+	}
+
+	// A database script reports every command's result.
+	rows := mgmtRows(t, c, "Metrics", ".execute database script with (ContinueOnErrors=true) <|\n"+
+		".create entity_group ['MetricsSpoke'] ifnotexists (cluster('https://p1').database('Metrics'))\n"+
+		".drop entity_group ['Missing']\n"+
+		".create-or-alter function with (folder='fleetplane', docstring='d') ['T']() { macro-expand isfuzzy=true best_effort=true ['MetricsSpoke'] as X ( X.['T'] ) }\n")
+	if len(rows) != 3 || rows[0][3] != "Completed" || rows[1][3] != "Failed" || rows[2][3] != "Completed" {
+		t.Errorf("script results = %v", rows)
+	}
+	if fs := s.Functions("Metrics"); fs["T"].Folder != "fleetplane" || !strings.Contains(fs["T"].Body, "macro-expand") {
+		t.Errorf("function = %+v", fs["T"])
+	}
+	eg := mgmtRows(t, c, "Metrics", ".show entity_groups")
+	if len(eg) != 1 || eg[0][1] != `["cluster('https://p1').database('Metrics')"]` {
+		t.Errorf(".show entity_groups = %v", eg)
+	}
+
+	// Views are told apart in the database schema.
+	if err := s.Exec("Metrics", `.create-or-alter function with (view=true) ['V']() { ['T'] }`); err != nil {
+		t.Fatal(err)
+	}
+	schema := mgmtRows(t, c, "Metrics", `.show database ['Metrics'] schema as json`)
+	if !strings.Contains(schema[0][0], `"FunctionKind":"ViewFunction"`) {
+		t.Errorf("schema json = %s", schema[0][0])
+	}
+	if n := len(s.Commands()); n < 8 {
+		t.Errorf("command log has %d entries", n)
+	}
+}
+
+func TestErrorsReachTheClient(t *testing.T) {
+	s, c := start(t, "Metrics")
+	ctx := context.Background()
+
+	_, err := c.Mgmt(ctx, "Metrics", stmt(".frobnicate"))
+	var he *kerrors.HttpError
+	if !errors.As(err, &he) || he.StatusCode != http.StatusBadRequest || !strings.Contains(err.Error(), "does not support") {
+		t.Errorf("unsupported command: %v", err)
+	}
+	_, err = c.Mgmt(ctx, "Nope", stmt(".show tables"))
+	if !errors.As(err, &he) || !strings.Contains(err.Error(), "was not found") {
+		t.Errorf("missing database: %v", err)
+	}
+
+	if err := s.InjectFault(Fault{Match: `^\.show tables`, Status: 429, RetryAfter: 2 * time.Second, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Mgmt(ctx, "Metrics", stmt(".show tables"))
+	if !errors.As(err, &he) || !he.IsThrottled() {
+		t.Errorf("throttled: %v", err)
+	}
+	if _, err := c.Mgmt(ctx, "Metrics", stmt(".show tables")); err != nil {
+		t.Errorf("the fault was for one request only: %v", err)
+	}
+
+	if err := s.InjectFault(Fault{Status: 403}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Mgmt(ctx, "Metrics", stmt(".show tables"))
+	if !errors.As(err, &he) || he.StatusCode != http.StatusForbidden {
+		t.Errorf("forbidden: %v", err)
+	}
+	s.ClearFaults()
+
+	if err := s.InjectFault(Fault{Delay: 5 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if _, err := c.Mgmt(short, "Metrics", stmt(".show tables")); err == nil {
+		t.Error("a slow answer must hit the client's deadline")
+	}
+}
