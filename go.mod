@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/Azure/azure-kusto-go/azkustodata v1.2.3
+	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3
 	github.com/alecthomas/kong v1.17.0
 	github.com/crossplane/crossplane/apis/v2 v2.4.0
 	github.com/crossplane/function-sdk-go v0.7.1
@@ -19,7 +20,6 @@ require (
 require (
 	cel.dev/expr v0.25.1 // indirect
 	dario.cat/mergo v1.0.2 // indirect
-	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/azidentity v1.15.0 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/internal v1.13.0 // indirect
 	github.com/AzureAD/microsoft-authentication-library-for-go v1.10.1 // indirect

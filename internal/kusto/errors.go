@@ -1,0 +1,140 @@
+package kusto
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	kerrors "github.com/Azure/azure-kusto-go/azkustodata/errors"
+
+	"github.com/fleetplane/fleetplane/internal/observe"
+)
+
+// Class tells callers what kind of failure a Kusto error is.
+type Class int
+
+// Failure classes.
+const (
+	// Other is anything not classified below.
+	Other Class = iota
+	// Forbidden: the identity lacks rights (HTTP 401 or 403).
+	Forbidden
+	// NotFound: a database, table or function does not exist.
+	NotFound
+	// Throttled: still throttled after every retry (HTTP 429).
+	Throttled
+	// Transient: server errors, timeouts and dropped connections that
+	// outlasted the retries.
+	Transient
+	// Invalid: the request was refused as wrong (HTTP 400).
+	Invalid
+)
+
+func (c Class) String() string {
+	return [...]string{"Other", "Forbidden", "NotFound", "Throttled", "Transient", "Invalid"}[c]
+}
+
+// Error is a classified Kusto failure. Its message names the endpoint and
+// carries Kusto's own explanation, bounded, without the command text the
+// SDK would otherwise repeat (a script can be a megabyte).
+type Error struct {
+	Class    Class
+	Endpoint string
+	Status   int
+	Code     string
+	Message  string
+	err      error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kusto %s", e.Endpoint)
+	if e.Status != 0 {
+		fmt.Fprintf(&b, ": HTTP %d", e.Status)
+	}
+	if e.Code != "" {
+		fmt.Fprintf(&b, " %s", e.Code)
+	}
+	if e.Message != "" {
+		fmt.Fprintf(&b, ": %s", e.Message)
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.err }
+
+// ClassOf returns the class of err, Other when it is no Kusto error.
+func ClassOf(err error) Class {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Class
+	}
+	return Other
+}
+
+// notFoundPhrases are how Kusto words a missing entity when the error code
+// is generic.
+var notFoundPhrases = []string{"does not refer to any known", "was not found", "does not exist", "could not be found"}
+
+func classify(endpoint string, err error) *Error {
+	e := &Error{Endpoint: endpoint, err: err}
+	var he *kerrors.HttpError
+	switch {
+	case errors.As(err, &he):
+		e.Status = he.StatusCode
+		e.Code, e.Message = restError(&he.KustoError)
+		switch {
+		case he.StatusCode == http.StatusForbidden || he.StatusCode == http.StatusUnauthorized:
+			e.Class = Forbidden
+		case he.StatusCode == http.StatusTooManyRequests:
+			e.Class = Throttled
+		case he.StatusCode >= 500:
+			e.Class = Transient
+		case strings.Contains(e.Code, "NotFound") || containsAny(e.Message, notFoundPhrases):
+			e.Class = NotFound
+		default:
+			e.Class = Invalid
+		}
+	case errors.Is(err, context.DeadlineExceeded):
+		e.Class, e.Message = Transient, "timed out"
+	default:
+		e.Message = observe.Bound(err.Error())
+		var ke *kerrors.Error
+		if errors.As(err, &ke) && ke.Kind == kerrors.KHTTPError {
+			e.Class = Transient
+		}
+	}
+	return e
+}
+
+// restError reads Kusto's JSON error body: its code and the detailed
+// @message, else the message.
+func restError(ke *kerrors.Error) (code, msg string) {
+	m := ke.UnmarshalREST()
+	inner, _ := m["error"].(map[string]any)
+	code, _ = inner["code"].(string)
+	if s, ok := inner["@message"].(string); ok && s != "" {
+		msg = s
+	} else if s, ok := inner["message"].(string); ok {
+		msg = s
+	}
+	if msg == "" && m == nil {
+		// Kusto sometimes answers in plain text.
+		msg = ke.Error()
+		if i := strings.Index(msg, "):\n"); i >= 0 {
+			msg = msg[i+3:]
+		}
+	}
+	return observe.Bound(code), observe.Bound(msg)
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}

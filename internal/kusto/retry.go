@@ -1,0 +1,120 @@
+package kusto
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// retryTransport resends requests that Kusto throttled (429) or failed with
+// a server error (500, 502, 503, 504), and requests that never got an
+// answer. It waits what Retry-After asks, else an exponential backoff with
+// jitter, and gives up at the context's deadline. Resending is safe for
+// fleetplane's commands: they are idempotent, and the one that is not,
+// inline ingestion of a heartbeat, at worst writes a duplicate row the hub
+// ignores.
+type retryTransport struct {
+	base     http.RoundTripper
+	attempts int
+	backoff  time.Duration
+	max      time.Duration
+}
+
+func retryable(status int) bool {
+	switch status {
+	case http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		b, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	ctx := req.Context()
+	wait := t.backoff
+	for attempt := 1; ; attempt++ {
+		r := req.Clone(ctx)
+		if body != nil {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		}
+		resp, err := t.base.RoundTrip(r)
+		last := attempt >= t.attempts
+		switch {
+		case err != nil && (last || ctx.Err() != nil):
+			return nil, err
+		case err == nil && (!retryable(resp.StatusCode) || last):
+			return resp, nil
+		}
+		d := jitter(wait)
+		if err == nil {
+			if ra, ok := retryAfter(resp.Header.Get("Retry-After")); ok {
+				d = ra
+			}
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			_ = resp.Body.Close()
+		}
+		if d > t.max {
+			d = t.max
+		}
+		if !sleep(ctx, d) {
+			return nil, ctx.Err()
+		}
+		wait *= 2
+	}
+}
+
+// jitter spreads d over [d/2, d) so that many MRs throttled together do not
+// come back together.
+func jitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	half := d / 2
+	return half + time.Duration(rand.Int64N(int64(half)))
+}
+
+// retryAfter reads a Retry-After header: seconds or an HTTP date.
+func retryAfter(v string) (time.Duration, bool) {
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d, true
+		}
+		return 0, true
+	}
+	return 0, false
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
