@@ -1,0 +1,176 @@
+// Package heartbeat is the record a partition cluster writes to its hubs:
+// what it encodes on the partition side and what a hub may believe of it.
+//
+// A heartbeat row is Timestamp, ClusterEndpoint, Schema and
+// PartitionMetadata, as the adx-mon operator writes them, so that hubs and
+// partitions of both can share a heartbeat table. On the hub the row is
+// untrusted: anyone with ingest rights on the table can write one, so every
+// endpoint and name is validated and every size capped before the row is
+// used.
+package heartbeat
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fleetplane/fleetplane/internal/kql"
+)
+
+// DatabaseSchema is what a heartbeat says about one partition database.
+type DatabaseSchema struct {
+	Database string   `json:"database"`
+	Tables   []string `json:"tables"`
+	Views    []string `json:"views"`
+}
+
+// Limits on what a hub accepts from one heartbeat. Kusto allows 10,000
+// tables per database; a partition claiming more is lying or broken.
+const (
+	MaxSchemaBytes       = 8 << 20
+	MaxMetadataBytes     = 64 << 10
+	MaxDatabases         = 1000
+	MaxTablesPerDatabase = 10000
+)
+
+// Row is one heartbeat.
+type Row struct {
+	Timestamp time.Time
+	Endpoint  string
+	Schema    []DatabaseSchema
+	Metadata  map[string]string
+}
+
+// Record renders the row as the single CSV record .ingest inline takes.
+// JSON never holds a raw line break and encoding/csv quotes what needs it,
+// so the record is one line.
+func (r Row) Record() (string, error) {
+	schema := r.Schema
+	if schema == nil {
+		schema = []DatabaseSchema{}
+	}
+	s, err := json.Marshal(schema)
+	if err != nil {
+		return "", err
+	}
+	meta := r.Metadata
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	m, err := json.Marshal(meta) // map keys marshal sorted
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	if err := w.Write([]string{r.Timestamp.UTC().Format(time.RFC3339Nano), r.Endpoint, string(s), string(m)}); err != nil {
+		return "", err
+	}
+	w.Flush()
+	rec := strings.TrimSuffix(b.String(), "\n")
+	if strings.ContainsAny(rec, "\r\n") {
+		return "", fmt.Errorf("heartbeat record spans lines")
+	}
+	return rec, nil
+}
+
+// Rejection is a part of a heartbeat the hub refused, and why.
+type Rejection struct {
+	Endpoint string
+	Reason   string
+}
+
+func (r Rejection) String() string { return r.Endpoint + ": " + r.Reason }
+
+// Partition is what a hub takes from a partition's latest heartbeat.
+type Partition struct {
+	Endpoint      string
+	LastHeartbeat time.Time
+	Databases     []DatabaseSchema
+}
+
+// Decode validates a heartbeat read from the hub's table. A row whose
+// endpoint is invalid is rejected whole; a database, table or view with an
+// invalid name is left out and reported; the rest is kept, deduplicated and
+// sorted.
+func Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP bool) (Partition, []Rejection, error) {
+	ep, err := kql.Endpoint(endpoint, allowHTTP)
+	if err != nil {
+		return Partition{}, nil, err
+	}
+	if len(schemaJSON) > MaxSchemaBytes {
+		return Partition{}, nil, fmt.Errorf("schema of %s is %d bytes, the limit is %d", ep, len(schemaJSON), MaxSchemaBytes)
+	}
+	var raw []DatabaseSchema
+	if err := json.Unmarshal([]byte(schemaJSON), &raw); err != nil {
+		return Partition{}, nil, fmt.Errorf("schema of %s is not a JSON list of databases: %v", ep, err)
+	}
+	if len(raw) > MaxDatabases {
+		return Partition{}, nil, fmt.Errorf("schema of %s lists %d databases, the limit is %d", ep, len(raw), MaxDatabases)
+	}
+	var rejected []Rejection
+	reject := func(format string, a ...any) {
+		rejected = append(rejected, Rejection{Endpoint: ep, Reason: fmt.Sprintf(format, a...)})
+	}
+	byName := map[string]*DatabaseSchema{}
+	for _, d := range raw {
+		if err := kql.ValidateName(d.Database); err != nil {
+			reject("database %v", err)
+			continue
+		}
+		if len(d.Tables) > MaxTablesPerDatabase || len(d.Views) > MaxTablesPerDatabase {
+			reject("database %q lists more than %d tables or views", d.Database, MaxTablesPerDatabase)
+			continue
+		}
+		db := byName[d.Database]
+		if db == nil {
+			db = &DatabaseSchema{Database: d.Database}
+			byName[d.Database] = db
+		}
+		db.Tables = append(db.Tables, validNames(d.Tables, func(err error) { reject("table in %q: %v", d.Database, err) })...)
+		db.Views = append(db.Views, validNames(d.Views, func(err error) { reject("view in %q: %v", d.Database, err) })...)
+	}
+	p := Partition{Endpoint: ep, LastHeartbeat: ts}
+	for _, name := range sortedKeys(byName) {
+		db := byName[name]
+		db.Tables, db.Views = uniqueSorted(db.Tables), uniqueSorted(db.Views)
+		p.Databases = append(p.Databases, *db)
+	}
+	return p, rejected, nil
+}
+
+func validNames(names []string, reject func(error)) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if err := kql.ValidateName(n); err != nil {
+			reject(err)
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func uniqueSorted(s []string) []string {
+	sort.Strings(s)
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
