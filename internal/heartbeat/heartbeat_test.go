@@ -25,7 +25,7 @@ func TestRecordRoundTripsThroughKusto(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	create, _ := kql.CreateMergeTable("Heartbeats", []kql.Column{{"Timestamp", "datetime"}, {"ClusterEndpoint", "string"}, {"Schema", "dynamic"}, {"PartitionMetadata", "dynamic"}})
+	create, _ := kql.CreateMergeTable("Heartbeats", []kql.Column{{Name: "Timestamp", Type: "datetime"}, {Name: "ClusterEndpoint", Type: "string"}, {Name: "Schema", Type: "dynamic"}, {Name: "PartitionMetadata", Type: "dynamic"}})
 	if _, err := c.Mgmt(ctx, "FleetDiscovery", create); err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/Azure/azure-kusto-go/azkustodata"
-	"github.com/Azure/azure-kusto-go/azkustodata/query"
 	azkql "github.com/Azure/azure-kusto-go/azkustodata/kql"
+	"github.com/Azure/azure-kusto-go/azkustodata/query"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
 	"github.com/fleetplane/fleetplane/internal/kql"
