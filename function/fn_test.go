@@ -476,7 +476,7 @@ func TestFederatedHub(t *testing.T) {
 	g.wantNames("heartbeat-table", "federation")
 	g.want("federation", "spec.forProvider", map[string]any{
 		"endpoint": "https://global-hub.kusto.windows.net", "heartbeatDatabase": "FleetDiscovery", "heartbeatTable": "Heartbeats",
-		"heartbeatTTL": "2h", "interval": "10m0s",
+		"heartbeatTTL": "2h", "interval": "10m0s", "allowInsecureEndpoints": false,
 		"blockedClusters": map[string]any{
 			"static":        []string{"https://rogue-partition.kusto.windows.net"},
 			"kustoFunction": map[string]any{"database": "FleetDiscovery", "name": "GetBlockedPartitions"},

@@ -21,6 +21,8 @@ catalog() {
   cat <<'CAT'
 crossplane|v2.2.0|crossplane-cli|github.com/crossplane/crossplane/v2/cmd/crank|crossplane
 controller-gen|v0.23.0|controller-gen|sigs.k8s.io/controller-tools/cmd/controller-gen|controller-gen
+etcd|v3.6.5|etcd|go.etcd.io/etcd/server/v3|etcd
+kube-apiserver|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kube-apiserver|kube-apiserver
 CAT
 }
 

@@ -256,6 +256,8 @@ func (r renderer) federation(endpoint string) (*composed.Unstructured, error) {
 			HeartbeatTable:    f.HeartbeatTable,
 			HeartbeatTTL:      ttl,
 			Interval:          interval,
+			// Partitions of a hub allowed plain http are local emulators too.
+			AllowInsecureEndpoints: r.xr.Spec.AllowInsecureEndpoints,
 		},
 	}}
 	if b := f.BlockedClusters; b != nil {

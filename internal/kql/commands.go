@@ -88,6 +88,15 @@ func tableCommand(verb, table string, cols []Column) (string, error) {
 	return verb + id + " (" + c + ")", nil
 }
 
+// DropTable drops a table and its data if it exists.
+func DropTable(table string) (string, error) {
+	id, err := Ident(table)
+	if err != nil {
+		return "", fmt.Errorf("table: %w", err)
+	}
+	return ".drop table " + id + " ifexists", nil
+}
+
 // IngestInline ingests one CSV record into a table. The record must be a
 // single line: a line break would start another record.
 func IngestInline(table, record string) (string, error) {

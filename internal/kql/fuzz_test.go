@@ -83,6 +83,9 @@ func FuzzCommands(f *testing.F) {
 		if cmd, err := DropFunction(a); err == nil {
 			expect(t, cmd, ".drop function ['?'] ifexists", a)
 		}
+		if cmd, err := DropTable(a); err == nil {
+			expect(t, cmd, ".drop table ['?'] ifexists", a)
+		}
 		if cmd, err := DropEntityGroup(a); err == nil {
 			expect(t, cmd, ".drop entity_group ['?']", a)
 		}

@@ -55,6 +55,11 @@ type FederationParameters struct {
 	// +kubebuilder:validation:MaxLength=32
 	HeartbeatTTL string `json:"heartbeatTTL,omitempty"`
 
+	// AllowInsecureEndpoints accepts plain-http partition endpoints in
+	// heartbeats. Only local emulators speak http; leave it off for Azure.
+	// +optional
+	AllowInsecureEndpoints bool `json:"allowInsecureEndpoints,omitempty"`
+
 	// BlockedClusters are left out of every function and entity group.
 	// +optional
 	BlockedClusters *BlockedClusters `json:"blockedClusters,omitempty"`
@@ -75,8 +80,16 @@ type FederatedPartition struct {
 
 // FederationObservation is what the last federation cycle found and did.
 type FederationObservation struct {
+	// Partitions federated by the last cycle, at most 100 of them.
 	// +optional
 	Partitions []FederatedPartition `json:"partitions,omitempty"`
+	// PartitionCount is the number of partitions federated.
+	// +optional
+	PartitionCount int32 `json:"partitionCount,omitempty"`
+	// MissingDatabases are reported by partitions but absent on the hub;
+	// their tables are not federated until they exist.
+	// +optional
+	MissingDatabases []string `json:"missingDatabases,omitempty"`
 	// BlockedMatched counts heartbeating partitions the block list removed.
 	// +optional
 	BlockedMatched int32 `json:"blockedMatched,omitempty"`
@@ -112,10 +125,12 @@ type FederationStatus struct {
 // A Federation keeps a hub cluster's tables, entity groups and macro-expand
 // functions in step with the heartbeats of its partitions.
 //
+// +fleetplane:methods=managed
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
 // +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
+// +kubebuilder:printcolumn:name="PARTITIONS",type="integer",JSONPath=".status.atProvider.partitionCount"
 // +kubebuilder:printcolumn:name="FUNCTIONS",type="integer",JSONPath=".status.atProvider.functions"
 // +kubebuilder:printcolumn:name="LAST-SYNC",type="date",JSONPath=".status.atProvider.lastSyncTime"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"

@@ -137,6 +137,11 @@ func (in *FederationObservation) DeepCopyInto(out *FederationObservation) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.MissingDatabases != nil {
+		in, out := &in.MissingDatabases, &out.MissingDatabases
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Errors != nil {
 		in, out := &in.Errors, &out.Errors
 		*out = make([]string, len(*in))

@@ -1,0 +1,47 @@
+// Package controller wires provider-fleetplane's controllers. Managed
+// resource controllers start only once their CRD exists and is served
+// (Crossplane's safe-start: a ManagedResourceActivationPolicy activates
+// them).
+package controller
+
+import (
+	"fmt"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/controller/config"
+	"github.com/fleetplane/fleetplane/internal/controller/connect"
+	"github.com/fleetplane/fleetplane/internal/controller/federation"
+	"github.com/fleetplane/fleetplane/internal/controller/heartbeat"
+	"github.com/fleetplane/fleetplane/internal/controller/table"
+	"github.com/fleetplane/fleetplane/internal/kusto"
+)
+
+// Setup adds every controller. ProviderConfig controllers start at once;
+// the others wait at o.Gate for their kinds.
+func Setup(mgr ctrl.Manager, o controller.Options, opts kusto.Options) error {
+	if err := config.Setup(mgr, o); err != nil {
+		return err
+	}
+	c := connect.NewConnector(mgr.GetClient(), opts)
+	for _, s := range []struct {
+		gvk   schema.GroupVersionKind
+		setup func(ctrl.Manager, controller.Options, *connect.Connector) error
+	}{
+		{v1alpha1.TableGroupVersionKind, table.Setup},
+		{v1alpha1.HeartbeatGroupVersionKind, heartbeat.Setup},
+		{v1alpha1.FederationGroupVersionKind, federation.Setup},
+	} {
+		o.Gate.Register(func() {
+			if err := s.setup(mgr, o, c); err != nil {
+				// The gate has no way to return an error, and a provider
+				// without one of its controllers must not pretend to run.
+				panic(fmt.Errorf("cannot set up the %s controller: %w", s.gvk.Kind, err))
+			}
+		}, s.gvk)
+	}
+	return nil
+}

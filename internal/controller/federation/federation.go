@@ -1,0 +1,233 @@
+// Package federation reconciles Federation managed resources: once per
+// interval it reads the latest heartbeats on the hub, drops blocked
+// partitions, plans the hub's tables, entity groups and functions against
+// what the hub has, and runs only the difference.
+package federation
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/controller/connect"
+	fed "github.com/fleetplane/fleetplane/internal/federation"
+	"github.com/fleetplane/fleetplane/internal/observe"
+)
+
+const (
+	// maxErrors kept in status; the rest are counted.
+	maxErrors = 10
+	// maxPartitionsInStatus keeps the status of a large fleet small.
+	maxPartitionsInStatus = 100
+)
+
+// Setup adds the Federation controller to mgr.
+func Setup(mgr ctrl.Manager, o controller.Options, c *connect.Connector) error {
+	name := managed.ControllerName(v1alpha1.FederationGroupVersionKind.GroupKind().String())
+	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.FederationGroupVersionKind),
+		managed.WithTypedExternalConnector[*v1alpha1.Federation](&connector{c: c}),
+		managed.WithLogger(o.Logger.WithValues("controller", name)),
+		managed.WithPollInterval(o.PollInterval),
+		managed.WithPollIntervalHook(pollHook),
+		managed.WithTimeout(10*time.Minute),
+		managed.WithManagementPolicies(),
+		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))), //nolint:staticcheck // crossplane-runtime's recorder takes this type
+	)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		WithOptions(o.ForControllerRuntime()).
+		WithEventFilter(resource.DesiredStateChanged()).
+		For(&v1alpha1.Federation{}).
+		Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
+}
+
+func interval(mg *v1alpha1.Federation) time.Duration {
+	if i := mg.Spec.ForProvider.Interval; i != nil && i.Duration > 0 {
+		return i.Duration
+	}
+	return 10 * time.Minute
+}
+
+func pollHook(mg resource.Managed, poll time.Duration) time.Duration {
+	f, ok := mg.(*v1alpha1.Federation)
+	if !ok || f.Status.AtProvider.LastSyncTime == nil {
+		return poll
+	}
+	_, until := connect.Due(f.Status.AtProvider.LastSyncTime.Time, interval(f), time.Now())
+	return min(max(until, time.Second), poll)
+}
+
+var ttlPattern = regexp.MustCompile(`^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$`)
+
+// ParseTTL reads a heartbeat TTL: days, hours, minutes and seconds, as in
+// 1h, 4h30m or 1d.
+func ParseTTL(s string) (time.Duration, error) {
+	m := ttlPattern.FindStringSubmatch(s)
+	if s == "" || m == nil {
+		return 0, fmt.Errorf("heartbeatTTL %q is not a duration such as 1h, 4h30m or 1d", s)
+	}
+	var d time.Duration
+	for i, unit := range []time.Duration{24 * time.Hour, time.Hour, time.Minute, time.Second} {
+		if m[i+1] == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(m[i+1], 10, 64)
+		if err != nil || n > 1<<20 {
+			return 0, fmt.Errorf("heartbeatTTL %q is out of range", s)
+		}
+		d += time.Duration(n) * unit
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("heartbeatTTL %q must be longer than zero", s)
+	}
+	return d, nil
+}
+
+type connector struct{ c *connect.Connector }
+
+func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Federation) (managed.TypedExternalClient[*v1alpha1.Federation], error) {
+	s, err := c.c.Connect(ctx, mg)
+	if err != nil {
+		return nil, err
+	}
+	return &external{s: s}, nil
+}
+
+type external struct{ s *connect.Session }
+
+func (e *external) Observe(_ context.Context, mg *v1alpha1.Federation) (managed.ExternalObservation, error) {
+	if meta.WasDeleted(mg) {
+		// The hub's functions keep serving queries after the Federation
+		// goes; fleetplane deletes nothing users may rely on.
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	at := mg.Status.AtProvider
+	var last time.Time
+	if at.LastSyncTime != nil {
+		last = at.LastSyncTime.Time
+	}
+	due, _ := connect.Due(last, interval(mg), time.Now())
+	switch {
+	case at.LastSyncTime == nil:
+		mg.SetConditions(xpv2.Unavailable().WithMessage("no federation cycle has completed yet"))
+	case len(at.Errors) > 0:
+		mg.SetConditions(xpv2.Unavailable().WithMessage(observe.Bound("the last cycle had problems: " + strings.Join(at.Errors, "; "))))
+	default:
+		mg.SetConditions(xpv2.Available())
+	}
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: !due}, nil
+}
+
+func (e *external) Create(context.Context, *v1alpha1.Federation) (managed.ExternalCreation, error) {
+	return managed.ExternalCreation{}, nil
+}
+
+// Update runs one federation cycle.
+func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed.ExternalUpdate, error) {
+	p := mg.Spec.ForProvider
+	ttl, err := ParseTTL(p.HeartbeatTTL)
+	if err != nil {
+		return managed.ExternalUpdate{}, err
+	}
+	hub, err := e.s.Client(p.Endpoint, "")
+	if err != nil {
+		return managed.ExternalUpdate{}, err
+	}
+	defer func() { _ = hub.Close() }()
+
+	var problems []string
+	parts, rejected, err := fed.Heartbeats(ctx, hub, p.HeartbeatDatabase, p.HeartbeatTable, ttl, p.AllowInsecureEndpoints)
+	if err != nil {
+		return managed.ExternalUpdate{}, fmt.Errorf("cannot read heartbeats from %s.%s: %w", p.HeartbeatDatabase, p.HeartbeatTable, err)
+	}
+	for _, r := range rejected {
+		problems = append(problems, "rejected heartbeat "+r.String())
+	}
+
+	var fromFunction []string
+	if b := p.BlockedClusters; b != nil && b.KustoFunction != nil {
+		eps, found, err := fed.BlockedFromFunction(ctx, hub, b.KustoFunction.Database, b.KustoFunction.Name)
+		if err != nil {
+			// A block list that cannot be read must not let blocked
+			// partitions back in: stop the cycle.
+			return managed.ExternalUpdate{}, fmt.Errorf("cannot read the block list from %s.%s: %w", b.KustoFunction.Database, b.KustoFunction.Name, err)
+		}
+		if !found {
+			problems = append(problems, fmt.Sprintf("block-list function %s.%s does not exist; using the static list only", b.KustoFunction.Database, b.KustoFunction.Name))
+		}
+		fromFunction = eps
+	}
+	var static []string
+	if p.BlockedClusters != nil {
+		static = p.BlockedClusters.Static
+	}
+	parts, matched := fed.NewBlocklist(static, fromFunction).Filter(parts)
+
+	live, err := fed.ReadHub(ctx, hub)
+	if err != nil {
+		return managed.ExternalUpdate{}, err
+	}
+	plan := fed.Compute(parts, live)
+	failures, applyErr := fed.Apply(ctx, hub, plan)
+	for _, db := range plan.MissingDatabases {
+		problems = append(problems, fmt.Sprintf("database %s, reported by partitions, does not exist on the hub", db))
+	}
+	problems = append(problems, plan.Problems...)
+	for _, f := range failures {
+		problems = append(problems, "command failed: "+f.String())
+	}
+	if applyErr != nil {
+		problems = append(problems, applyErr.Error())
+	}
+
+	sort.Slice(parts, func(i, j int) bool { return parts[i].Endpoint < parts[j].Endpoint })
+	at := v1alpha1.FederationObservation{
+		BlockedMatched:   int32(matched),
+		Databases:        int32(plan.Databases),
+		Tables:           int32(plan.Tables),
+		Functions:        int32(plan.Functions),
+		CommandsIssued:   int32(plan.Count()),
+		LastSyncTime:     &metav1.Time{Time: time.Now().UTC()},
+		MissingDatabases: plan.MissingDatabases,
+	}
+	for i, part := range parts {
+		if i == maxPartitionsInStatus {
+			break
+		}
+		at.Partitions = append(at.Partitions, v1alpha1.FederatedPartition{Endpoint: part.Endpoint, LastHeartbeatTime: &metav1.Time{Time: part.LastHeartbeat}})
+	}
+	at.PartitionCount = int32(len(parts))
+	for i, msg := range problems {
+		if i == maxErrors {
+			at.Errors = append(at.Errors, fmt.Sprintf("and %d more", len(problems)-maxErrors))
+			break
+		}
+		at.Errors = append(at.Errors, observe.Bound(msg))
+	}
+	mg.Status.AtProvider = at
+	if applyErr != nil {
+		return managed.ExternalUpdate{}, applyErr
+	}
+	return managed.ExternalUpdate{}, nil
+}
+
+func (e *external) Delete(context.Context, *v1alpha1.Federation) (managed.ExternalDelete, error) {
+	return managed.ExternalDelete{}, nil
+}
+
+func (e *external) Disconnect(context.Context) error { return nil }

@@ -1,0 +1,236 @@
+// Package heartbeat reconciles Heartbeat managed resources: once per
+// interval it reads the partition's schema and writes one heartbeat row to
+// every target hub. Targets are written to concurrently and independently:
+// one that fails or hangs never holds back the others.
+package heartbeat
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/controller/connect"
+	hb "github.com/fleetplane/fleetplane/internal/heartbeat"
+	"github.com/fleetplane/fleetplane/internal/kql"
+	"github.com/fleetplane/fleetplane/internal/observe"
+)
+
+// Timeouts bound each step, so that a hung cluster costs one cycle of one
+// target, not the loop.
+const (
+	collectTimeout = 2 * time.Minute
+	targetTimeout  = 2 * time.Minute
+	// concurrency of target writes.
+	concurrency = 4
+	// grace on top of the interval before a target counts as stale.
+	grace = 30 * time.Second
+)
+
+// Setup adds the Heartbeat controller to mgr.
+func Setup(mgr ctrl.Manager, o controller.Options, c *connect.Connector) error {
+	name := managed.ControllerName(v1alpha1.HeartbeatGroupVersionKind.GroupKind().String())
+	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.HeartbeatGroupVersionKind),
+		managed.WithTypedExternalConnector[*v1alpha1.Heartbeat](&connector{c: c}),
+		managed.WithLogger(o.Logger.WithValues("controller", name)),
+		managed.WithPollInterval(o.PollInterval),
+		managed.WithPollIntervalHook(pollHook),
+		managed.WithTimeout(10*time.Minute),
+		managed.WithManagementPolicies(),
+		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))), //nolint:staticcheck // crossplane-runtime's recorder takes this type
+	)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		WithOptions(o.ForControllerRuntime()).
+		WithEventFilter(resource.DesiredStateChanged()).
+		For(&v1alpha1.Heartbeat{}).
+		Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
+}
+
+func interval(mg *v1alpha1.Heartbeat) time.Duration {
+	if i := mg.Spec.ForProvider.Interval; i != nil && i.Duration > 0 {
+		return i.Duration
+	}
+	return 10 * time.Minute
+}
+
+// pollHook comes back when the next heartbeat is due, or at the poll
+// interval if that is sooner.
+func pollHook(mg resource.Managed, poll time.Duration) time.Duration {
+	h, ok := mg.(*v1alpha1.Heartbeat)
+	if !ok || h.Status.AtProvider.LastHeartbeatTime == nil {
+		return poll
+	}
+	_, until := connect.Due(h.Status.AtProvider.LastHeartbeatTime.Time, interval(h), time.Now())
+	if until < time.Second {
+		until = time.Second
+	}
+	return min(until, poll)
+}
+
+type connector struct{ c *connect.Connector }
+
+func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.TypedExternalClient[*v1alpha1.Heartbeat], error) {
+	s, err := c.c.Connect(ctx, mg)
+	if err != nil {
+		return nil, err
+	}
+	return &external{s: s}, nil
+}
+
+type external struct{ s *connect.Session }
+
+func targetKey(endpoint, db, table string) string { return endpoint + "|" + db + "|" + table }
+
+func (e *external) Observe(_ context.Context, mg *v1alpha1.Heartbeat) (managed.ExternalObservation, error) {
+	if meta.WasDeleted(mg) {
+		// Nothing to remove: hubs forget a partition once its heartbeats
+		// age past their TTL.
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	now := time.Now()
+	at := mg.Status.AtProvider
+	var last time.Time
+	if at.LastHeartbeatTime != nil {
+		last = at.LastHeartbeatTime.Time
+	}
+	due, _ := connect.Due(last, interval(mg), now)
+
+	// Availability: every target has a success within its interval.
+	status := map[string]v1alpha1.HeartbeatTargetStatus{}
+	for _, t := range at.Targets {
+		status[targetKey(t.Endpoint, t.HeartbeatDatabase, t.HeartbeatTable)] = t
+	}
+	var stale []string
+	changed := false
+	for _, t := range mg.Spec.ForProvider.Targets {
+		s, ok := status[targetKey(t.Endpoint, t.HeartbeatDatabase, t.HeartbeatTable)]
+		if !ok {
+			changed = true
+		}
+		if !ok || s.LastSuccessTime == nil || now.Sub(s.LastSuccessTime.Time) > interval(mg)+grace {
+			reason := "no heartbeat yet"
+			if s.LastError != "" {
+				reason = s.LastError
+			}
+			stale = append(stale, fmt.Sprintf("%s (%s.%s): %s", t.Endpoint, t.HeartbeatDatabase, t.HeartbeatTable, reason))
+		}
+	}
+	if len(stale) == 0 {
+		mg.SetConditions(xpv2.Available())
+	} else {
+		mg.SetConditions(xpv2.Unavailable().WithMessage(observe.Bound("no recent heartbeat for " + strings.Join(stale, "; "))))
+	}
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: !due && !changed}, nil
+}
+
+func (e *external) Create(context.Context, *v1alpha1.Heartbeat) (managed.ExternalCreation, error) {
+	// Observe always reports the heartbeat as existing.
+	return managed.ExternalCreation{}, nil
+}
+
+// Update sends one heartbeat.
+func (e *external) Update(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.ExternalUpdate, error) {
+	p := mg.Spec.ForProvider
+	partition, err := e.s.Client(p.Endpoint, "")
+	if err != nil {
+		return managed.ExternalUpdate{}, err
+	}
+	defer func() { _ = partition.Close() }()
+
+	cctx, cancel := context.WithTimeout(ctx, collectTimeout)
+	schema, counts, err := hb.Collect(cctx, partition)
+	cancel()
+	if err != nil {
+		return managed.ExternalUpdate{}, fmt.Errorf("cannot read the partition's schema: %w", err)
+	}
+	now := time.Now().UTC()
+	rec, err := hb.Row{Timestamp: now, Endpoint: partition.Endpoint(), Schema: schema, Metadata: p.Partitioning}.Record()
+	if err != nil {
+		return managed.ExternalUpdate{}, err
+	}
+
+	previous := map[string]v1alpha1.HeartbeatTargetStatus{}
+	for _, t := range mg.Status.AtProvider.Targets {
+		previous[targetKey(t.Endpoint, t.HeartbeatDatabase, t.HeartbeatTable)] = t
+	}
+	results := make([]v1alpha1.HeartbeatTargetStatus, len(p.Targets))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, concurrency)
+	for i, t := range p.Targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			st := previous[targetKey(t.Endpoint, t.HeartbeatDatabase, t.HeartbeatTable)]
+			st.Endpoint, st.HeartbeatDatabase, st.HeartbeatTable = t.Endpoint, t.HeartbeatDatabase, t.HeartbeatTable
+			st.LastAttemptTime = &metav1.Time{Time: now}
+			if err := e.send(ctx, t, rec); err != nil {
+				st.LastError = observe.Bound(err.Error())
+			} else {
+				st.LastError = ""
+				st.LastSuccessTime = &metav1.Time{Time: now}
+			}
+			results[i] = st
+		}()
+	}
+	wg.Wait()
+	sort.Slice(results, func(i, j int) bool {
+		return targetKey(results[i].Endpoint, results[i].HeartbeatDatabase, results[i].HeartbeatTable) <
+			targetKey(results[j].Endpoint, results[j].HeartbeatDatabase, results[j].HeartbeatTable)
+	})
+
+	mg.Status.AtProvider = v1alpha1.HeartbeatObservation{
+		LastHeartbeatTime: &metav1.Time{Time: now},
+		Databases:         int32(counts.Databases),
+		Tables:            int32(counts.Tables),
+		Views:             int32(counts.Views),
+		Targets:           results,
+	}
+	var failed []string
+	for _, r := range results {
+		if r.LastError != "" {
+			failed = append(failed, r.Endpoint+": "+r.LastError)
+		}
+	}
+	if len(failed) == len(results) && len(results) > 0 {
+		return managed.ExternalUpdate{}, fmt.Errorf("no target took the heartbeat: %s", observe.Bound(strings.Join(failed, "; ")))
+	}
+	return managed.ExternalUpdate{}, nil
+}
+
+func (e *external) send(ctx context.Context, t v1alpha1.HeartbeatTarget, record string) error {
+	c, err := e.s.Client(t.Endpoint, t.ManagedIdentityClientID)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = c.Close() }()
+	cmd, err := kql.IngestInline(t.HeartbeatTable, record)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, targetTimeout)
+	defer cancel()
+	_, err = c.Mgmt(ctx, t.HeartbeatDatabase, cmd)
+	return err
+}
+
+func (e *external) Delete(context.Context, *v1alpha1.Heartbeat) (managed.ExternalDelete, error) {
+	return managed.ExternalDelete{}, nil
+}
+
+func (e *external) Disconnect(context.Context) error { return nil }

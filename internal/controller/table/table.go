@@ -1,0 +1,161 @@
+// Package table reconciles Kusto Table managed resources: a table exists
+// with at least the desired columns. Columns are only ever added
+// (.create-merge); existing columns and data are left alone.
+package table
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/controller/connect"
+	"github.com/fleetplane/fleetplane/internal/kql"
+	"github.com/fleetplane/fleetplane/internal/kusto"
+)
+
+// Setup adds the Table controller to mgr.
+func Setup(mgr ctrl.Manager, o controller.Options, c *connect.Connector) error {
+	name := managed.ControllerName(v1alpha1.TableGroupVersionKind.GroupKind().String())
+	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.TableGroupVersionKind),
+		managed.WithTypedExternalConnector[*v1alpha1.Table](&connector{c: c}),
+		managed.WithLogger(o.Logger.WithValues("controller", name)),
+		managed.WithPollInterval(o.PollInterval),
+		managed.WithManagementPolicies(),
+		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))), //nolint:staticcheck // crossplane-runtime's recorder takes this type
+	)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		WithOptions(o.ForControllerRuntime()).
+		WithEventFilter(resource.DesiredStateChanged()).
+		For(&v1alpha1.Table{}).
+		Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
+}
+
+type connector struct{ c *connect.Connector }
+
+func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Table) (managed.TypedExternalClient[*v1alpha1.Table], error) {
+	s, err := c.c.Connect(ctx, mg)
+	if err != nil {
+		return nil, err
+	}
+	k, err := s.Client(mg.Spec.ForProvider.Endpoint, "")
+	if err != nil {
+		return nil, err
+	}
+	return &external{k: k}, nil
+}
+
+type external struct{ k *kusto.Client }
+
+func columns(p v1alpha1.TableParameters) []kql.Column {
+	out := make([]kql.Column, len(p.Columns))
+	for i, c := range p.Columns {
+		out[i] = kql.Column{Name: c.Name, Type: c.Type}
+	}
+	return out
+}
+
+// parseSchema reads Kusto's cslschema, "a:string,b:int", into a map.
+func parseSchema(s string) map[string]string {
+	out := map[string]string{}
+	for _, part := range strings.Split(s, ",") {
+		name, typ, ok := strings.Cut(strings.TrimSpace(part), ":")
+		if ok {
+			out[strings.Trim(name, "['\"]")] = typ
+		}
+	}
+	return out
+}
+
+func (e *external) Observe(ctx context.Context, mg *v1alpha1.Table) (managed.ExternalObservation, error) {
+	p := mg.Spec.ForProvider
+	cmd, err := kql.ShowTableSchema(p.Table)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	rows, err := e.k.Mgmt(ctx, p.Database, cmd)
+	if kusto.ClassOf(err) == kusto.NotFound {
+		mg.Status.AtProvider = v1alpha1.TableObservation{}
+		if meta.WasDeleted(mg) {
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+		mg.SetConditions(xpv2.Unavailable().WithMessage(fmt.Sprintf("table %s does not exist in database %s", p.Table, p.Database)))
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	if len(rows) != 1 {
+		return managed.ExternalObservation{}, fmt.Errorf("show table schema returned %d rows", len(rows))
+	}
+	schema, err := rows[0].StringByName("Schema")
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	mg.Status.AtProvider = v1alpha1.TableObservation{Exists: true, Schema: schema}
+
+	live := parseSchema(schema)
+	var missing, mismatched []string
+	for _, c := range p.Columns {
+		t, ok := live[c.Name]
+		switch {
+		case !ok:
+			missing = append(missing, c.Name)
+		case t != c.Type:
+			mismatched = append(mismatched, fmt.Sprintf("%s is %s, not %s", c.Name, t, c.Type))
+		}
+	}
+	switch {
+	case len(mismatched) > 0:
+		// Kusto cannot change a column's type in place and fleetplane will
+		// not drop data to do it: report and leave it.
+		mg.SetConditions(xpv2.Unavailable().WithMessage("column types differ: " + strings.Join(mismatched, "; ")))
+		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+	case len(missing) > 0:
+		mg.SetConditions(xpv2.Unavailable().WithMessage("missing columns: " + strings.Join(missing, ", ")))
+		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: false, Diff: "missing columns: " + strings.Join(missing, ", ")}, nil
+	}
+	mg.SetConditions(xpv2.Available())
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+}
+
+func (e *external) merge(ctx context.Context, mg *v1alpha1.Table) error {
+	cmd, err := kql.CreateMergeTable(mg.Spec.ForProvider.Table, columns(mg.Spec.ForProvider))
+	if err != nil {
+		return err
+	}
+	_, err = e.k.Mgmt(ctx, mg.Spec.ForProvider.Database, cmd)
+	return err
+}
+
+func (e *external) Create(ctx context.Context, mg *v1alpha1.Table) (managed.ExternalCreation, error) {
+	return managed.ExternalCreation{}, e.merge(ctx, mg)
+}
+
+func (e *external) Update(ctx context.Context, mg *v1alpha1.Table) (managed.ExternalUpdate, error) {
+	return managed.ExternalUpdate{}, e.merge(ctx, mg)
+}
+
+// Delete drops the table. It runs only when the management policies allow
+// deletion; fleetplane's compositions leave heartbeat tables in place unless
+// the XR asks otherwise.
+func (e *external) Delete(ctx context.Context, mg *v1alpha1.Table) (managed.ExternalDelete, error) {
+	cmd, err := kql.DropTable(mg.Spec.ForProvider.Table)
+	if err != nil {
+		return managed.ExternalDelete{}, err
+	}
+	_, err = e.k.Mgmt(ctx, mg.Spec.ForProvider.Database, cmd)
+	return managed.ExternalDelete{}, err
+}
+
+func (e *external) Disconnect(context.Context) error { return e.k.Close() }

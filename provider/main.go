@@ -1,0 +1,116 @@
+// Command provider-fleetplane is fleetplane's Crossplane provider: Kusto
+// tables, partition heartbeats and hub federation. It runs in a cluster as
+// a Crossplane package, or anywhere with --kubeconfig.
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/gate"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	"github.com/fleetplane/fleetplane/apis/v1alpha1"
+	fpcontroller "github.com/fleetplane/fleetplane/internal/controller"
+	"github.com/fleetplane/fleetplane/internal/kusto"
+)
+
+// CLI holds the provider's flags.
+type CLI struct {
+	Debug            bool          `help:"Log at debug level." short:"d"`
+	Kubeconfig       string        `help:"Kubeconfig to run out of the cluster; in-cluster configuration when empty." env:"KUBECONFIG"`
+	LeaderElection   bool          `help:"Elect a leader among provider replicas." env:"LEADER_ELECTION"`
+	LeaderNamespace  string        `default:"crossplane-system" help:"Namespace of the leader election lease." env:"POD_NAMESPACE"`
+	Poll             time.Duration `default:"1m" help:"How often an up-to-date managed resource is checked again; heartbeats and federation also come back when their interval is due."`
+	Sync             time.Duration `default:"1h" help:"How often the informer cache resyncs."`
+	MaxReconcileRate int           `default:"10" help:"Reconciles per second across all controllers."`
+	KustoTimeout     time.Duration `default:"60s" help:"Deadline of one Kusto call, retries included."`
+	MetricsAddress   string        `default:":8080" help:"Address of the Prometheus metrics endpoint; 0 turns it off."`
+	HealthAddress    string        `default:":8081" help:"Address of the health and readiness probes; 0 turns them off."`
+}
+
+func (c *CLI) restConfig() (*rest.Config, error) {
+	if c.Kubeconfig != "" {
+		return clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	}
+	return rest.InClusterConfig()
+}
+
+// Run runs the provider until it receives a signal.
+func (c *CLI) Run() error {
+	zl := zap.New(zap.UseDevMode(c.Debug))
+	log := logging.NewLogrLogger(zl.WithName("provider-fleetplane"))
+	ctrl.SetLogger(zl)
+
+	cfg, err := c.restConfig()
+	if err != nil {
+		return fmt.Errorf("cannot load the Kubernetes configuration: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, v1alpha1.AddToScheme, kustov1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return err
+		}
+	}
+	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(cfg, c.MaxReconcileRate), ctrl.Options{
+		Scheme:                     scheme,
+		Cache:                      cache.Options{SyncPeriod: &c.Sync},
+		LeaderElection:             c.LeaderElection,
+		LeaderElectionID:           "provider-fleetplane",
+		LeaderElectionNamespace:    c.LeaderNamespace,
+		LeaderElectionResourceLock: "leases",
+		Metrics:                    metricsserver.Options{BindAddress: c.MetricsAddress},
+		HealthProbeBindAddress:     c.HealthAddress,
+	})
+	if err != nil {
+		return fmt.Errorf("cannot create the controller manager: %w", err)
+	}
+	if c.HealthAddress != "0" {
+		if err := mgr.AddHealthzCheck("ping", func(*http.Request) error { return nil }); err != nil {
+			return err
+		}
+	}
+	o := controller.Options{
+		Logger:                  log,
+		MaxConcurrentReconciles: c.MaxReconcileRate,
+		PollInterval:            c.Poll,
+		GlobalRateLimiter:       ratelimiter.NewGlobal(c.MaxReconcileRate),
+		Features:                &feature.Flags{},
+		Gate:                    new(gate.Gate[schema.GroupVersionKind]),
+	}
+	if err := customresourcesgate.Setup(mgr, o); err != nil {
+		return fmt.Errorf("cannot set up the CRD gate: %w", err)
+	}
+	if err := fpcontroller.Setup(mgr, o, kusto.Options{Timeout: c.KustoTimeout}); err != nil {
+		return err
+	}
+	log.Info("Starting", "poll", c.Poll.String(), "max-reconcile-rate", c.MaxReconcileRate)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+func main() {
+	ctx := kong.Parse(&CLI{}, kong.Description("fleetplane's Crossplane provider for Kusto federation."))
+	if err := ctx.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "provider-fleetplane:", err)
+		os.Exit(1)
+	}
+}
+

@@ -1,0 +1,284 @@
+// Package controlplane runs a real Kubernetes control plane on loopback
+// for fleetplane's tests and demo: etcd and kube-apiserver, built at pinned
+// versions by tools/tools.sh, on free ports, with a kubeconfig, logs in
+// files, readiness awaited with deadlines, and every process stopped on
+// Stop (children also die if the parent does).
+package controlplane
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// token is the bearer token of the control plane's admin user.
+const token = "fleetplane-admin-token"
+
+// ControlPlane is a running etcd and kube-apiserver.
+type ControlPlane struct {
+	// Dir holds data, certificates, logs and the kubeconfig.
+	Dir string
+	// Kubeconfig is the path of an admin kubeconfig.
+	Kubeconfig string
+	// Config is the admin REST configuration.
+	Config *rest.Config
+	// URL is the API server's address.
+	URL string
+
+	procs []*Process
+}
+
+// Process is a child process with its log file.
+type Process struct {
+	Name string
+	Log  string
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// Stop kills the process group and waits for it.
+func (p *Process) Stop() {
+	if p.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// Exited reports whether the process has ended.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Tail returns the last bytes of the process log, for failure messages.
+func (p *Process) Tail(n int) string {
+	b, _ := os.ReadFile(p.Log)
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+// Run starts a binary in its own process group, logging to dir/name.log.
+func Run(dir, name, bin string, args []string, env []string) (*Process, error) {
+	logPath := filepath.Join(dir, name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("cannot start %s: %w", name, err)
+	}
+	p := &Process{Name: name, Log: logPath, cmd: cmd, done: make(chan error, 1)}
+	go func() {
+		p.done <- cmd.Wait()
+		close(p.done)
+		_ = f.Close()
+	}()
+	return p, nil
+}
+
+// FreePort returns a loopback port that was free a moment ago.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Tool returns the path of a pinned tool, building it if needed.
+func Tool(root, name string) (string, error) {
+	cmd := exec.Command(filepath.Join(root, "tools", "tools.sh"), name)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("tools/tools.sh %s: %v\n%s", name, err, stderr.String())
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Start runs etcd and kube-apiserver in dir and waits until the API server
+// is ready. root is the repository root, for tools/tools.sh.
+func Start(ctx context.Context, root, dir string) (*ControlPlane, error) {
+	etcdBin, err := Tool(root, "etcd")
+	if err != nil {
+		return nil, err
+	}
+	apiBin, err := Tool(root, "kube-apiserver")
+	if err != nil {
+		return nil, err
+	}
+	cp := &ControlPlane{Dir: dir}
+	ok := false
+	defer func() {
+		if !ok {
+			cp.Stop()
+		}
+	}()
+
+	clientPort, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	peerPort, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", clientPort)
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peerPort)
+	etcd, err := Run(dir, "etcd", etcdBin, []string{
+		"--data-dir", filepath.Join(dir, "etcd"),
+		"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
+		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+		"--initial-cluster", "default=" + peerURL,
+		// Tests do not need durability; fsync dominates etcd's latency.
+		"--unsafe-no-fsync",
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	cp.procs = append(cp.procs, etcd)
+
+	keyFile, err := writeServiceAccountKey(dir)
+	if err != nil {
+		return nil, err
+	}
+	tokens := filepath.Join(dir, "tokens.csv")
+	if err := os.WriteFile(tokens, []byte(token+",admin,admin,system:masters\n"), 0o600); err != nil {
+		return nil, err
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	api, err := Run(dir, "kube-apiserver", apiBin, []string{
+		"--etcd-servers", etcdURL,
+		"--secure-port", fmt.Sprint(port), "--bind-address", "127.0.0.1",
+		"--cert-dir", filepath.Join(dir, "certs"),
+		"--service-account-issuer", "https://kubernetes.default.svc",
+		"--service-account-key-file", keyFile, "--service-account-signing-key-file", keyFile,
+		"--service-cluster-ip-range", "10.0.0.0/24",
+		"--authorization-mode", "RBAC", "--token-auth-file", tokens,
+		"--enable-priority-and-fairness=false",
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	cp.procs = append(cp.procs, api)
+	cp.URL = fmt.Sprintf("https://127.0.0.1:%d", port)
+	cp.Config = &rest.Config{Host: cp.URL, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}, QPS: 200, Burst: 400}
+
+	if err := cp.waitReady(ctx, 90*time.Second); err != nil {
+		return nil, err
+	}
+	cp.Kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := writeKubeconfig(cp.Kubeconfig, cp.URL); err != nil {
+		return nil, err
+	}
+	ok = true
+	return cp, nil
+}
+
+// waitReady polls /readyz until it answers ok or the deadline passes.
+func (cp *ControlPlane) waitReady(ctx context.Context, timeout time.Duration) error {
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback test server with a generated certificate
+	deadline := time.Now().Add(timeout)
+	for {
+		for _, p := range cp.procs {
+			if p.Exited() {
+				return fmt.Errorf("%s exited during start-up:\n%s", p.Name, p.Tail(4000))
+			}
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, cp.URL+"/readyz", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		if resp, err := client.Do(req); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("kube-apiserver not ready after %s:\n%s", timeout, cp.procs[len(cp.procs)-1].Tail(4000))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Stop stops every process, last started first.
+func (cp *ControlPlane) Stop() {
+	for i := len(cp.procs) - 1; i >= 0; i-- {
+		cp.procs[i].Stop()
+	}
+}
+
+// Track adds a process to be stopped with the control plane.
+func (cp *ControlPlane) Track(p *Process) { cp.procs = append(cp.procs, p) }
+
+func writeServiceAccountKey(dir string) (string, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "sa.key")
+	b := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	return path, os.WriteFile(path, b, 0o600)
+}
+
+func writeKubeconfig(path, server string) error {
+	kc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: fleetplane
+  cluster:
+    server: %s
+    insecure-skip-tls-verify: true
+users:
+- name: admin
+  user:
+    token: %s
+contexts:
+- name: fleetplane
+  context:
+    cluster: fleetplane
+    user: admin
+current-context: fleetplane
+`, server, token)
+	return os.WriteFile(path, []byte(kc), 0o600)
+}
