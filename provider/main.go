@@ -113,4 +113,3 @@ func main() {
 		os.Exit(1)
 	}
 }
-
