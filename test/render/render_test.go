@@ -177,9 +177,10 @@ func TestRenderExamples(t *testing.T) {
 }
 
 // TestValidateExamples checks every example XR against the generated XRD,
-// as the API server would at apply time, and the Configuration's own
-// objects (Composition, activation policy) and the example
-// EnvironmentConfig against Crossplane's CRDs.
+// as the API server would at apply time, the example managed resources and
+// ProviderConfigs against the provider's CRDs, and the Configuration's own
+// objects (Composition, activation policy) and the example EnvironmentConfig
+// against Crossplane's CRDs.
 func TestValidateExamples(t *testing.T) {
 	root := repoRoot(t)
 	xp := tool(t, root, "crossplane")
@@ -190,7 +191,13 @@ func TestValidateExamples(t *testing.T) {
 	files = append(files, more...)
 	more, _ = filepath.Glob(filepath.Join(root, "package", "configuration", "*.yaml"))
 	files = append(files, more...)
-	extensions := filepath.Join(root, "package", "configuration", "xrds") + "," + filepath.Join(root, "package", "function", "input")
+	more, _ = filepath.Glob(filepath.Join(root, "examples", "provider", "*.yaml"))
+	files = append(files, more...)
+	extensions := strings.Join([]string{
+		filepath.Join(root, "package", "configuration", "xrds"),
+		filepath.Join(root, "package", "function", "input"),
+		filepath.Join(root, "package", "provider", "crds"),
+	}, ",")
 	out := validate(t, root, xp, extensions, strings.Join(files, ","))
 	// One line per object: the Composition's input is validated too.
 	if n := strings.Count(out, "validated successfully"); n < len(files) {
