@@ -1,0 +1,471 @@
+// Package provider tests provider-fleetplane as users run it: the real
+// binary, out of cluster, against a real kube-apiserver and etcd, with the
+// real azkustodata client talking to fleetplane's Kusto servers playing a
+// hub and three partitions.
+package provider
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	"github.com/fleetplane/fleetplane/apis/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/kql"
+	"github.com/fleetplane/fleetplane/test/controlplane"
+	"github.com/fleetplane/fleetplane/test/kustoserver"
+)
+
+var (
+	kube     client.Client
+	provider *controlplane.Process
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	wd, _ := os.Getwd()
+	root := filepath.Clean(filepath.Join(wd, "..", ".."))
+	dir, err := os.MkdirTemp("", "fleetplane-provider-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	cp, err := controlplane.Start(ctx, root, dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer cp.Stop()
+	crds, _ := filepath.Glob(filepath.Join(root, "package", "provider", "crds", "*.yaml"))
+	if err := controlplane.InstallCRDs(ctx, cp.Config, crds...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	bin := filepath.Join(dir, "provider-fleetplane")
+	build := exec.Command("go", "build", "-o", bin, "./provider")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build ./provider: %v\n%s", err, out)
+		return 1
+	}
+	provider, err = controlplane.Run(dir, "provider", bin, []string{
+		"--kubeconfig", cp.Kubeconfig, "--poll", "2s", "--metrics-address", "0", "--health-address", "0", "--debug",
+	}, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cp.Track(provider)
+
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, kustov1alpha1.AddToScheme} {
+		_ = add(scheme)
+	}
+	kube, err = client.New(cp.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	pc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone}}}
+	if err := kube.Create(ctx, pc); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "provider log (tail):\n%s\n", provider.Tail(20000))
+	}
+	return code
+}
+
+// eventually polls cond until it holds or the timeout passes; the last
+// explanation cond gave is the failure message.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var why string
+	for {
+		ok, w := cond()
+		if ok {
+			return
+		}
+		why = w
+		if provider.Exited() {
+			t.Fatalf("provider exited while waiting for %s:\n%s", what, provider.Tail(4000))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s: %s", timeout, what, why)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func namespace(t *testing.T) string {
+	t.Helper()
+	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	if err := kube.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+func kustoServer(t *testing.T, dbs ...string) *kustoserver.Server {
+	t.Helper()
+	s := kustoserver.New(dbs...)
+	if err := s.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func kustoExec(t *testing.T, s *kustoserver.Server, db string, cmds ...string) {
+	t.Helper()
+	for _, c := range cmds {
+		if err := s.Exec(db, c); err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+	}
+}
+
+var local = &xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "local"}
+
+func every(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
+
+func heartbeatTable(ns, endpoint string) *kustov1alpha1.Table {
+	return &kustov1alpha1.Table{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "heartbeats"},
+		Spec: kustov1alpha1.TableSpec{
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: local},
+			ForProvider: kustov1alpha1.TableParameters{Endpoint: endpoint, Database: "FleetDiscovery", Table: "Heartbeats", Columns: []kustov1alpha1.Column{
+				{Name: "Timestamp", Type: "datetime"}, {Name: "ClusterEndpoint", Type: "string"}, {Name: "Schema", Type: "dynamic"}, {Name: "PartitionMetadata", Type: "dynamic"},
+			}},
+		},
+	}
+}
+
+func heartbeat(ns, name, endpoint string, hubs ...string) *kustov1alpha1.Heartbeat {
+	hb := &kustov1alpha1.Heartbeat{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: kustov1alpha1.HeartbeatSpec{
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: local},
+			ForProvider:         kustov1alpha1.HeartbeatParameters{Endpoint: endpoint, Interval: every(time.Second), Partitioning: map[string]string{"name": name}},
+		},
+	}
+	for _, h := range hubs {
+		hb.Spec.ForProvider.Targets = append(hb.Spec.ForProvider.Targets, kustov1alpha1.HeartbeatTarget{Endpoint: h, HeartbeatDatabase: "FleetDiscovery", HeartbeatTable: "Heartbeats"})
+	}
+	return hb
+}
+
+func federation(ns, endpoint, ttl string) *kustov1alpha1.Federation {
+	return &kustov1alpha1.Federation{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hub"},
+		Spec: kustov1alpha1.FederationSpec{
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: local},
+			ForProvider: kustov1alpha1.FederationParameters{
+				Endpoint: endpoint, HeartbeatDatabase: "FleetDiscovery", HeartbeatTable: "Heartbeats", HeartbeatTTL: ttl,
+				Interval: every(time.Second), AllowInsecureEndpoints: true,
+			},
+		},
+	}
+}
+
+func create(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := kube.Create(context.Background(), o); err != nil {
+			t.Fatalf("create %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+func get[T client.Object](t *testing.T, o T) T {
+	t.Helper()
+	if err := kube.Get(context.Background(), client.ObjectKeyFromObject(o), o); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func ready(c xpv2.Condition) bool { return c.Status == corev1.ConditionTrue }
+
+// groupMembers lists the partition endpoints of a hub entity group.
+func groupMembers(s *kustoserver.Server, db string) []string {
+	var out []string
+	for _, e := range s.EntityGroups(db)[db+"Spoke"] {
+		ent, err := kql.ParseEntity(e)
+		if err == nil {
+			out = append(out, ent.Endpoint)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// fleet is a hub with three partitions heartbeating to it, federated.
+type fleet struct {
+	ns         string
+	hub        *kustoserver.Server
+	partitions []*kustoserver.Server
+}
+
+func newFleet(t *testing.T, ttl string) *fleet {
+	t.Helper()
+	f := &fleet{ns: namespace(t), hub: kustoServer(t, "FleetDiscovery", "Metrics", "Logs")}
+	create(t, heartbeatTable(f.ns, f.hub.URL))
+	for i := range 3 {
+		p := kustoServer(t, "Metrics", "Logs")
+		kustoExec(t, p, "Metrics", ".create table ['cpu'] (['v']:real)", fmt.Sprintf(".create table ['only-p%d'] (['v']:real)", i+1))
+		kustoExec(t, p, "Logs", ".create table ['app'] (['m']:string)", ".create-or-alter function with (view=true) ['errors']() { ['app'] }")
+		f.partitions = append(f.partitions, p)
+		create(t, heartbeat(f.ns, fmt.Sprintf("p%d", i+1), p.URL, f.hub.URL))
+	}
+	create(t, federation(f.ns, f.hub.URL, ttl))
+	return f
+}
+
+func (f *fleet) endpoints(idx ...int) []string {
+	var out []string
+	for _, i := range idx {
+		out = append(out, f.partitions[i].URL)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (f *fleet) waitMembers(t *testing.T, want []string) {
+	t.Helper()
+	eventually(t, 60*time.Second, fmt.Sprintf("MetricsSpoke = %v", want), func() (bool, string) {
+		got := groupMembers(f.hub, "Metrics")
+		return strings.Join(got, ",") == strings.Join(want, ","), fmt.Sprintf("members %v", got)
+	})
+}
+
+func TestFederation(t *testing.T) {
+	f := newFleet(t, "1h")
+	fed := &kustov1alpha1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "hub"}}
+
+	t.Run("hub and three partitions converge", func(t *testing.T) {
+		f.waitMembers(t, f.endpoints(0, 1, 2))
+		eventually(t, 60*time.Second, "every function and a Ready federation", func() (bool, string) {
+			fns := f.hub.Functions("Metrics")
+			_, p3 := fns["only-p3"]
+			fo := get(t, fed)
+			return len(fns) == 4 && p3 && ready(fo.GetCondition(xpv2.TypeReady)) && fo.Status.AtProvider.Functions == 5,
+				fmt.Sprintf("functions %d, federation %+v", len(fns), fo.Status)
+		})
+		if _, ok := f.hub.Functions("Logs")["errors"]; ok {
+			t.Error("views get hub tables, not functions")
+		}
+		if _, ok := f.hub.Tables("Logs")["errors"]; !ok {
+			t.Error("a view gets an OTLP hub table")
+		}
+		for _, name := range []string{"p1", "p2", "p3"} {
+			hb := get(t, &kustov1alpha1.Heartbeat{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name}})
+			if !ready(hb.GetCondition(xpv2.TypeReady)) || hb.Status.AtProvider.Tables != 3 || hb.Status.AtProvider.Views != 1 {
+				t.Errorf("heartbeat %s: %+v", name, hb.Status)
+			}
+		}
+		tbl := get(t, &kustov1alpha1.Table{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "heartbeats"}})
+		if !ready(tbl.GetCondition(xpv2.TypeReady)) || !tbl.Status.AtProvider.Exists {
+			t.Errorf("heartbeat table: %+v", tbl.Status)
+		}
+	})
+
+	t.Run("a steady cycle issues no mutating command", func(t *testing.T) {
+		f.hub.ResetCommands()
+		start := get(t, fed).Status.AtProvider.LastSyncTime.Time
+		eventually(t, 30*time.Second, "two more federation cycles", func() (bool, string) {
+			fo := get(t, fed)
+			return fo.Status.AtProvider.LastSyncTime.Time.After(start.Add(1500 * time.Millisecond)), "waiting"
+		})
+		if n := f.hub.ScriptCommands(); n != 0 {
+			t.Errorf("steady cycles ran %d mutating commands", n)
+		}
+		if n := get(t, fed).Status.AtProvider.CommandsIssued; n != 0 {
+			t.Errorf("status.atProvider.commandsIssued = %d", n)
+		}
+	})
+
+	t.Run("a new partition table reaches the hub", func(t *testing.T) {
+		kustoExec(t, f.partitions[1], "Metrics", ".create table ['gpu'] (['v']:real)")
+		eventually(t, 30*time.Second, "function gpu on the hub", func() (bool, string) {
+			fn, ok := f.hub.Functions("Metrics")["gpu"]
+			return ok && fn.Folder == "fleetplane", "not yet"
+		})
+	})
+
+	t.Run("a blocked partition leaves the groups", func(t *testing.T) {
+		fo := get(t, fed)
+		fo.Spec.ForProvider.BlockedClusters = &kustov1alpha1.BlockedClusters{Static: []string{strings.ToUpper(f.partitions[2].URL) + "/"}}
+		if err := kube.Update(context.Background(), fo); err != nil {
+			t.Fatal(err)
+		}
+		f.waitMembers(t, f.endpoints(0, 1))
+		eventually(t, 30*time.Second, "only-p3 dropped and blockedMatched 1", func() (bool, string) {
+			_, ok := f.hub.Functions("Metrics")["only-p3"]
+			fo := get(t, fed)
+			return !ok && fo.Status.AtProvider.BlockedMatched == 1, fmt.Sprintf("only-p3 present %v, %+v", ok, fo.Status.AtProvider)
+		})
+		if _, ok := f.hub.Tables("Metrics")["only-p3"]; !ok {
+			t.Error("hub tables keep their data: never dropped")
+		}
+	})
+}
+
+func TestSilentPartitionExpires(t *testing.T) {
+	f := newFleet(t, "4s")
+	f.waitMembers(t, f.endpoints(0, 1, 2))
+	if err := kube.Delete(context.Background(), &kustov1alpha1.Heartbeat{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "p1"}}); err != nil {
+		t.Fatal(err)
+	}
+	f.waitMembers(t, f.endpoints(1, 2))
+	eventually(t, 30*time.Second, "only-p1 dropped", func() (bool, string) {
+		_, ok := f.hub.Functions("Metrics")["only-p1"]
+		return !ok, "still there"
+	})
+}
+
+func TestFailingTargetLeavesOthersHealthy(t *testing.T) {
+	ns := namespace(t)
+	good := kustoServer(t, "FleetDiscovery")
+	bad := kustoServer(t, "FleetDiscovery")
+	part := kustoServer(t, "Metrics")
+	kustoExec(t, part, "Metrics", ".create table ['cpu'] (['v']:real)")
+	create(t, heartbeatTable(ns, good.URL))
+	bt := heartbeatTable(ns, bad.URL)
+	bt.Name = "heartbeats-bad"
+	create(t, bt)
+	if err := bad.InjectFault(kustoserver.Fault{Match: `^\.ingest`, Status: 500}); err != nil {
+		t.Fatal(err)
+	}
+	create(t, heartbeat(ns, "p", part.URL, good.URL, bad.URL))
+	key := &kustov1alpha1.Heartbeat{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"}}
+
+	eventually(t, 60*time.Second, "the good hub getting heartbeats while the bad one fails", func() (bool, string) {
+		hb := get(t, key)
+		c := hb.GetCondition(xpv2.TypeReady)
+		var goodOK, badErr bool
+		for _, ts := range hb.Status.AtProvider.Targets {
+			goodOK = goodOK || (ts.Endpoint == good.URL && ts.LastSuccessTime != nil && ts.LastError == "")
+			badErr = badErr || (ts.Endpoint == bad.URL && strings.Contains(ts.LastError, "500"))
+		}
+		return goodOK && badErr && c.Status == corev1.ConditionFalse && strings.Contains(c.Message, bad.URL), fmt.Sprintf("%+v", hb.Status)
+	})
+	if rows := good.Rows("FleetDiscovery", "Heartbeats"); len(rows) == 0 {
+		t.Error("the good hub has no heartbeat rows")
+	}
+
+	bad.ClearFaults()
+	eventually(t, 60*time.Second, "recovery once the bad hub heals", func() (bool, string) {
+		hb := get(t, key)
+		return ready(hb.GetCondition(xpv2.TypeReady)), hb.GetCondition(xpv2.TypeReady).Message
+	})
+}
+
+// TestAdversarialHeartbeats writes heartbeat rows as an attacker with ingest
+// rights on the hub's table would, and checks the hub never runs anything
+// but the commands fleetplane means to.
+func TestAdversarialHeartbeats(t *testing.T) {
+	ns := namespace(t)
+	hub := kustoServer(t, "FleetDiscovery", "Metrics")
+	create(t, heartbeatTable(ns, hub.URL))
+	eventually(t, 30*time.Second, "the heartbeat table", func() (bool, string) {
+		_, ok := hub.Tables("FleetDiscovery")["Heartbeats"]
+		return ok, "missing"
+	})
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	payloads := []struct{ endpoint, schema string }{
+		{"https://evil').database('Metrics')) | .drop table Heartbeats //", `[{"database":"Metrics","tables":["t"]}]`},
+		{"https://ok.kusto.windows.net", `[{"database":"Metrics","tables":["x'] ) } .drop database Metrics //","cpu"]}]`},
+		{"https://ok2.kusto.windows.net", `[{"database":"Metrics\n.drop table Heartbeats","tables":["t"]}]`},
+		{"https://ok3.kusto.windows.net", `[{"database":"Metrics","tables":["a;.drop table Heartbeats"],"views":["v|take 1"]}]`},
+		{"http://plain.kusto.windows.net", `[{"database":"Metrics","tables":["t"]}]`},
+	}
+	for _, p := range payloads {
+		rec, _ := csvRecord(now, p.endpoint, p.schema)
+		cmd, err := kql.IngestInline("Heartbeats", rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kustoExec(t, hub, "FleetDiscovery", cmd)
+	}
+	fo := federation(ns, hub.URL, "1h")
+	fo.Spec.ForProvider.AllowInsecureEndpoints = false
+	create(t, fo)
+
+	eventually(t, 60*time.Second, "a federation cycle with rejections reported", func() (bool, string) {
+		got := get(t, fo)
+		return got.Status.AtProvider.LastSyncTime != nil && len(got.Status.AtProvider.Errors) >= 4, fmt.Sprintf("%+v", got.Status.AtProvider)
+	})
+	errs := strings.Join(get(t, fo).Status.AtProvider.Errors, "\n")
+	for _, want := range []string{"invalid Kusto endpoint", "plain http", `x'] ) } .drop database Metrics //`, "a;.drop table Heartbeats"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("status errors do not report %q:\n%s", want, errs)
+		}
+	}
+	// The one legitimate table of a legitimate partition is federated.
+	if _, ok := hub.Functions("Metrics")["cpu"]; !ok {
+		t.Error("cpu, reported by a valid partition, should be federated")
+	}
+	// Every command the hub received is one fleetplane writes, whole.
+	allowed := map[string]bool{".show": true, ".create": true, ".alter": true, ".create-or-alter": true, ".create-merge": true, ".execute": true}
+	var scripts []string
+	for _, c := range hub.Commands() {
+		scripts = append(scripts, c.Text)
+	}
+	for _, text := range scripts {
+		lines := []string{text}
+		if strings.HasPrefix(text, ".execute database script") {
+			lines = strings.Split(strings.TrimSpace(strings.SplitN(text, "<|", 2)[1]), "\n")
+		}
+		for _, line := range lines {
+			if strings.Contains(line, ".drop table") || strings.Contains(line, ".drop database") || strings.Contains(line, "take 1") {
+				t.Errorf("injected text reached the hub: %q", line)
+			}
+			toks, err := kql.Tokenize(line)
+			if err != nil {
+				t.Errorf("the hub received text that does not tokenize: %q: %v", line, err)
+				continue
+			}
+			if toks[0].Kind == kql.Command && !allowed[toks[0].Value] {
+				t.Errorf("unexpected command %q", line)
+			}
+		}
+	}
+}
+
+// csvRecord writes a heartbeat row as an attacker would, bypassing the
+// partition-side validation fleetplane does.
+func csvRecord(fields ...string) (string, error) {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	if err := w.Write(fields); err != nil {
+		return "", err
+	}
+	w.Flush()
+	return strings.TrimSuffix(strings.ReplaceAll(b.String(), "\n", " "), " "), nil
+}
