@@ -103,9 +103,16 @@ type FederationObservation struct {
 	// zero once the hub has converged.
 	// +optional
 	CommandsIssued int32 `json:"commandsIssued,omitempty"`
-	// Errors of the last cycle, at most a few, newest first.
+	// Errors of the last cycle: commands that failed. The federation is
+	// not Ready while there are any. At most ten are kept.
 	// +optional
 	Errors []string `json:"errors,omitempty"`
+	// Warnings of the last cycle: heartbeats rejected as invalid, databases
+	// missing on the hub, a block-list function that does not exist,
+	// functions left alone because someone else owns them. At most ten are
+	// kept.
+	// +optional
+	Warnings []string `json:"warnings,omitempty"`
 	// +optional
 	LastSyncTime *metav1.Time `json:"lastSyncTime,omitempty"`
 }

@@ -30,7 +30,8 @@ import (
 )
 
 const (
-	// maxErrors kept in status; the rest are counted.
+	// maxErrors errors, and as many warnings, are kept in status; the rest
+	// are counted.
 	maxErrors = 10
 	// maxPartitionsInStatus keeps the status of a large fleet small.
 	maxPartitionsInStatus = 100
@@ -122,15 +123,22 @@ func (e *external) Observe(_ context.Context, mg *v1alpha1.Federation) (managed.
 		last = at.LastSyncTime.Time
 	}
 	due, _ := connect.Due(last, interval(mg), time.Now())
+	setAvailability(mg)
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: !due}, nil
+}
+
+// setAvailability marks the federation Available when its last cycle ran
+// every command it planned.
+func setAvailability(mg *v1alpha1.Federation) {
+	at := mg.Status.AtProvider
 	switch {
 	case at.LastSyncTime == nil:
 		mg.SetConditions(xpv2.Unavailable().WithMessage("no federation cycle has completed yet"))
 	case len(at.Errors) > 0:
-		mg.SetConditions(xpv2.Unavailable().WithMessage(observe.Bound("the last cycle had problems: " + strings.Join(at.Errors, "; "))))
+		mg.SetConditions(xpv2.Unavailable().WithMessage(observe.Bound("the last cycle had errors: " + strings.Join(at.Errors, "; "))))
 	default:
 		mg.SetConditions(xpv2.Available())
 	}
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: !due}, nil
 }
 
 func (e *external) Create(context.Context, *v1alpha1.Federation) (managed.ExternalCreation, error) {
@@ -150,13 +158,13 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 	}
 	defer func() { _ = hub.Close() }()
 
-	var problems []string
+	var warnings, errs []string
 	parts, rejected, err := fed.Heartbeats(ctx, hub, p.HeartbeatDatabase, p.HeartbeatTable, ttl, p.AllowInsecureEndpoints)
 	if err != nil {
 		return managed.ExternalUpdate{}, fmt.Errorf("cannot read heartbeats from %s.%s: %w", p.HeartbeatDatabase, p.HeartbeatTable, err)
 	}
 	for _, r := range rejected {
-		problems = append(problems, "rejected heartbeat "+r.String())
+		warnings = append(warnings, "rejected heartbeat "+r.String())
 	}
 
 	var fromFunction []string
@@ -168,7 +176,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 			return managed.ExternalUpdate{}, fmt.Errorf("cannot read the block list from %s.%s: %w", b.KustoFunction.Database, b.KustoFunction.Name, err)
 		}
 		if !found {
-			problems = append(problems, fmt.Sprintf("block-list function %s.%s does not exist; using the static list only", b.KustoFunction.Database, b.KustoFunction.Name))
+			warnings = append(warnings, fmt.Sprintf("block-list function %s.%s does not exist; using the static list only", b.KustoFunction.Database, b.KustoFunction.Name))
 		}
 		fromFunction = eps
 	}
@@ -185,14 +193,14 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 	plan := fed.Compute(parts, live)
 	failures, applyErr := fed.Apply(ctx, hub, plan)
 	for _, db := range plan.MissingDatabases {
-		problems = append(problems, fmt.Sprintf("database %s, reported by partitions, does not exist on the hub", db))
+		warnings = append(warnings, fmt.Sprintf("database %s, reported by partitions, does not exist on the hub", db))
 	}
-	problems = append(problems, plan.Problems...)
+	warnings = append(warnings, plan.Problems...)
 	for _, f := range failures {
-		problems = append(problems, "command failed: "+f.String())
+		errs = append(errs, "command failed: "+f.String())
 	}
 	if applyErr != nil {
-		problems = append(problems, applyErr.Error())
+		errs = append(errs, applyErr.Error())
 	}
 
 	sort.Slice(parts, func(i, j int) bool { return parts[i].Endpoint < parts[j].Endpoint })
@@ -212,18 +220,25 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 		at.Partitions = append(at.Partitions, v1alpha1.FederatedPartition{Endpoint: part.Endpoint, LastHeartbeatTime: &metav1.Time{Time: part.LastHeartbeat}})
 	}
 	at.PartitionCount = int32(len(parts))
-	for i, msg := range problems {
-		if i == maxErrors {
-			at.Errors = append(at.Errors, fmt.Sprintf("and %d more", len(problems)-maxErrors))
-			break
-		}
-		at.Errors = append(at.Errors, observe.Bound(msg))
-	}
+	at.Errors, at.Warnings = capped(errs), capped(warnings)
 	mg.Status.AtProvider = at
+	setAvailability(mg)
 	if applyErr != nil {
 		return managed.ExternalUpdate{}, applyErr
 	}
 	return managed.ExternalUpdate{}, nil
+}
+
+// capped keeps the first maxErrors messages, bounded, and counts the rest.
+func capped(msgs []string) []string {
+	var out []string
+	for i, m := range msgs {
+		if i == maxErrors {
+			return append(out, fmt.Sprintf("and %d more", len(msgs)-maxErrors))
+		}
+		out = append(out, observe.Bound(m))
+	}
+	return out
 }
 
 func (e *external) Delete(context.Context, *v1alpha1.Federation) (managed.ExternalDelete, error) {

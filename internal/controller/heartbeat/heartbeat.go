@@ -109,32 +109,37 @@ func (e *external) Observe(_ context.Context, mg *v1alpha1.Heartbeat) (managed.E
 	}
 	due, _ := connect.Due(last, interval(mg), now)
 
-	// Availability: every target has a success within its interval.
+	changed := setAvailability(mg, now)
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: !due && !changed}, nil
+}
+
+// setAvailability marks the heartbeat Available when every target took a
+// heartbeat within its interval, and reports whether the spec names a
+// target the status has never seen.
+func setAvailability(mg *v1alpha1.Heartbeat, now time.Time) (newTargets bool) {
 	status := map[string]v1alpha1.HeartbeatTargetStatus{}
-	for _, t := range at.Targets {
+	for _, t := range mg.Status.AtProvider.Targets {
 		status[targetKey(t.Endpoint, t.HeartbeatDatabase, t.HeartbeatTable)] = t
 	}
 	var stale []string
-	changed := false
 	for _, t := range mg.Spec.ForProvider.Targets {
 		s, ok := status[targetKey(t.Endpoint, t.HeartbeatDatabase, t.HeartbeatTable)]
-		if !ok {
-			changed = true
+		newTargets = newTargets || !ok
+		if ok && s.LastSuccessTime != nil && now.Sub(s.LastSuccessTime.Time) <= interval(mg)+grace {
+			continue
 		}
-		if !ok || s.LastSuccessTime == nil || now.Sub(s.LastSuccessTime.Time) > interval(mg)+grace {
-			reason := "no heartbeat yet"
-			if s.LastError != "" {
-				reason = s.LastError
-			}
-			stale = append(stale, fmt.Sprintf("%s (%s.%s): %s", t.Endpoint, t.HeartbeatDatabase, t.HeartbeatTable, reason))
+		reason := "no heartbeat yet"
+		if s.LastError != "" {
+			reason = s.LastError
 		}
+		stale = append(stale, fmt.Sprintf("%s (%s.%s): %s", t.Endpoint, t.HeartbeatDatabase, t.HeartbeatTable, reason))
 	}
 	if len(stale) == 0 {
 		mg.SetConditions(xpv2.Available())
 	} else {
 		mg.SetConditions(xpv2.Unavailable().WithMessage(observe.Bound("no recent heartbeat for " + strings.Join(stale, "; "))))
 	}
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: !due && !changed}, nil
+	return newTargets
 }
 
 func (e *external) Create(context.Context, *v1alpha1.Heartbeat) (managed.ExternalCreation, error) {
@@ -201,6 +206,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.
 		Views:             int32(counts.Views),
 		Targets:           results,
 	}
+	setAvailability(mg, now)
 	var failed []string
 	for _, r := range results {
 		if r.LastError != "" {
