@@ -596,3 +596,32 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 }
+
+func TestProvisionedHubCreatesDiscoveredDatabases(t *testing.T) {
+	xr := strings.Replace(provisionXR, "  provision:\n", "  role: Federated\n  federation: {heartbeatDatabase: FleetDiscovery, heartbeatTable: Heartbeats}\n  provision:\n", 1)
+	ready := func(kind, name string) string {
+		return observedMR("kusto.azure.m.upbound.io/v1beta1", kind, name, true, "")
+	}
+	fed := observedMR("kusto.m.fleetplane.io/v1alpha1", "Federation", "hub", true,
+		"  atProvider:\n    missingDatabases: [Traces, \"bad'name\", Metrics]\n")
+	observed := map[string]string{
+		"resource-group": readyRG(), "cluster": cluster(true), "database-FleetDiscovery": ready("Database", "FleetDiscovery"),
+		"heartbeat-table": observedMR("kusto.m.fleetplane.io/v1alpha1", "Table", "t", true, ""), "federation": fed,
+	}
+	g := got{t, run(t, call{xr: xr, observed: observed})}
+	g.wantNames("resource-group", "cluster", "database-Metrics", "database-Logs", "database-FleetDiscovery", "database-Traces", "heartbeat-table", "federation")
+	g.want("database-Traces", "metadata.annotations", map[string]any{"crossplane.io/external-name": "Traces", "adx.fleetplane.io/discovered": "true"})
+	g.want("database-Metrics", "metadata.annotations", map[string]any{"crossplane.io/external-name": "Metrics"})
+
+	// Once it exists the hub no longer reports it missing; it stays composed.
+	observed["federation"] = observedMR("kusto.m.fleetplane.io/v1alpha1", "Federation", "hub", true, "")
+	observed["database-Traces"] = strings.Replace(ready("Database", "Traces"), "    crossplane.io/external-name: Traces\n", "    crossplane.io/external-name: Traces\n    adx.fleetplane.io/discovered: \"true\"\n", 1)
+	g = got{t, run(t, call{xr: xr, observed: observed})}
+	if _, ok := g.rsp.GetDesired().GetResources()["database-Traces"]; !ok {
+		t.Error("a discovered database must stay composed once created")
+	}
+
+	// A bring-your-own hub never provisions.
+	g = got{t, run(t, call{xr: hubXR, observed: map[string]string{"heartbeat-table": observed["heartbeat-table"], "federation": fed}})}
+	g.wantNames("heartbeat-table", "federation")
+}

@@ -10,6 +10,7 @@ package adxcluster
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -150,6 +151,10 @@ func (c *composer) provision() (string, bool) {
 		c.set.Add(DatabaseName(db.DatabaseName), r.database(db), clusterReady)
 		azure = append(azure, DatabaseName(db.DatabaseName))
 	}
+	for _, name := range c.discoveredDatabases(r.databases()) {
+		c.set.Add(DatabaseName(name), r.discoveredDatabase(name), clusterReady)
+		azure = append(azure, DatabaseName(name))
+	}
 
 	forbidden, failed := c.azureFailures(azure)
 	switch {
@@ -188,6 +193,55 @@ func (c *composer) provision() (string, bool) {
 			fmt.Sprintf("Creating resource group %s for cluster %s.", spec.Provision.ResourceGroup, spec.ClusterName))
 	}
 	return "", false
+}
+
+// maxDiscoveredDatabases bounds how many databases partitions can make a
+// provisioned hub create.
+const maxDiscoveredDatabases = 100
+
+var databaseName = regexp.MustCompile(`^[a-zA-Z0-9_]{1,260}$`)
+
+// discoveredDatabases are databases a provisioned hub creates because its
+// partitions report them: those its Federation finds missing, and those
+// created so before, which stay (a database that exists is no longer
+// missing, and dropping its resource would delete it under
+// deletionPolicy Delete). Names come from heartbeats, so they are checked
+// and their number capped.
+func (c *composer) discoveredDatabases(declared []v1alpha1.DatabaseSpec) []string {
+	if c.xr.Spec.Role != v1alpha1.RoleFederated {
+		return nil
+	}
+	have := map[string]bool{}
+	for _, d := range declared {
+		have[strings.ToLower(d.DatabaseName)] = true
+	}
+	found := map[string]bool{}
+	for name, o := range c.set.ObservedAll() {
+		if strings.HasPrefix(string(name), databasePrefix) && o.GetAnnotations()[discoveredAnnotation] == "true" {
+			found[strings.TrimPrefix(string(name), databasePrefix)] = true
+		}
+	}
+	if f := c.set.Observed(NameFederation); f != nil {
+		var missing []string
+		if err := f.GetValueInto("status.atProvider.missingDatabases", &missing); err == nil {
+			for _, m := range missing {
+				if databaseName.MatchString(m) {
+					found[m] = true
+				}
+			}
+		}
+	}
+	var out []string
+	for name := range found {
+		if !have[strings.ToLower(name)] {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	if len(out) > maxDiscoveredDatabases {
+		out = out[:maxDiscoveredDatabases]
+	}
+	return out
 }
 
 // azureFailures describes the first authorization refusal and the first

@@ -157,6 +157,17 @@ func (r renderer) database(db v1alpha1.DatabaseSpec) *composed.Unstructured {
 	return r.azure(kustoAPIVersion, "Database", db.DatabaseName, fp)
 }
 
+// discoveredAnnotation marks databases a hub created for its partitions.
+const discoveredAnnotation = "adx.fleetplane.io/discovered"
+
+func (r renderer) discoveredDatabase(name string) *composed.Unstructured {
+	o := r.database(v1alpha1.DatabaseSpec{DatabaseName: name})
+	ann := o.GetAnnotations()
+	ann[discoveredAnnotation] = "true"
+	o.SetAnnotations(ann)
+	return o
+}
+
 // databases is the list a provisioned cluster gets: the spec's, Metrics and
 // Logs when it is empty, and a hub's heartbeat database.
 func (r renderer) databases() []v1alpha1.DatabaseSpec {

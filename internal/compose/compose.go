@@ -44,6 +44,15 @@ func (s *Set) Observed(name resource.Name) *composed.Unstructured {
 	return o.Resource
 }
 
+// ObservedAll returns every observed resource by name.
+func (s *Set) ObservedAll() map[resource.Name]*composed.Unstructured {
+	out := make(map[resource.Name]*composed.Unstructured, len(s.observed))
+	for n, o := range s.observed {
+		out[n] = o.Resource
+	}
+	return out
+}
+
 // Exists reports whether a resource of that name has been composed before.
 func (s *Set) Exists(name resource.Name) bool {
 	_, ok := s.observed[name]
