@@ -271,12 +271,8 @@ func (r renderer) federation(endpoint string) (*composed.Unstructured, error) {
 			AllowInsecureEndpoints: r.xr.Spec.AllowInsecureEndpoints,
 		},
 	}}
-	if b := f.BlockedClusters; b != nil {
-		blocked := &kustov1alpha1.BlockedClusters{Static: append([]string(nil), b.Static...)}
-		if b.KustoFunction != nil {
-			blocked.KustoFunction = &kustov1alpha1.KustoFunctionRef{Database: b.KustoFunction.Database, Name: b.KustoFunction.Name}
-		}
-		fed.Spec.ForProvider.BlockedClusters = blocked
+	if f.BlockedClusters != nil {
+		fed.Spec.ForProvider.BlockedClusters = f.BlockedClusters.DeepCopy()
 	}
 	return typed(fed)
 }

@@ -19,6 +19,8 @@ package federation
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -81,7 +83,7 @@ func (p Plan) Count() int {
 }
 
 // DatabaseNames are the databases with commands, sorted.
-func (p Plan) DatabaseNames() []string { return sortedKeys(p.Commands) }
+func (p Plan) DatabaseNames() []string { return slices.Sorted(maps.Keys(p.Commands)) }
 
 // desired is what the partitions ask of one hub database.
 type desired struct {
@@ -129,7 +131,7 @@ func Compute(partitions []heartbeat.Partition, hub Hub) Plan {
 	for key := range want {
 		keys[key] = true
 	}
-	for _, key := range sortedKeys(keys) {
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
 		hubName, ok := live[key]
 		if !ok {
 			plan.MissingDatabases = append(plan.MissingDatabases, spelling[key])
@@ -165,7 +167,7 @@ func planDatabase(db string, w *desired, live *Database, plan *Plan) []string {
 
 	// Tables first, then the group, then the functions that use both.
 	if wanted {
-		for _, t := range sortedKeys(w.tables) {
+		for _, t := range slices.Sorted(maps.Keys(w.tables)) {
 			if !live.Tables[t] {
 				add(kql.CreateTable(t, OTLPColumns))
 			}
@@ -178,7 +180,7 @@ func planDatabase(db string, w *desired, live *Database, plan *Plan) []string {
 		case !sameEntities(current, ents):
 			add(kql.AlterEntityGroup(group, ents))
 		}
-		for _, t := range sortedKeys(w.functions) {
+		for _, t := range slices.Sorted(maps.Keys(w.functions)) {
 			body, err := kql.MacroExpandBody(group, t)
 			if err != nil {
 				problem("function %s: %v", t, err)
@@ -197,7 +199,7 @@ func planDatabase(db string, w *desired, live *Database, plan *Plan) []string {
 	}
 
 	// Then what is no longer desired, functions before the group.
-	for _, name := range sortedKeys(live.Functions) {
+	for _, name := range slices.Sorted(maps.Keys(live.Functions)) {
 		if live.Functions[name].Folder != FunctionFolder {
 			continue
 		}
@@ -275,13 +277,4 @@ func sameText(a, b string) bool {
 		}
 	}
 	return true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -14,6 +14,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -135,7 +137,7 @@ func Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP bool) (Partitio
 		db.Views = append(db.Views, validNames(d.Views, func(err error) { reject("view in %q: %v", d.Database, err) })...)
 	}
 	p := Partition{Endpoint: ep, LastHeartbeat: ts}
-	for _, name := range sortedKeys(byName) {
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		db := byName[name]
 		db.Tables, db.Views = uniqueSorted(db.Tables), uniqueSorted(db.Views)
 		p.Databases = append(p.Databases, *db)
@@ -164,13 +166,4 @@ func uniqueSorted(s []string) []string {
 		}
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

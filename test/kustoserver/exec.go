@@ -4,6 +4,8 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/fleetplane/fleetplane/internal/kql"
@@ -89,7 +91,7 @@ func (s *Server) mgmt(dbName, text string) (*result, error) {
 		}
 		r := newResult("DatabaseName", "string", "PersistentStorage", "string", "Version", "string", "IsCurrent", "bool",
 			"DatabaseAccessMode", "string", "PrettyName", "string")
-		for _, k := range sortedKeys(s.dbs) {
+		for _, k := range slices.Sorted(maps.Keys(s.dbs)) {
 			n := s.dbs[k].name
 			r.add(n, "", "v1.0", strings.EqualFold(n, dbName), "ReadWrite", "")
 		}
@@ -131,21 +133,21 @@ func (s *Server) show(db *database, c *cursor) (*result, error) {
 	switch {
 	case c.accept("tables"):
 		r := newResult("TableName", "string", "DatabaseName", "string", "Folder", "string", "DocString", "string")
-		for _, n := range sortedKeys(db.tables) {
+		for _, n := range slices.Sorted(maps.Keys(db.tables)) {
 			t := db.tables[n]
 			r.add(t.name, db.name, t.folder, t.doc)
 		}
 		return r, c.end()
 	case c.accept("functions"):
 		r := newResult("Name", "string", "Parameters", "string", "Body", "string", "Folder", "string", "DocString", "string")
-		for _, n := range sortedKeys(db.functions) {
+		for _, n := range slices.Sorted(maps.Keys(db.functions)) {
 			f := db.functions[n]
 			r.add(f.Name, "()", f.Body, f.Folder, f.DocString)
 		}
 		return r, c.end()
 	case c.accept("entity_groups"):
 		r := newResult("Name", "string", "Entities", "dynamic")
-		for _, n := range sortedKeys(db.entityGroups) {
+		for _, n := range slices.Sorted(maps.Keys(db.entityGroups)) {
 			b, _ := json.Marshal(db.entityGroups[n])
 			r.add(n, json.RawMessage(b))
 		}
@@ -431,7 +433,7 @@ func (s *Server) drop(db *database, c *cursor) (*result, error) {
 		}
 		delete(db.entityGroups, name)
 		r := newResult("Name", "string", "Entities", "dynamic")
-		for _, n := range sortedKeys(db.entityGroups) {
+		for _, n := range slices.Sorted(maps.Keys(db.entityGroups)) {
 			b, _ := json.Marshal(db.entityGroups[n])
 			r.add(n, json.RawMessage(b))
 		}

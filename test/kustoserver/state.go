@@ -13,7 +13,6 @@ package kustoserver
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 )
@@ -171,13 +170,4 @@ func (db *database) schemaJSON() string {
 	}
 	b, _ := json.Marshal(doc)
 	return string(b)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,6 +2,8 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 )
 
 // ClusterRole is the part an ADX cluster plays in a federated fleet.
@@ -240,9 +242,12 @@ type FederationSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('[1-9]')",message="heartbeatTTL must be longer than zero"
 	HeartbeatTTL string `json:"heartbeatTTL,omitempty"`
 
-	// BlockedClusters keeps partitions out of the hub's functions.
+	// BlockedClusters keeps partitions out of the hub's functions: static
+	// endpoints, compared case-insensitively without trailing slashes, and
+	// a Kusto function returning more in a ClusterEndpoint (or Endpoint)
+	// column.
 	// +optional
-	BlockedClusters *BlockedClusters `json:"blockedClusters,omitempty"`
+	BlockedClusters *kustov1alpha1.BlockedClusters `json:"blockedClusters,omitempty"`
 }
 
 // FederatedTarget is a hub a partition sends heartbeats to.
@@ -267,35 +272,6 @@ type FederatedTarget struct {
 	// +optional
 	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
 	ManagedIdentityClientID string `json:"managedIdentityClientId,omitempty"`
-}
-
-// BlockedClusters lists partitions a hub must leave out.
-type BlockedClusters struct {
-	// Static partition endpoints. Compared case-insensitively, ignoring
-	// surrounding spaces and trailing slashes.
-	// +optional
-	// +listType=set
-	// +kubebuilder:validation:MaxItems=256
-	// +kubebuilder:validation:items:MaxLength=2048
-	Static []string `json:"static,omitempty"`
-
-	// KustoFunction returns more endpoints to block, in a string column
-	// named ClusterEndpoint (or Endpoint).
-	// +optional
-	KustoFunction *KustoFunctionRef `json:"kustoFunction,omitempty"`
-}
-
-// KustoFunctionRef names a function in a hub database.
-type KustoFunctionRef struct {
-	// Database holding the function.
-	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_]+$`
-	// +kubebuilder:validation:MaxLength=260
-	Database string `json:"database"`
-
-	// Name of the function.
-	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_]*$`
-	// +kubebuilder:validation:MaxLength=1024
-	Name string `json:"name"`
 }
 
 // ADXClusterStatus is what fleetplane observed.

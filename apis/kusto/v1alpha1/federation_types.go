@@ -7,7 +7,8 @@ import (
 
 // BlockedClusters are partitions the hub leaves out.
 type BlockedClusters struct {
-	// Static partition endpoints.
+	// Static partition endpoints. Compared case-insensitively, ignoring
+	// surrounding spaces and trailing slashes.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=256
@@ -22,10 +23,12 @@ type BlockedClusters struct {
 
 // KustoFunctionRef names a function in a hub database.
 type KustoFunctionRef struct {
+	// Database holding the function.
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_]+$`
 	// +kubebuilder:validation:MaxLength=260
 	Database string `json:"database"`
 
+	// Name of the function.
 	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_]*$`
 	// +kubebuilder:validation:MaxLength=1024
 	Name string `json:"name"`

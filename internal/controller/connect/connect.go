@@ -8,7 +8,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
@@ -73,4 +79,24 @@ func Due(last time.Time, interval time.Duration, now time.Time) (bool, time.Dura
 		return true, 0
 	}
 	return false, next.Sub(now)
+}
+
+// SetupManaged adds the controller of one managed resource kind to mgr,
+// with the options every provider-fleetplane controller shares.
+func SetupManaged[T resource.Managed](mgr ctrl.Manager, o controller.Options, gvk schema.GroupVersionKind, obj T, c managed.TypedExternalConnector[T], extra ...managed.ReconcilerOption) error {
+	name := managed.ControllerName(gvk.GroupKind().String())
+	opts := append([]managed.ReconcilerOption{
+		managed.WithTypedExternalConnector[T](c),
+		managed.WithLogger(o.Logger.WithValues("controller", name)),
+		managed.WithPollInterval(o.PollInterval),
+		managed.WithManagementPolicies(),
+		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))), //nolint:staticcheck // crossplane-runtime's recorder takes this type
+	}, extra...)
+	r := managed.NewReconciler(mgr, resource.ManagedKind(gvk), opts...)
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		WithOptions(o.ForControllerRuntime()).
+		WithEventFilter(resource.DesiredStateChanged()).
+		For(obj).
+		Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
 }

@@ -14,9 +14,7 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -39,22 +37,8 @@ const (
 
 // Setup adds the Federation controller to mgr.
 func Setup(mgr ctrl.Manager, o controller.Options, c *connect.Connector) error {
-	name := managed.ControllerName(v1alpha1.FederationGroupVersionKind.GroupKind().String())
-	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.FederationGroupVersionKind),
-		managed.WithTypedExternalConnector[*v1alpha1.Federation](&connector{c: c}),
-		managed.WithLogger(o.Logger.WithValues("controller", name)),
-		managed.WithPollInterval(o.PollInterval),
-		managed.WithPollIntervalHook(pollHook),
-		managed.WithTimeout(10*time.Minute),
-		managed.WithManagementPolicies(),
-		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))), //nolint:staticcheck // crossplane-runtime's recorder takes this type
-	)
-	return ctrl.NewControllerManagedBy(mgr).
-		Named(name).
-		WithOptions(o.ForControllerRuntime()).
-		WithEventFilter(resource.DesiredStateChanged()).
-		For(&v1alpha1.Federation{}).
-		Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
+	return connect.SetupManaged(mgr, o, v1alpha1.FederationGroupVersionKind, &v1alpha1.Federation{}, &connector{c: c},
+		managed.WithPollIntervalHook(pollHook), managed.WithTimeout(10*time.Minute))
 }
 
 func interval(mg *v1alpha1.Federation) time.Duration {

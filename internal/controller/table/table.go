@@ -9,11 +9,8 @@ import (
 	"strings"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -25,20 +22,7 @@ import (
 
 // Setup adds the Table controller to mgr.
 func Setup(mgr ctrl.Manager, o controller.Options, c *connect.Connector) error {
-	name := managed.ControllerName(v1alpha1.TableGroupVersionKind.GroupKind().String())
-	r := managed.NewReconciler(mgr, resource.ManagedKind(v1alpha1.TableGroupVersionKind),
-		managed.WithTypedExternalConnector[*v1alpha1.Table](&connector{c: c}),
-		managed.WithLogger(o.Logger.WithValues("controller", name)),
-		managed.WithPollInterval(o.PollInterval),
-		managed.WithManagementPolicies(),
-		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))), //nolint:staticcheck // crossplane-runtime's recorder takes this type
-	)
-	return ctrl.NewControllerManagedBy(mgr).
-		Named(name).
-		WithOptions(o.ForControllerRuntime()).
-		WithEventFilter(resource.DesiredStateChanged()).
-		For(&v1alpha1.Table{}).
-		Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
+	return connect.SetupManaged(mgr, o, v1alpha1.TableGroupVersionKind, &v1alpha1.Table{}, &connector{c: c})
 }
 
 type connector struct{ c *connect.Connector }
