@@ -27,6 +27,10 @@ generate: ## Regenerate deepcopy code, XRDs, CRDs and the function input schema 
 	$$cg crd:crdVersions=v1 paths=./apis/fn/... output:crd:dir=package/function/input; \
 	$(GO) run ./internal/xrdgen/cmd/xrdgen -in $(GEN)/xr -out package/configuration/xrds
 
+.PHONY: package
+package: ## Build the function, provider and Configuration packages (.xpkg) offline into _output/.
+	@tools/package.sh
+
 .PHONY: test
 test: ## Run every test (unit, render golden, validation). CI runs this.
 	@$(TOOLS) >/dev/null

@@ -16,14 +16,14 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${FLEETPLANE_TOOLS_CACHE:-$root/.cache/tools}
 
-# name | version | module dir under tools/ | package to build | binary name
+# name | version | module dir under tools/ | package to build | binary name | ldflags
 catalog() {
   cat <<'CAT'
 crossplane|v2.2.0|crossplane-cli|github.com/crossplane/crossplane/v2/cmd/crank|crossplane
 controller-gen|v0.23.0|controller-gen|sigs.k8s.io/controller-tools/cmd/controller-gen|controller-gen
 etcd|v3.6.5|etcd|go.etcd.io/etcd/server/v3|etcd
 kube-apiserver|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kube-apiserver|kube-apiserver
-crossplane-core|v2.4.0|crossplane-core|github.com/crossplane/crossplane/v2/cmd/crossplane|crossplane
+crossplane-core|v2.4.0|crossplane-core|github.com/crossplane/crossplane/v2/cmd/crossplane|crossplane|-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=v2.4.0
 CAT
 }
 
@@ -50,7 +50,7 @@ fetch_module() {
 }
 
 build_one() {
-  local want=$1 line name version dir pkg bin out
+  local want=$1 line name version dir pkg bin ldflags out key
   line=$(modules | awk -F'|' -v n="$want" '$1 == n')
   if [ -n "$line" ]; then
     fetch_module "$line"
@@ -61,15 +61,20 @@ build_one() {
     echo "tools.sh: unknown tool '$want'; known: $( (catalog; modules) | cut -d'|' -f1 | tr '\n' ' ')" >&2
     return 1
   fi
-  IFS='|' read -r name version dir pkg bin <<<"$line"
-  out=$cache/$name-$version/$bin
+  IFS='|' read -r name version dir pkg bin ldflags <<<"$line"
+  # Build flags are part of the cache key: other flags, other binary.
+  key=$name-$version
+  if [ -n "$ldflags" ]; then
+    key=$key-$(printf '%s' "$ldflags" | sha256sum | cut -c1-8)
+  fi
+  out=$cache/$key/$bin
   if [ -x "$out" ]; then
     echo "tools.sh: $name $version cached at $out" >&2
   else
     echo "tools.sh: building $name $version ($pkg); the first build can take minutes" >&2
     local start=$SECONDS
     mkdir -p "$(dirname "$out")"
-    (cd "$root/tools/$dir" && CGO_ENABLED=0 go build -trimpath -o "$out.tmp" "$pkg")
+    (cd "$root/tools/$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out.tmp" "$pkg")
     mv "$out.tmp" "$out"
     echo "tools.sh: built $name $version in $((SECONDS - start))s" >&2
   fi

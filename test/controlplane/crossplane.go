@@ -1,0 +1,411 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/xpkg"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// CrossplaneNamespace is where Crossplane runs and keeps its secrets.
+const CrossplaneNamespace = "crossplane-system"
+
+// Crossplane is Crossplane core running against a ControlPlane with the
+// External package runtime: this harness plays the runtime, running
+// functions and providers as local processes.
+type Crossplane struct {
+	cp       *ControlPlane
+	bin      string
+	cacheDir string
+	kube     client.Client
+}
+
+// Kube is a client with Crossplane's package types registered.
+func (x *Crossplane) Kube() client.Client { return x.kube }
+
+// StartCrossplane initialises Crossplane's CRDs and secrets and starts its
+// controllers.
+func StartCrossplane(ctx context.Context, cp *ControlPlane, root string) (*Crossplane, error) {
+	bin, err := Tool(root, "crossplane-core")
+	if err != nil {
+		return nil, err
+	}
+	crds, err := Tool(root, "crossplane-core-crds")
+	if err != nil {
+		return nil, err
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := pkgv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	kube, err := client.New(cp.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	x := &Crossplane{cp: cp, bin: bin, cacheDir: filepath.Join(cp.Dir, "xpkg-cache"), kube: kube}
+	if err := os.MkdirAll(x.cacheDir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: CrossplaneNamespace}}); err != nil && !kerrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	env := []string{"KUBECONFIG=" + cp.Kubeconfig, "POD_NAMESPACE=" + CrossplaneNamespace}
+
+	// init installs the CRDs and the TLS secrets. Its first run can fail
+	// while the CRDs it just created are not served yet; run it again.
+	var initErr error
+	for attempt := range 5 {
+		cmd := exec.CommandContext(ctx, bin, "core", "init", "--cr-ds-path", crds, "--enable-webhooks=false",
+			"--tlsca-secret-name", "crossplane-root-ca", "--tls-server-secret-name", "crossplane-tls-server",
+			"--tls-client-secret-name", "crossplane-tls-client")
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		_ = os.WriteFile(filepath.Join(cp.Dir, fmt.Sprintf("crossplane-init-%d.log", attempt)), out, 0o644)
+		if initErr = err; err == nil {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if initErr != nil {
+		return nil, fmt.Errorf("crossplane core init: %w (logs in %s)", initErr, cp.Dir)
+	}
+
+	clientCerts := filepath.Join(cp.Dir, "crossplane-tls-client")
+	if err := x.writeSecretFiles(ctx, "crossplane-tls-client", clientCerts); err != nil {
+		return nil, err
+	}
+	metrics, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	health, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	p, err := Run(cp.Dir, "crossplane", bin, []string{
+		"core", "start", "--debug", "--enable-webhooks=false", "--package-runtime=External",
+		"--xpkg-cache-dir", x.cacheDir, "--xfn-cache-dir", filepath.Join(cp.Dir, "xfn-cache"),
+		"--tls-client-certs-dir", clientCerts,
+		"--metrics-port", fmt.Sprint(metrics), "--health-probe-port", fmt.Sprint(health),
+		"--poll-interval", "10s",
+	}, env)
+	if err != nil {
+		return nil, err
+	}
+	cp.Track(p)
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if p.Exited() {
+			return false, fmt.Errorf("crossplane exited:\n%s", p.Tail(4000))
+		}
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", health))
+		if err != nil {
+			return false, nil //nolint:nilerr // not listening yet
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("crossplane not ready: %w", err)
+	}
+	return x, nil
+}
+
+func (x *Crossplane) secret(ctx context.Context, name string) (*corev1.Secret, error) {
+	s := &corev1.Secret{}
+	err := x.kube.Get(ctx, types.NamespacedName{Namespace: CrossplaneNamespace, Name: name}, s)
+	return s, err
+}
+
+func (x *Crossplane) writeSecretFiles(ctx context.Context, secret, dir string) error {
+	var s *corev1.Secret
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		var err error
+		s, err = x.secret(ctx, secret)
+		return err == nil && len(s.Data["tls.crt"]) > 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("secret %s has no certificate: %w", secret, err)
+	}
+	return writeCerts(dir, s.Data)
+}
+
+func writeCerts(dir string, data map[string][]byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for _, k := range []string{"tls.crt", "tls.key", "ca.crt"} {
+		if err := os.WriteFile(filepath.Join(dir, k), data[k], 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PackageRef names a package file by digest under source, e.g.
+// ghcr.io/fleetplane/function-fleetplane@sha256:...
+func PackageRef(source, file string) (string, error) {
+	img, err := tarball.ImageFromPath(file, nil)
+	if err != nil {
+		return "", fmt.Errorf("%s is not a package: %w", file, err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return "", err
+	}
+	return source + "@" + d.String(), nil
+}
+
+// Cache puts a package file into Crossplane's package cache under the name
+// Crossplane looks for when ref is installed with packagePullPolicy Never.
+func (x *Crossplane) Cache(root, ref, file string) error {
+	r, err := name.ParseReference(ref, name.StrictValidation)
+	if err != nil {
+		return err
+	}
+	id := xpkg.FriendlyID(xpkg.ParsePackageSourceFromReference(r), r.Identifier())
+	cli, err := Tool(root, "crossplane")
+	if err != nil {
+		return err
+	}
+	out, err := exec.Command(cli, "xpkg", "extract", "--from-xpkg", file, "-o", filepath.Join(x.cacheDir, id+".gz")).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("crossplane xpkg extract: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// RevisionOf waits for the active revision of a package and returns it.
+func (x *Crossplane) RevisionOf(ctx context.Context, list client.ObjectList, pkg string, timeout time.Duration) (client.Object, error) {
+	var found client.Object
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := x.kube.List(ctx, list, client.MatchingLabels{"pkg.crossplane.io/package": pkg}); err != nil {
+			return false, nil //nolint:nilerr // keep polling
+		}
+		switch l := list.(type) {
+		case *pkgv1.FunctionRevisionList:
+			for i := range l.Items {
+				if l.Items[i].Spec.DesiredState == pkgv1.PackageRevisionActive {
+					found = &l.Items[i]
+				}
+			}
+		case *pkgv1.ProviderRevisionList:
+			for i := range l.Items {
+				if l.Items[i].Spec.DesiredState == pkgv1.PackageRevisionActive {
+					found = &l.Items[i]
+				}
+			}
+		}
+		return found != nil, nil
+	})
+	return found, err
+}
+
+// IssueCertificate signs a server or client certificate with Crossplane's
+// root CA and stores it as a Secret, as Crossplane's runtime would.
+func (x *Crossplane) IssueCertificate(ctx context.Context, secretName, commonName string) (map[string][]byte, error) {
+	ca, err := x.secret(ctx, "crossplane-root-ca")
+	if err != nil {
+		return nil, fmt.Errorf("cannot read crossplane-root-ca: %w", err)
+	}
+	caCert, caKey, err := parseCA(ca.Data["tls.crt"], ca.Data["tls.key"])
+	if err != nil {
+		return nil, err
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: commonName, Organization: []string{"Crossplane"}},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		DNSNames:     []string{"localhost", commonName},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	data := map[string][]byte{
+		"tls.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		"tls.key": pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
+		"ca.crt":  ca.Data["tls.crt"],
+	}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: CrossplaneNamespace, Name: secretName}, Data: data}
+	if err := x.kube.Create(ctx, s); err != nil {
+		if !kerrors.IsAlreadyExists(err) {
+			return nil, err
+		}
+		existing, err := x.secret(ctx, secretName)
+		if err != nil {
+			return nil, err
+		}
+		existing.Data = data
+		if err := x.kube.Update(ctx, existing); err != nil {
+			return nil, err
+		}
+	}
+	return data, nil
+}
+
+func parseCA(certPEM, keyPEM []byte) (*x509.Certificate, any, error) {
+	cb, _ := pem.Decode(certPEM)
+	kb, _ := pem.Decode(keyPEM)
+	if cb == nil || kb == nil {
+		return nil, nil, fmt.Errorf("crossplane-root-ca holds no PEM certificate and key")
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	if k, err := x509.ParsePKCS1PrivateKey(kb.Bytes); err == nil {
+		return cert, k, nil
+	}
+	if k, err := x509.ParsePKCS8PrivateKey(kb.Bytes); err == nil {
+		return cert, k, nil
+	}
+	k, err := x509.ParseECPrivateKey(kb.Bytes)
+	return cert, k, err
+}
+
+// ServeFunction plays the runtime for a Function installed as pkg: it waits
+// for the active revision, issues its server certificate, starts bin with
+// mTLS on a free port, and tells Crossplane where it listens.
+func (x *Crossplane) ServeFunction(ctx context.Context, pkg, bin string, args ...string) (*Process, error) {
+	obj, err := x.RevisionOf(ctx, &pkgv1.FunctionRevisionList{}, pkg, 3*time.Minute)
+	if err != nil {
+		return nil, fmt.Errorf("no active revision of function %s: %w", pkg, err)
+	}
+	rev := obj.(*pkgv1.FunctionRevision)
+	secret := pkg + "-tls-server"
+	data, err := x.IssueCertificate(ctx, secret, pkg)
+	if err != nil {
+		return nil, err
+	}
+	certs := filepath.Join(x.cp.Dir, secret)
+	if err := writeCerts(certs, data); err != nil {
+		return nil, err
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	p, err := Run(x.cp.Dir, pkg, bin, append([]string{"--tls-certs-dir", certs, "--address", fmt.Sprintf("127.0.0.1:%d", port)}, args...), nil)
+	if err != nil {
+		return nil, err
+	}
+	x.cp.Track(p)
+	endpoint := fmt.Sprintf("dns:///127.0.0.1:%d", port)
+	return p, x.pointRevision(ctx, rev, func(r client.Object) {
+		fr := r.(*pkgv1.FunctionRevision)
+		fr.Spec.TLSServerSecretName = ptr.To(secret)
+	}, func(r client.Object) {
+		fr := r.(*pkgv1.FunctionRevision)
+		fr.Status.TLSServerSecretName = ptr.To(secret)
+		fr.Status.Endpoint = endpoint
+		fr.SetConditions(pkgv1.RuntimeHealthy())
+	})
+}
+
+// RunProvider plays the runtime for a Provider installed as pkg: it waits
+// for the active revision, gives it TLS secrets, and starts bin.
+func (x *Crossplane) RunProvider(ctx context.Context, pkg, bin string, args ...string) (*Process, error) {
+	obj, err := x.RevisionOf(ctx, &pkgv1.ProviderRevisionList{}, pkg, 3*time.Minute)
+	if err != nil {
+		return nil, fmt.Errorf("no active revision of provider %s: %w", pkg, err)
+	}
+	rev := obj.(*pkgv1.ProviderRevision)
+	server, clientName := pkg+"-tls-server", pkg+"-tls-client"
+	if _, err := x.IssueCertificate(ctx, server, pkg); err != nil {
+		return nil, err
+	}
+	if _, err := x.IssueCertificate(ctx, clientName, pkg); err != nil {
+		return nil, err
+	}
+	p, err := Run(x.cp.Dir, pkg, bin, append([]string{"--kubeconfig", x.cp.Kubeconfig}, args...), nil)
+	if err != nil {
+		return nil, err
+	}
+	x.cp.Track(p)
+	return p, x.pointRevision(ctx, rev, func(r client.Object) {
+		pr := r.(*pkgv1.ProviderRevision)
+		pr.Spec.TLSServerSecretName, pr.Spec.TLSClientSecretName = ptr.To(server), ptr.To(clientName)
+	}, func(r client.Object) {
+		pr := r.(*pkgv1.ProviderRevision)
+		pr.Status.TLSServerSecretName, pr.Status.TLSClientSecretName = ptr.To(server), ptr.To(clientName)
+		pr.SetConditions(pkgv1.RuntimeHealthy())
+	})
+}
+
+// pointRevision sets a revision's runtime fields in spec and status, and
+// reports the runtime healthy as Crossplane's Deployment runtime would once
+// its pods run, retrying on conflicts with Crossplane's own writes.
+func (x *Crossplane) pointRevision(ctx context.Context, rev client.Object, spec, status func(client.Object)) error {
+	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if err := x.kube.Get(ctx, client.ObjectKeyFromObject(rev), rev); err != nil {
+			return false, nil //nolint:nilerr // retry
+		}
+		spec(rev)
+		if err := x.kube.Update(ctx, rev); err != nil {
+			return false, nil //nolint:nilerr // conflict: retry
+		}
+		status(rev)
+		if err := x.kube.Status().Update(ctx, rev); err != nil {
+			return false, nil //nolint:nilerr // conflict: retry
+		}
+		return true, nil
+	})
+}
+
+// WaitHealthy waits until a package object reports Installed and Healthy.
+func (x *Crossplane) WaitHealthy(ctx context.Context, obj client.Object, timeout time.Duration) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := x.kube.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return false, nil //nolint:nilerr // retry
+		}
+		pkg, ok := obj.(pkgv1.Package)
+		if !ok {
+			return false, fmt.Errorf("%T is not a package", obj)
+		}
+		installed := pkg.GetCondition(pkgv1.TypeInstalled)
+		healthy := pkg.GetCondition(pkgv1.TypeHealthy)
+		last = fmt.Sprintf("installed=%s (%s) healthy=%s (%s)", installed.Status, installed.Message, healthy.Status, healthy.Message)
+		return installed.Status == corev1.ConditionTrue && healthy.Status == corev1.ConditionTrue, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s %s: %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), strings.TrimSpace(last), err)
+	}
+	return nil
+}

@@ -1,0 +1,314 @@
+// Package environment brings up fleetplane for real on one machine, offline:
+// etcd, kube-apiserver and Crossplane core; fleetplane's three packages,
+// built with `crossplane xpkg build` and installed through Crossplane's
+// package manager; the function and provider run as local processes in
+// Crossplane's External runtime; stand-ins for the upjet Azure provider;
+// and Kusto servers for partitions and hubs. The end-to-end tests and
+// `make demo` both use it.
+package environment
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	adxv1alpha1 "github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
+	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	"github.com/fleetplane/fleetplane/apis/v1alpha1"
+	"github.com/fleetplane/fleetplane/test/controlplane"
+	"github.com/fleetplane/fleetplane/test/kustoserver"
+	"github.com/fleetplane/fleetplane/test/standin"
+)
+
+// Package sources, as the Configuration's dependsOn names them.
+const (
+	FunctionSource      = "ghcr.io/fleetplane/function-fleetplane"
+	ProviderSource      = "ghcr.io/fleetplane/provider-fleetplane"
+	ConfigurationSource = "ghcr.io/fleetplane/fleetplane"
+
+	// FunctionName is the Function object's name, the one the
+	// Composition's functionRef uses.
+	FunctionName = "fleetplane-function-fleetplane"
+	// ProviderName is the Provider object's name.
+	ProviderName = "provider-fleetplane"
+	// LocalComposition is the packaged Composition with a short federation
+	// interval, for local use.
+	LocalComposition = "adxclusters-local"
+)
+
+// Options tune an environment.
+type Options struct {
+	// Interval of heartbeats and federation in LocalComposition.
+	Interval time.Duration
+	// Logf reports progress.
+	Logf func(format string, a ...any)
+}
+
+// Env is a running environment.
+type Env struct {
+	Root, Dir  string
+	CP         *controlplane.ControlPlane
+	Crossplane *controlplane.Crossplane
+	Azure      *standin.Azure
+	// Kube knows fleetplane's, Crossplane's and core types; use
+	// unstructured objects for the rest.
+	Kube     client.Client
+	Function *controlplane.Process
+	Provider *controlplane.Process
+
+	cancel  context.CancelFunc
+	servers []*kustoserver.Server
+	logf    func(string, ...any)
+	// Timings of start-up phases, for reports.
+	Timings []Timing
+}
+
+// Timing is how long a phase of start-up took.
+type Timing struct {
+	Phase    string
+	Duration time.Duration
+}
+
+func (e *Env) phase(name string, start time.Time) {
+	d := time.Since(start)
+	e.Timings = append(e.Timings, Timing{name, d})
+	e.logf("%s: %s", name, d.Round(100*time.Millisecond))
+}
+
+// Start brings the environment up in dir. root is the repository root.
+func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
+	if o.Interval == 0 {
+		o.Interval = 10 * time.Second
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	e := &Env{Root: root, Dir: dir, logf: o.Logf}
+	ok := false
+	defer func() {
+		if !ok {
+			e.Stop()
+		}
+	}()
+
+	t := time.Now()
+	pkgs, err := buildPackages(root, dir)
+	if err != nil {
+		return nil, err
+	}
+	e.phase("packages built", t)
+
+	t = time.Now()
+	if e.CP, err = controlplane.Start(ctx, root, dir); err != nil {
+		return nil, err
+	}
+	e.phase("etcd and kube-apiserver ready", t)
+
+	t = time.Now()
+	if e.Crossplane, err = controlplane.StartCrossplane(ctx, e.CP, root); err != nil {
+		return nil, err
+	}
+	e.phase("crossplane ready", t)
+
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, pkgv1.AddToScheme, v1alpha1.AddToScheme, kustov1alpha1.AddToScheme, adxv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
+	}
+	if e.Kube, err = client.New(e.CP.Config, client.Options{Scheme: scheme}); err != nil {
+		return nil, err
+	}
+
+	// The upjet Azure CRDs, served by the stand-in.
+	upjet, err := controlplane.Tool(root, "upjet-azure-crds")
+	if err != nil {
+		return nil, err
+	}
+	if err := controlplane.InstallCRDs(ctx, e.CP.Config,
+		filepath.Join(upjet, "azure.m.upbound.io_resourcegroups.yaml"),
+		filepath.Join(upjet, "kusto.azure.m.upbound.io_clusters.yaml"),
+		filepath.Join(upjet, "kusto.azure.m.upbound.io_databases.yaml")); err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
+	e.Azure = standin.New(e.Kube)
+	go e.Azure.Run(sctx)
+
+	t = time.Now()
+	if err := e.install(ctx, pkgs); err != nil {
+		return nil, err
+	}
+	e.phase("packages installed and healthy", t)
+
+	if err := e.configure(ctx, o); err != nil {
+		return nil, err
+	}
+	ok = true
+	return e, nil
+}
+
+type built struct {
+	function, provider, configuration string
+	functionBin, providerBin          string
+}
+
+// buildPackages runs tools/package.sh, the same script `make package`
+// runs, into dir.
+func buildPackages(root, dir string) (built, error) {
+	out := filepath.Join(dir, "packages")
+	cmd := exec.Command(filepath.Join(root, "tools", "package.sh"), out)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if _, err := cmd.Output(); err != nil {
+		return built{}, fmt.Errorf("tools/package.sh: %v\n%s", err, stderr.String())
+	}
+	return built{
+		function: filepath.Join(out, "function-fleetplane.xpkg"), provider: filepath.Join(out, "provider-fleetplane.xpkg"),
+		configuration: filepath.Join(out, "fleetplane.xpkg"),
+		functionBin:   filepath.Join(out, "bin", "function-fleetplane"), providerBin: filepath.Join(out, "bin", "provider-fleetplane"),
+	}, nil
+}
+
+// install puts the three packages into Crossplane's cache, installs them by
+// digest with packagePullPolicy Never, and plays their runtime.
+func (e *Env) install(ctx context.Context, b built) error {
+	refs := map[string]string{}
+	for src, file := range map[string]string{FunctionSource: b.function, ProviderSource: b.provider, ConfigurationSource: b.configuration} {
+		ref, err := controlplane.PackageRef(src, file)
+		if err != nil {
+			return err
+		}
+		if err := e.Crossplane.Cache(e.Root, ref, file); err != nil {
+			return err
+		}
+		refs[src] = ref
+	}
+	never := ptr.To(corev1.PullNever)
+	fn := &pkgv1.Function{ObjectMeta: metav1.ObjectMeta{Name: FunctionName}, Spec: pkgv1.FunctionSpec{PackageSpec: pkgv1.PackageSpec{Package: refs[FunctionSource], PackagePullPolicy: never}}}
+	pv := &pkgv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: ProviderName}, Spec: pkgv1.ProviderSpec{PackageSpec: pkgv1.PackageSpec{Package: refs[ProviderSource], PackagePullPolicy: never}}}
+	// The Configuration's dependencies are installed above by digest; a
+	// digest satisfies no semantic-version constraint, so resolution is
+	// skipped rather than letting Crossplane look for them in a registry.
+	cf := &pkgv1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: "fleetplane"}, Spec: pkgv1.ConfigurationSpec{PackageSpec: pkgv1.PackageSpec{Package: refs[ConfigurationSource], PackagePullPolicy: never, SkipDependencyResolution: ptr.To(true)}}}
+	for _, o := range []client.Object{fn, pv, cf} {
+		if err := e.Kube.Create(ctx, o); err != nil {
+			return fmt.Errorf("cannot install %s: %w", o.GetName(), err)
+		}
+	}
+	var err error
+	if e.Function, err = e.Crossplane.ServeFunction(ctx, FunctionName, b.functionBin); err != nil {
+		return err
+	}
+	if e.Provider, err = e.Crossplane.RunProvider(ctx, ProviderName, b.providerBin, "--poll", "5s", "--metrics-address", "0", "--health-address", "0", "--debug"); err != nil {
+		return err
+	}
+	for _, o := range []client.Object{fn, pv, cf} {
+		if err := e.Crossplane.WaitHealthy(ctx, o, 3*time.Minute); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// configure creates what a platform team adds after installing: the
+// ProviderConfig for local Kusto servers and a Composition with a short
+// interval.
+func (e *Env) configure(ctx context.Context, o Options) error {
+	pc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone}}}
+	if err := e.Kube.Create(ctx, pc); err != nil && !kerrors.IsAlreadyExists(err) {
+		return err
+	}
+	b, err := os.ReadFile(filepath.Join(e.Root, "package", "configuration", "compositions", "adxcluster.yaml"))
+	if err != nil {
+		return err
+	}
+	comp := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &comp.Object); err != nil {
+		return err
+	}
+	comp.SetName(LocalComposition)
+	pipeline, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
+	step := pipeline[0].(map[string]any)
+	step["input"] = map[string]any{"apiVersion": "fn.fleetplane.io/v1beta1", "kind": "Input", "kusto": map[string]any{"interval": o.Interval.String()}}
+	if err := unstructured.SetNestedSlice(comp.Object, pipeline, "spec", "pipeline"); err != nil {
+		return err
+	}
+	return e.Kube.Create(ctx, comp)
+}
+
+// KustoServer starts a Kusto server with the given databases; it stops
+// with the environment.
+func (e *Env) KustoServer(dbs ...string) (*kustoserver.Server, error) {
+	s := kustoserver.New(dbs...)
+	if err := s.Start("127.0.0.1:0"); err != nil {
+		return nil, err
+	}
+	e.servers = append(e.servers, s)
+	return s, nil
+}
+
+// Trace runs `crossplane beta trace` on an object and returns its output.
+func (e *Env) Trace(kind, name, namespace string, args ...string) (string, error) {
+	cli, err := controlplane.Tool(e.Root, "crossplane")
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(cli, append([]string{"beta", "trace", kind, name, "-n", namespace}, args...)...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.CP.Kubeconfig)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// Logs returns the tail of every process log, for failure reports.
+func (e *Env) Logs(n int) string {
+	var b strings.Builder
+	files, _ := filepath.Glob(filepath.Join(e.Dir, "*.log"))
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		if len(data) > n {
+			data = data[len(data)-n:]
+		}
+		fmt.Fprintf(&b, "==> %s <==\n", filepath.Base(f))
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			b.WriteString(sc.Text())
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// Stop stops everything.
+func (e *Env) Stop() {
+	if e.cancel != nil {
+		e.cancel()
+	}
+	for _, s := range e.servers {
+		_ = s.Close()
+	}
+	if e.CP != nil {
+		e.CP.Stop()
+	}
+}
