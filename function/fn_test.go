@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -516,6 +517,9 @@ func TestCriteriaExpression(t *testing.T) {
 		sel := g.rsp.GetRequirements().GetResources()["fleetplane-cluster-labels"]
 		if sel.GetKind() != "EnvironmentConfig" || sel.GetMatchName() != "fleetplane-cluster-labels" || sel.GetApiVersion() != "apiextensions.crossplane.io/v1beta1" {
 			t.Errorf("requirement = %v", sel)
+		}
+		if ttl := g.rsp.GetMeta().GetTtl().AsDuration(); ttl != 20*time.Second {
+			t.Errorf("TTL = %s, want 20s so that label changes are noticed", ttl)
 		}
 	})
 	for _, expr := range []string{`labels["geo"] == "eu" && labels.has("tier")`, `geo == "eu" && tier == "gold"`} {

@@ -13,11 +13,13 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/response"
+	"google.golang.org/protobuf/types/known/durationpb"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -43,6 +45,10 @@ const (
 	ReasonCriteriaExpressionError = "CriteriaExpressionError"
 	ReasonCriteriaPending         = "CriteriaPending"
 )
+
+// criteriaTTL is how soon an XR with a criteriaExpression is composed
+// again, so that a change of cluster labels takes effect.
+const criteriaTTL = 20 * time.Second
 
 // The EnvironmentConfig criteriaExpression reads labels from.
 const (
@@ -74,6 +80,10 @@ func Compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, cfg Co
 	}
 	if xr.Spec.CriteriaExpression != "" {
 		c.gate(req, rsp, cfg)
+		// Crossplane watches composed resources, not the EnvironmentConfig
+		// the labels live in: come back sooner than the default to notice
+		// a label change.
+		rsp.Meta.Ttl = durationpb.New(criteriaTTL)
 	}
 
 	if err := c.set.Write(rsp); err != nil {

@@ -292,3 +292,228 @@ func TestFederatedFleet(t *testing.T) {
 	}
 	_ = xpv2.TypeReady
 }
+
+func provisionedPartitionXR(ns, name, cluster, hub, policy string) string {
+	return fmt.Sprintf(`
+apiVersion: adx.fleetplane.io/v1alpha1
+kind: ADXCluster
+metadata: {name: %s, namespace: %s}
+spec:
+  crossplane: {compositionRef: {name: %s}}
+  clusterName: %s
+  allowInsecureEndpoints: true
+  deletionPolicy: %s
+  provision:
+    subscriptionId: 00000000-0000-0000-0000-000000000000
+    resourceGroup: rg-%s
+    location: westeurope
+    skuName: Standard_E8ads_v5
+    tier: Standard
+  role: Partition
+  federation:
+    federatedTargets:
+    - {endpoint: '%s', heartbeatDatabase: FleetDiscovery, heartbeatTable: Heartbeats}
+`, name, ns, environment.LocalComposition, cluster, policy, cluster, hub)
+}
+
+// composed lists an XR's composed resources by kind/external-name with
+// their readiness.
+func composed(t *testing.T, ns, xrName string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	x := getXR(t, ns, xrName)
+	if x == nil {
+		return out
+	}
+	refs, _, _ := unstructured.NestedSlice(x.Object, "spec", "crossplane", "resourceRefs")
+	for _, r := range refs {
+		m, _ := r.(map[string]any)
+		api, _ := m["apiVersion"].(string)
+		kind, _ := m["kind"].(string)
+		name, _ := m["name"].(string)
+		o := get(t, api, kind, ns, name)
+		if o == nil {
+			continue
+		}
+		ext := o.GetAnnotations()["crossplane.io/external-name"]
+		s, _, _ := condition(o, "Ready")
+		out[kind+"/"+ext] = s
+	}
+	return out
+}
+
+// TestProvision is scenario 2: resource group, cluster and databases are
+// composed in order; the XR reports endpoint and applied state; then the
+// cluster federates.
+func TestProvision(t *testing.T) {
+	ns := namespace(t)
+	hub := kusto(t, "FleetDiscovery")
+	apply(t, xr(t, hubXR(ns, "hub", hub.URL)))
+	apply(t, xr(t, provisionedPartitionXR(ns, "weu", "weu01", hub.URL, "Orphan")))
+
+	// Watch the order: a resource appears only once its predecessor is Ready.
+	reasons := map[string]bool{}
+	eventually(t, 3*time.Minute, "the cluster ready and its databases composed", func() (bool, string) {
+		c := composed(t, ns, "weu")
+		if _, ok := c["Cluster/weu01"]; ok && c["ResourceGroup/rg-weu01"] != "True" {
+			t.Fatalf("the cluster was composed before the resource group was ready: %v", c)
+		}
+		for k := range c {
+			if strings.HasPrefix(k, "Database/") && c["Cluster/weu01"] != "True" {
+				t.Fatalf("a database was composed before the cluster was ready: %v", c)
+			}
+		}
+		_, r, _ := condition(getXR(t, ns, "weu"), "adxcluster.fleetplane.io")
+		reasons[r] = true
+		return c["Database/Metrics"] == "True" && c["Database/Logs"] == "True", fmt.Sprintf("%v, reason %s", c, r)
+	})
+	if !reasons["Waiting"] || !reasons["ClusterReady"] {
+		t.Errorf("reasons seen %v; want Waiting then ClusterReady", reasons)
+	}
+	x := getXR(t, ns, "weu")
+	ep, _, _ := unstructured.NestedString(x.Object, "status", "endpoint")
+	if server := env.Azure.ClusterServer("weu01"); server == nil || ep != server.URL {
+		t.Errorf("status.endpoint = %q, want the cluster's URI", ep)
+	}
+	applied, _, _ := unstructured.NestedMap(x.Object, "status", "appliedProvisionState")
+	if applied["skuName"] != "Standard_E8ads_v5" || applied["tier"] != "Standard" {
+		t.Errorf("appliedProvisionState = %v", applied)
+	}
+
+	eventually(t, time.Minute, "the provisioned cluster's heartbeat on the hub", func() (bool, string) {
+		for _, r := range hub.Rows("FleetDiscovery", "Heartbeats") {
+			if r[1] == ep {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%d rows", len(hub.Rows("FleetDiscovery", "Heartbeats")))
+	})
+}
+
+// TestCriteria is scenario 3: a false criteriaExpression composes nothing;
+// flipping the label composes.
+func TestCriteria(t *testing.T) {
+	ns := namespace(t)
+	hub := kusto(t, "FleetDiscovery")
+	part := kusto(t, "Metrics")
+	labels := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.crossplane.io/v1beta1", "kind": "EnvironmentConfig",
+		"metadata": map[string]any{"name": "fleetplane-cluster-labels"},
+		"data":     map[string]any{"labels": map[string]any{"geo": "us", "tier": "gold"}},
+	}}
+	apply(t, labels)
+	gated := xr(t, partitionXR(ns, "gated", part.URL, hub.URL))
+	if err := unstructured.SetNestedField(gated.Object, `labels["geo"] == "eu" && labels.has("tier")`, "spec", "criteriaExpression"); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, gated)
+	eventually(t, time.Minute, "CriteriaExpressionFalse", func() (bool, string) {
+		s, r, m := condition(getXR(t, ns, "gated"), "adxcluster.fleetplane.io")
+		return s == "False" && r == "CriteriaExpressionFalse", r + ": " + m
+	})
+	if c := composed(t, ns, "gated"); len(c) != 0 {
+		t.Errorf("a false criteria composed %v", c)
+	}
+
+	if err := unstructured.SetNestedField(labels.Object, "eu", "data", "labels", "geo"); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Kube.Update(context.Background(), labels); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 90*time.Second, "the heartbeat composed once the labels match", func() (bool, string) {
+		c := composed(t, ns, "gated")
+		for k := range c {
+			if strings.HasPrefix(k, "Heartbeat/") {
+				return true, ""
+			}
+		}
+		_, r, _ := condition(getXR(t, ns, "gated"), "adxcluster.fleetplane.io")
+		return false, fmt.Sprintf("%v, reason %s", c, r)
+	})
+}
+
+// TestInvalidXRsAreRejected is scenario 4: the API server refuses, at
+// apply time, each rule of the seeds broken once, naming the field.
+func TestInvalidXRsAreRejected(t *testing.T) {
+	ns := namespace(t)
+	base := func() *unstructured.Unstructured {
+		return xr(t, `
+apiVersion: adx.fleetplane.io/v1alpha1
+kind: ADXCluster
+metadata: {name: invalid}
+spec:
+  clusterName: valid01
+  endpoint: https://valid01.westeurope.kusto.windows.net
+`)
+	}
+	set := func(u *unstructured.Unstructured, v any, path ...string) *unstructured.Unstructured {
+		if err := unstructured.SetNestedField(u.Object, v, path...); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	provision := map[string]any{"subscriptionId": "00000000-0000-0000-0000-000000000000", "resourceGroup": "rg", "location": "westeurope", "skuName": "Standard_E8ads_v5", "tier": "Standard"}
+	withProvision := func(change func(map[string]any)) *unstructured.Unstructured {
+		p := map[string]any{}
+		for k, v := range provision {
+			p[k] = v
+		}
+		change(p)
+		u := base()
+		unstructured.RemoveNestedField(u.Object, "spec", "endpoint")
+		return set(u, p, "spec", "provision")
+	}
+	cases := map[string]struct {
+		obj  *unstructured.Unstructured
+		want string
+	}{
+		"clusterName pattern":  {set(base(), "bad_name", "spec", "clusterName"), "spec.clusterName"},
+		"clusterName length":   {set(base(), strings.Repeat("a", 101), "spec", "clusterName"), "spec.clusterName"},
+		"endpoint not https":   {set(base(), "http://valid01.kusto.windows.net", "spec", "endpoint"), "spec.endpoint"},
+		"endpoint with a path": {set(base(), "https://x.kusto.windows.net/db?x=1", "spec", "endpoint"), "spec.endpoint"},
+		"neither endpoint nor provision": {func() *unstructured.Unstructured {
+			u := base()
+			unstructured.RemoveNestedField(u.Object, "spec", "endpoint")
+			return u
+		}(), "spec.endpoint"},
+		"databaseName pattern":              {set(base(), []any{map[string]any{"databaseName": "my-db", "telemetryType": "Metrics"}}, "spec", "databases"), "spec.databases[0].databaseName"},
+		"telemetryType enum":                {set(base(), []any{map[string]any{"databaseName": "db", "telemetryType": "Events"}}, "spec", "databases"), "spec.databases[0].telemetryType"},
+		"duplicate databases":               {set(base(), []any{map[string]any{"databaseName": "db", "telemetryType": "Logs"}, map[string]any{"databaseName": "db", "telemetryType": "Logs"}}, "spec", "databases"), "spec.databases[1]"},
+		"role enum":                         {set(base(), "Hub", "spec", "role"), "spec.role"},
+		"Partition without targets":         {set(base(), "Partition", "spec", "role"), "spec.federation"},
+		"Federated without heartbeat table": {set(set(base(), "Federated", "spec", "role"), "FleetDiscovery", "spec", "federation", "heartbeatDatabase"), "spec.federation"},
+		"heartbeatDatabase pattern":         {set(base(), "Fleet-Discovery", "spec", "federation", "heartbeatDatabase"), "spec.federation.heartbeatDatabase"},
+		"heartbeatTTL format":               {set(base(), "1w", "spec", "federation", "heartbeatTTL"), "spec.federation.heartbeatTTL"},
+		"target endpoint not https":         {set(set(base(), "Partition", "spec", "role"), []any{map[string]any{"endpoint": "http://hub", "heartbeatDatabase": "F", "heartbeatTable": "H"}}, "spec", "federation", "federatedTargets"), "federatedTargets"},
+		"managedIdentityClientId":           {set(base(), []any{map[string]any{"endpoint": "https://hub", "heartbeatDatabase": "F", "heartbeatTable": "H", "managedIdentityClientId": "me"}}, "spec", "federation", "federatedTargets"), "managedIdentityClientId"},
+		"provision missing tier":            {withProvision(func(p map[string]any) { delete(p, "tier") }), "spec.provision.tier"},
+		"provision tier enum":               {withProvision(func(p map[string]any) { p["tier"] = "Premium" }), "spec.provision.tier"},
+		"subscriptionId format":             {withProvision(func(p map[string]any) { p["subscriptionId"] = "not-a-guid" }), "spec.provision.subscriptionId"},
+		"autoScaleMin above max":            {withProvision(func(p map[string]any) { p["autoScaleMin"] = int64(8); p["autoScaleMax"] = int64(4) }), "autoScaleMin must not exceed"},
+		"tier does not match sku":           {withProvision(func(p map[string]any) { p["tier"] = "Basic" }), "provision.tier must be Basic for the Dev(No SLA)"},
+		"Azure cluster name":                {set(withProvision(func(map[string]any) {}), "Valid-01", "spec", "clusterName"), "spec.clusterName"},
+		"deletionPolicy enum":               {set(base(), "Retain", "spec", "deletionPolicy"), "spec.deletionPolicy"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			tc.obj.SetNamespace(ns)
+			err := env.Kube.Create(context.Background(), tc.obj, client.DryRunAll)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("apply = %v, want a rejection naming %q", err, tc.want)
+			}
+		})
+	}
+
+	t.Run("clusterName is immutable", func(t *testing.T) {
+		u := base()
+		u.SetNamespace(ns)
+		if err := env.Kube.Create(context.Background(), u); err != nil {
+			t.Fatal(err)
+		}
+		set(u, "other01", "spec", "clusterName")
+		if err := env.Kube.Update(context.Background(), u); err == nil || !strings.Contains(err.Error(), "clusterName is immutable") {
+			t.Errorf("update = %v, want clusterName is immutable", err)
+		}
+	})
+}
