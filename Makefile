@@ -54,6 +54,37 @@ fuzz: ## Fuzz everything that quotes or parses, FUZZTIME per target (default 5s)
 bench: ## Run the benchmarks with allocation figures.
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+.PHONY: demo
+demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a federated fleet on local Kusto servers.
+	$(GO) run ./test/demo
+
+.PHONY: package
+package: ## Build the function, provider and Configuration packages (.xpkg) offline into _output/.
+	@tools/package.sh
+
+.PHONY: test
+test: ## Run every test (unit, render golden, validation). CI runs this.
+	@$(TOOLS) >/dev/null
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) test ./...
+	@$(MAKE) --no-print-directory fuzz
+
+FUZZTIME ?= 5s
+
+.PHONY: fuzz
+fuzz: ## Fuzz everything that quotes or parses, FUZZTIME per target (default 5s).
+	@for pkg in $$($(GO) list ./internal/...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f"; \
+	    out=$$($(GO) test $$pkg -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) 2>&1) || { echo "$$out"; exit 1; }; \
+	  done; \
+	done
+
+.PHONY: bench
+bench: ## Run the benchmarks with allocation figures.
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
 DEMO_ADDR ?= 127.0.0.1:9443
 
 .PHONY: demo

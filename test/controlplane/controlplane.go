@@ -282,3 +282,24 @@ current-context: fleetplane
 `, server, token)
 	return os.WriteFile(path, []byte(kc), 0o600)
 }
+
+// RSS is the resident memory of the process in bytes, from /proc.
+func (p *Process) RSS() (int64, error) {
+	if p.cmd.Process == nil {
+		return 0, fmt.Errorf("%s is not running", p.Name)
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "VmRSS:")), "%d kB", &kb); err != nil {
+				return 0, err
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS for %s", p.Name)
+}

@@ -1,0 +1,219 @@
+// Command demo runs fleetplane locally, offline: a control plane with
+// Crossplane, fleetplane's packages installed through Crossplane's package
+// manager, and a federated fleet of one hub and three partitions on local
+// Kusto servers. `make demo` runs it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fleetplane/fleetplane/internal/kql"
+	"github.com/fleetplane/fleetplane/internal/kusto"
+	"github.com/fleetplane/fleetplane/test/environment"
+	"github.com/fleetplane/fleetplane/test/kustoserver"
+)
+
+func main() {
+	exit := flag.Bool("exit", false, "stop once the fleet has converged instead of waiting for Ctrl-C")
+	interval := flag.Duration("interval", 10*time.Second, "heartbeat and federation interval")
+	flag.Parse()
+	if err := run(*exit, *interval); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+func say(format string, a ...any) { fmt.Printf("==> "+format+"\n", a...) }
+
+func run(exit bool, interval time.Duration) error {
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(root, ".cache", "demo")
+	_ = os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	start := time.Now()
+	say("starting etcd, kube-apiserver and Crossplane; building and installing fleetplane's packages")
+	env, err := environment.Start(ctx, root, dir, environment.Options{Interval: interval, Logf: say})
+	if err != nil {
+		return fmt.Errorf("%w\nlogs are in %s", err, dir)
+	}
+	defer env.Stop()
+
+	hub, err := env.KustoServer("FleetDiscovery", "Metrics", "Logs")
+	if err != nil {
+		return err
+	}
+	var parts []*kustoserver.Server
+	for i, geo := range []string{"westeurope", "eastus", "japaneast"} {
+		p, err := env.KustoServer("Metrics", "Logs")
+		if err != nil {
+			return err
+		}
+		for db, cmds := range map[string][]string{
+			"Metrics": {".create table ['cpu'] (['Timestamp']:datetime, ['Value']:real)", ".create table ['memory'] (['Timestamp']:datetime, ['Value']:real)", fmt.Sprintf(".create table ['%s_only'] (['v']:real)", geo)},
+			"Logs":    {".create table ['app'] (['Timestamp']:datetime, ['Message']:string)", ".create-or-alter function with (view=true) ['errors']() { ['app'] }"},
+		} {
+			for _, c := range cmds {
+				if err := p.Exec(db, c); err != nil {
+					return err
+				}
+			}
+		}
+		parts = append(parts, p)
+		say("partition-%d (%s) serves Kusto at %s", i+1, geo, p.URL)
+	}
+	say("hub serves Kusto at %s", hub.URL)
+
+	manifests := fleet(hub, parts)
+	file := filepath.Join(dir, "fleet.yaml")
+	if err := os.WriteFile(file, []byte(strings.Join(manifests, "---\n")), 0o644); err != nil {
+		return err
+	}
+	applied := time.Now()
+	for _, m := range manifests {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(m), &u.Object); err != nil {
+			return err
+		}
+		if err := env.Kube.Create(ctx, u); err != nil {
+			return fmt.Errorf("apply %s: %w", u.GetName(), err)
+		}
+	}
+	say("applied a hub and three partitions (%s)", file)
+
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		fns := hub.Functions("Metrics")
+		if len(fns) == 2+len(parts) && len(hub.EntityGroups("Metrics")["MetricsSpoke"]) == len(parts) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the fleet did not converge in 5 minutes; logs are in %s", dir)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	converged := time.Since(applied)
+	say("federation converged %s after kubectl apply (interval %s); %s since start", converged.Round(100*time.Millisecond), interval, time.Since(start).Round(time.Second))
+
+	for _, name := range []string{"hub", "partition-1"} {
+		out, err := env.Trace("adxcluster", name, "fleet")
+		if err != nil {
+			return fmt.Errorf("crossplane beta trace: %v\n%s", err, out)
+		}
+		say("crossplane beta trace adxcluster %s -n fleet\n%s", name, out)
+	}
+	if err := printFunctions(ctx, hub.URL); err != nil {
+		return err
+	}
+	for _, p := range []struct {
+		name string
+		rss  func() (int64, error)
+	}{{"function-fleetplane", env.Function.RSS}, {"provider-fleetplane", env.Provider.RSS}} {
+		if n, err := p.rss(); err == nil {
+			say("%s resident memory: %.1f MiB", p.name, float64(n)/(1<<20))
+		}
+	}
+
+	cli := filepath.Join(root, ".cache", "tools", "crossplane-v2.2.0", "crossplane")
+	fmt.Printf(`
+The fleet runs. Try, in another terminal:
+
+  export KUBECONFIG=%s
+  kubectl get adxclusters -n fleet          # if kubectl is installed
+  %s beta trace adxcluster hub -n fleet
+  curl -s %s/fleetplane/functions?db=Metrics
+
+Logs of every process are in %s.
+`, env.CP.Kubeconfig, cli, hub.URL, dir)
+	if exit {
+		return nil
+	}
+	fmt.Println("Press Ctrl-C to stop everything.")
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
+	<-stop
+	say("stopping")
+	return nil
+}
+
+// fleet is the hub and partition ADXClusters of the demo.
+func fleet(hub *kustoserver.Server, parts []*kustoserver.Server) []string {
+	out := []string{fmt.Sprintf(`apiVersion: v1
+kind: Namespace
+metadata: {name: fleet}
+`), fmt.Sprintf(`apiVersion: adx.fleetplane.io/v1alpha1
+kind: ADXCluster
+metadata: {name: hub, namespace: fleet}
+spec:
+  crossplane: {compositionRef: {name: %s}}
+  clusterName: hub
+  endpoint: %s
+  allowInsecureEndpoints: true
+  role: Federated
+  federation:
+    heartbeatDatabase: FleetDiscovery
+    heartbeatTable: Heartbeats
+    heartbeatTTL: 1h
+`, environment.LocalComposition, hub.URL)}
+	geos := []string{"westeurope", "eastus", "japaneast"}
+	for i, p := range parts {
+		out = append(out, fmt.Sprintf(`apiVersion: adx.fleetplane.io/v1alpha1
+kind: ADXCluster
+metadata: {name: partition-%d, namespace: fleet}
+spec:
+  crossplane: {compositionRef: {name: %s}}
+  clusterName: partition-%d
+  endpoint: %s
+  allowInsecureEndpoints: true
+  role: Partition
+  federation:
+    partitioning: {geo: %s}
+    federatedTargets:
+    - endpoint: %s
+      heartbeatDatabase: FleetDiscovery
+      heartbeatTable: Heartbeats
+`, i+1, environment.LocalComposition, i+1, p.URL, geos[i], hub.URL))
+	}
+	return out
+}
+
+// printFunctions shows the hub's functions as Kusto lists them.
+func printFunctions(ctx context.Context, endpoint string) error {
+	c, err := kusto.New(endpoint, nil, kusto.Options{})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for _, db := range []string{"Metrics", "Logs"} {
+		rows, err := c.Mgmt(ctx, db, kql.ShowFunctions)
+		if err != nil {
+			return err
+		}
+		var lines []string
+		for _, r := range rows {
+			name, _ := r.StringByName("Name")
+			body, _ := r.StringByName("Body")
+			lines = append(lines, fmt.Sprintf("  %-14s %s", name, body))
+		}
+		sort.Strings(lines)
+		say(".show functions in hub database %s:\n%s", db, strings.Join(lines, "\n"))
+	}
+	return nil
+}
