@@ -1,7 +1,8 @@
 // Package controlplane runs a real Kubernetes control plane on loopback
-// for fleetplane's tests and demo: etcd and kube-apiserver, built at pinned
-// versions by tools/tools.sh, on free ports, with a kubeconfig, logs in
-// files, readiness awaited with deadlines, and every process stopped on
+// for fleetplane's tests and demo: etcd, kube-apiserver and the garbage
+// collector and namespace controllers of kube-controller-manager, built at
+// pinned versions by tools/tools.sh, on free ports, with a kubeconfig, logs
+// in files, readiness awaited with deadlines, and every process stopped on
 // Stop (children also die if the parent does).
 package controlplane
 
@@ -141,6 +142,10 @@ func Start(ctx context.Context, root, dir string) (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
+	kcmBin, err := Tool(root, "kube-controller-manager")
+	if err != nil {
+		return nil, err
+	}
 	cp := &ControlPlane{Dir: dir}
 	ok := false
 	defer func() {
@@ -208,6 +213,18 @@ func Start(ctx context.Context, root, dir string) (*ControlPlane, error) {
 	if err := writeKubeconfig(cp.Kubeconfig, cp.URL); err != nil {
 		return nil, err
 	}
+	// Owners' dependents (an XR's composed resources, say) are deleted by
+	// the garbage collector, and namespaces by their controller: without
+	// them a deletion would never finish.
+	kcm, err := Run(dir, "kube-controller-manager", kcmBin, []string{
+		"--kubeconfig", cp.Kubeconfig, "--authentication-kubeconfig", cp.Kubeconfig, "--authorization-kubeconfig", cp.Kubeconfig,
+		"--controllers", "garbage-collector-controller,namespace-controller",
+		"--leader-elect=false", "--use-service-account-credentials=false", "--secure-port=0",
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	cp.procs = append(cp.procs, kcm)
 	ok = true
 	return cp, nil
 }

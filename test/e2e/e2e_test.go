@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -511,9 +512,70 @@ spec:
 		if err := env.Kube.Create(context.Background(), u); err != nil {
 			t.Fatal(err)
 		}
-		set(u, "other01", "spec", "clusterName")
-		if err := env.Kube.Update(context.Background(), u); err == nil || !strings.Contains(err.Error(), "clusterName is immutable") {
+		// A patch, as kubectl apply sends, so Crossplane's own writes to the
+		// XR cannot turn the answer into a conflict.
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"clusterName":"other01"}}`))
+		if err := env.Kube.Patch(context.Background(), u, patch); err == nil || !strings.Contains(err.Error(), "clusterName is immutable") {
 			t.Errorf("update = %v, want clusterName is immutable", err)
 		}
 	})
+}
+
+// TestDeletion is scenario 5: deleting an ADXCluster orphans its Azure
+// resources unless it says deletionPolicy: Delete.
+func TestDeletion(t *testing.T) {
+	ns := namespace(t)
+	hub := kusto(t, "FleetDiscovery")
+	for _, tc := range []struct {
+		policy, cluster, want string
+	}{
+		{"Orphan", "keep01", "exists"},
+		{"Delete", "drop01", "deleted"},
+	} {
+		t.Run(tc.policy, func(t *testing.T) {
+			name := strings.ToLower(tc.policy)
+			apply(t, xr(t, provisionedPartitionXR(ns, name, tc.cluster, hub.URL, tc.policy)))
+			eventually(t, 3*time.Minute, "databases ready", func() (bool, string) {
+				c := composed(t, ns, name)
+				return c["Database/Metrics"] == "True" && c["Database/Logs"] == "True", fmt.Sprintf("%v", c)
+			})
+			x := getXR(t, ns, name)
+			if err := env.Kube.Delete(context.Background(), x, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 2*time.Minute, "the ADXCluster and its managed resources gone", func() (bool, string) {
+				return getXR(t, ns, name) == nil && len(composedOf(t, ns, name)) == 0, fmt.Sprintf("left: %v", composedOf(t, ns, name))
+			})
+			for _, r := range []struct{ kind, ext string }{{"ResourceGroup", "rg-" + tc.cluster}, {"Cluster", tc.cluster}, {"Database", "Metrics"}} {
+				if r.kind == "Database" && tc.policy == "Delete" {
+					continue // database names repeat across clusters; the cluster says enough
+				}
+				if got := env.Azure.State(r.kind, r.ext); got != tc.want {
+					t.Errorf("Azure %s %s is %q after deleting the ADXCluster, want %q", r.kind, r.ext, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// composedOf lists the managed resources that still name an XR as their
+// composite.
+func composedOf(t *testing.T, ns, xrName string) []string {
+	t.Helper()
+	var left []string
+	for _, gvk := range []struct{ api, kind string }{
+		{"azure.m.upbound.io/v1beta1", "ResourceGroupList"}, {"kusto.azure.m.upbound.io/v1beta1", "ClusterList"},
+		{"kusto.azure.m.upbound.io/v1beta1", "DatabaseList"}, {"kusto.m.fleetplane.io/v1alpha1", "HeartbeatList"},
+	} {
+		l := &unstructured.UnstructuredList{}
+		l.SetAPIVersion(gvk.api)
+		l.SetKind(gvk.kind)
+		if err := env.Kube.List(context.Background(), l, client.InNamespace(ns), client.MatchingLabels{"crossplane.io/composite": xrName}); err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range l.Items {
+			left = append(left, i.GetKind()+"/"+i.GetName())
+		}
+	}
+	return left
 }
