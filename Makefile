@@ -20,7 +20,7 @@ generate: ## Regenerate deepcopy code, XRDs, CRDs and the function input schema 
 	@cg=$$($(TOOLS) controller-gen); \
 	rm -rf $(GEN) && mkdir -p $(GEN)/xr; \
 	$$cg object paths=./apis/...; \
-	$$cg crd:crdVersions=v1 paths=./apis/adx/... output:crd:dir=$(GEN)/xr; \
+	$$cg crd:crdVersions=v1 paths=./apis/adx/... paths=./apis/experiments/... output:crd:dir=$(GEN)/xr; \
 	rm -rf package/provider/crds package/function/input; \
 	$$cg crd:crdVersions=v1 paths=./apis/kusto/... paths=./apis/v1alpha1/... output:crd:dir=package/provider/crds; \
 	$(GO) run ./internal/methodgen/cmd/methodgen apis/kusto/v1alpha1 apis/v1alpha1; \
@@ -57,47 +57,3 @@ bench: ## Run the benchmarks with allocation figures.
 .PHONY: demo
 demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a federated fleet on local Kusto servers.
 	$(GO) run ./test/demo
-
-.PHONY: package
-package: ## Build the function, provider and Configuration packages (.xpkg) offline into _output/.
-	@tools/package.sh
-
-.PHONY: test
-test: ## Run every test (unit, render golden, validation). CI runs this.
-	@$(TOOLS) >/dev/null
-	$(GO) vet ./...
-	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
-	$(GO) test ./...
-	@$(MAKE) --no-print-directory fuzz
-
-FUZZTIME ?= 5s
-
-.PHONY: fuzz
-fuzz: ## Fuzz everything that quotes or parses, FUZZTIME per target (default 5s).
-	@for pkg in $$($(GO) list ./internal/...); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "fuzz $$pkg $$f"; \
-	    out=$$($(GO) test $$pkg -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) 2>&1) || { echo "$$out"; exit 1; }; \
-	  done; \
-	done
-
-.PHONY: bench
-bench: ## Run the benchmarks with allocation figures.
-	$(GO) test -run '^$$' -bench . -benchmem ./...
-
-DEMO_ADDR ?= 127.0.0.1:9443
-
-.PHONY: demo
-demo: ## Build the function and the CLI, then render every ADXCluster example through them.
-	@xp=$$($(TOOLS) crossplane); \
-	mkdir -p .cache/bin && $(GO) build -o .cache/bin/function-fleetplane ./function; \
-	.cache/bin/function-fleetplane --insecure --address $(DEMO_ADDR) & pid=$$!; \
-	trap "kill $$pid 2>/dev/null" EXIT; \
-	for i in $$(seq 100); do (exec 3<>/dev/tcp/$${DEMO_ADDR%:*}/$${DEMO_ADDR#*:}) 2>/dev/null && break; sleep 0.1; done; \
-	for xr in examples/adxcluster/*.yaml; do \
-	  echo "### $$xr"; \
-	  $$xp render $$xr package/configuration/compositions/adxcluster.yaml examples/functions.yaml \
-	    --include-function-results --xrd package/configuration/xrds/adxclusters.adx.fleetplane.io.yaml \
-	    --required-resources examples/adxcluster/required \
-	    -a render.crossplane.io/runtime-development-target=dns:///$(DEMO_ADDR); \
-	done
