@@ -22,8 +22,8 @@ generate: ## Regenerate deepcopy code, XRDs, CRDs and the function input schema 
 	$$cg object paths=./apis/...; \
 	$$cg crd:crdVersions=v1 paths=./apis/adx/... paths=./apis/experiments/... output:crd:dir=$(GEN)/xr; \
 	rm -rf package/provider/crds package/function/input; \
-	$$cg crd:crdVersions=v1 paths=./apis/kusto/... paths=./apis/v1alpha1/... output:crd:dir=package/provider/crds; \
-	$(GO) run ./internal/methodgen/cmd/methodgen apis/kusto/v1alpha1 apis/v1alpha1; \
+	$$cg crd:crdVersions=v1 paths=./apis/kusto/... paths=./apis/argocd/... paths=./apis/workflows/... paths=./apis/lifecycle/... paths=./apis/v1alpha1/... output:crd:dir=package/provider/crds; \
+	$(GO) run ./internal/methodgen/cmd/methodgen apis/kusto/v1alpha1 apis/argocd/v1alpha1 apis/workflows/v1alpha1 apis/lifecycle/v1alpha1 apis/v1alpha1; \
 	$$cg crd:crdVersions=v1 paths=./apis/fn/... output:crd:dir=package/function/input; \
 	$(GO) run ./internal/xrdgen/cmd/xrdgen -in $(GEN)/xr -out package/configuration/xrds
 

@@ -1,0 +1,155 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ComponentType is what a component is.
+// +kubebuilder:validation:Enum=app;workflow;config
+type ComponentType string
+
+// Component types.
+const (
+	ComponentApp      ComponentType = "app"
+	ComponentWorkflow ComponentType = "workflow"
+	ComponentConfig   ComponentType = "config"
+)
+
+// ComponentSpec defines a reusable component.
+type ComponentSpec struct {
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Description string `json:"description,omitempty"`
+
+	// Type of the component.
+	Type ComponentType `json:"type"`
+
+	// Sources become Argo CD Application sources, in this order.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	Sources []Source `json:"sources"`
+
+	// Parameters the component declares. Defaults apply when a reference
+	// does not set them; a required one without a value fails the target.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Parameters []Parameter `json:"parameters,omitempty"`
+}
+
+// Source is one Argo CD Application source.
+//
+// +kubebuilder:validation:XValidation:rule="[has(self.path), has(self.chart), has(self.ref)].filter(x, x).size() == 1",message="a source has exactly one of path (Git), chart (Helm repository) or ref (values only)"
+type Source struct {
+	// RepoURL of a Git repository or Helm chart repository.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^(https://|oci://|git@|ssh://)[^\s]+$`
+	RepoURL string `json:"repoURL"`
+
+	// TargetRevision: a branch, tag, commit or chart version.
+	// +optional
+	// +kubebuilder:default="HEAD"
+	// +kubebuilder:validation:MaxLength=256
+	TargetRevision string `json:"targetRevision,omitempty"`
+
+	// Path in a Git repository.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Path string `json:"path,omitempty"`
+
+	// Chart in a Helm repository.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Chart string `json:"chart,omitempty"`
+
+	// Ref names a Git source whose files other sources read as $ref/...
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9]*$`
+	// +kubebuilder:validation:MaxLength=63
+	Ref string `json:"ref,omitempty"`
+
+	// Helm settings of a chart or path source.
+	// +optional
+	Helm *Helm `json:"helm,omitempty"`
+}
+
+// Helm settings of a source.
+type Helm struct {
+	// +optional
+	// +kubebuilder:validation:MaxLength=53
+	ReleaseName string `json:"releaseName,omitempty"`
+
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	ValueFiles []string `json:"valueFiles,omitempty"`
+
+	// Parameters set with --set; reference params override them by name.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Parameters []HelmParameter `json:"parameters,omitempty"`
+}
+
+// HelmParameter is one Helm value.
+type HelmParameter struct {
+	// +kubebuilder:validation:MaxLength=256
+	Name string `json:"name"`
+	// +kubebuilder:validation:MaxLength=4096
+	Value string `json:"value"`
+	// ForceString keeps a value such as "true" or "1" a string.
+	// +optional
+	ForceString bool `json:"forceString,omitempty"`
+}
+
+// ParameterType is the type of a declared parameter.
+// +kubebuilder:validation:Enum=string;int;bool
+type ParameterType string
+
+// Parameter is a declared component parameter.
+type Parameter struct {
+	// +kubebuilder:validation:MaxLength=256
+	Name string `json:"name"`
+	// +optional
+	// +kubebuilder:default=string
+	Type ParameterType `json:"type,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Default string `json:"default,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Description string `json:"description,omitempty"`
+	// +optional
+	Required bool `json:"required,omitempty"`
+}
+
+// ComponentStatus is what fleetplane observed.
+type ComponentStatus struct {
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// A Component is a reusable set of Argo CD sources with declared
+// parameters, deployed by Experiments that name it.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,categories={fleetplane,experiments}
+// +kubebuilder:printcolumn:name="TYPE",type="string",JSONPath=".spec.type"
+type Component struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ComponentSpec   `json:"spec"`
+	Status ComponentStatus `json:"status,omitempty"`
+}
+
+// ComponentList is a list of Components.
+//
+// +kubebuilder:object:root=true
+type ComponentList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Component `json:"items"`
+}

@@ -1,0 +1,124 @@
+package v1alpha1
+
+import (
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Parameter is a workflow argument.
+type Parameter struct {
+	// +kubebuilder:validation:MaxLength=256
+	Name string `json:"name"`
+	// +kubebuilder:validation:MaxLength=4096
+	Value string `json:"value"`
+}
+
+// MissingTemplate says what to do when the WorkflowTemplate does not exist.
+// +kubebuilder:validation:Enum=Fail;Suspend
+type MissingTemplate string
+
+// What to do without a template.
+const (
+	// MissingTemplateFail reports the run as failed.
+	MissingTemplateFail MissingTemplate = "Fail"
+	// MissingTemplateSuspend runs a workflow with one suspend step, to be
+	// resumed by hand (argo resume).
+	MissingTemplateSuspend MissingTemplate = "Suspend"
+)
+
+// WorkflowRunParameters are the desired run.
+type WorkflowRunParameters struct {
+	// Namespace of the Workflow and its template.
+	// +optional
+	// +kubebuilder:default=argo
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+
+	// WorkflowTemplateRef names the WorkflowTemplate to run.
+	// +kubebuilder:validation:MaxLength=253
+	WorkflowTemplateRef string `json:"workflowTemplateRef"`
+
+	// RunName of the Workflow. A finished run is never submitted again:
+	// a new run needs a new name.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=200
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="runName is immutable; a new run is a new WorkflowRun"
+	RunName string `json:"runName"`
+
+	// Parameters in order.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=128
+	Parameters []Parameter `json:"parameters,omitempty"`
+
+	// OnMissingTemplate: Fail (default) or Suspend.
+	// +optional
+	// +kubebuilder:default=Fail
+	OnMissingTemplate MissingTemplate `json:"onMissingTemplate,omitempty"`
+
+	// Labels added to the Workflow.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// WorkflowRunObservation is the run as found.
+type WorkflowRunObservation struct {
+	// +optional
+	WorkflowName string `json:"workflowName,omitempty"`
+	// Phase: Pending, Running, Succeeded, Failed or Error.
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Inline is true when the template was missing and a suspend workflow
+	// was run instead.
+	// +optional
+	Inline bool `json:"inline,omitempty"`
+}
+
+// WorkflowRunSpec defines the desired state of a WorkflowRun.
+type WorkflowRunSpec struct {
+	xpv2.ManagedResourceSpec `json:",inline"`
+	ForProvider              WorkflowRunParameters `json:"forProvider"`
+}
+
+// WorkflowRunStatus is the observed state of a WorkflowRun.
+type WorkflowRunStatus struct {
+	xpv2.ManagedResourceStatus `json:",inline"`
+	AtProvider                 WorkflowRunObservation `json:"atProvider,omitempty"`
+}
+
+// A WorkflowRun submits one Argo Workflow from a WorkflowTemplate and
+// tracks its phase. It is Ready while the workflow exists.
+//
+// +fleetplane:methods=managed
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
+// +kubebuilder:printcolumn:name="WORKFLOW",type="string",JSONPath=".status.atProvider.workflowName"
+// +kubebuilder:printcolumn:name="PHASE",type="string",JSONPath=".status.atProvider.phase"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:resource:scope=Namespaced,categories={crossplane,managed,fleetplane}
+type WorkflowRun struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   WorkflowRunSpec   `json:"spec"`
+	Status WorkflowRunStatus `json:"status,omitempty"`
+}
+
+// WorkflowRunList is a list of WorkflowRuns.
+//
+// +kubebuilder:object:root=true
+type WorkflowRunList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []WorkflowRun `json:"items"`
+}
