@@ -14,8 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	adxv1alpha1 "github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
+	expv1alpha1 "github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
 	"github.com/fleetplane/fleetplane/internal/adxcluster"
+	"github.com/fleetplane/fleetplane/internal/experiment"
 )
 
 // composer composes one kind of composite resource.
@@ -36,6 +38,8 @@ func NewFunction(log logging.Logger) *Function {
 		log: log,
 		composers: map[schema.GroupKind]composer{
 			adxv1alpha1.ADXClusterGroupVersionKind.GroupKind(): composeADXCluster,
+			expv1alpha1.ExperimentGroupVersionKind.GroupKind(): composeExperiment,
+			expv1alpha1.ComponentGroupVersionKind.GroupKind():  composeComponent,
 		},
 	}
 }
@@ -46,6 +50,14 @@ func composeADXCluster(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespon
 		return err
 	}
 	return adxcluster.Compose(req, rsp, cfg)
+}
+
+func composeExperiment(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input) error {
+	return experiment.Compose(req, rsp, experiment.ConfigFrom(in))
+}
+
+func composeComponent(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, _ *v1beta1.Input) error {
+	return experiment.ComposeComponent(req, rsp)
 }
 
 // RunFunction composes the XR in req.

@@ -75,6 +75,20 @@ func (s *Set) Add(name resource.Name, obj *composed.Unstructured, gate bool) boo
 	return true
 }
 
+// Desired reports whether the named resource is in the desired state.
+func (s *Set) Desired(name resource.Name) bool {
+	_, ok := s.desired[name]
+	return ok
+}
+
+// MarkReady marks a desired resource ready whatever its observed state,
+// for kinds that have no readiness of their own, such as Usages.
+func (s *Set) MarkReady(name resource.Name) {
+	if d, ok := s.desired[name]; ok {
+		d.Ready = resource.ReadyTrue
+	}
+}
+
 // Ready reports whether the named resource is desired and ready.
 func (s *Set) Ready(name resource.Name) bool {
 	d, ok := s.desired[name]

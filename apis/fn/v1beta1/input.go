@@ -62,6 +62,70 @@ type Input struct {
 	// Kusto configures provider-fleetplane's Kusto managed resources.
 	// +optional
 	Kusto *Kusto `json:"kusto,omitempty"`
+
+	// Experiments configures how Experiments are composed.
+	// +optional
+	Experiments *Experiments `json:"experiments,omitempty"`
+}
+
+// Experiments configures the composition of Experiments.
+type Experiments struct {
+	// ComponentRepoURL is the Git repository searched, at
+	// components/<app|workflow|config>/<name>, for components that have no
+	// Component object. Empty turns the fallback off: an unknown component
+	// then fails its target.
+	// +optional
+	ComponentRepoURL string `json:"componentRepoURL,omitempty"`
+
+	// ComponentRevision of that repository. Defaults to HEAD.
+	// +optional
+	ComponentRevision string `json:"componentRevision,omitempty"`
+
+	// ArgoCDNamespace holds Argo CD's Applications and cluster Secrets.
+	// Defaults to argocd.
+	// +optional
+	ArgoCDNamespace string `json:"argocdNamespace,omitempty"`
+
+	// ArgoCDProject of the Applications. Defaults to default.
+	// +optional
+	ArgoCDProject string `json:"argocdProject,omitempty"`
+
+	// HubServer is the API server Argo CD reaches the hub at. Defaults to
+	// https://kubernetes.default.svc.
+	// +optional
+	HubServer string `json:"hubServer,omitempty"`
+
+	// WorkflowNamespace holds WorkflowTemplates and Workflows. Defaults to
+	// argo.
+	// +optional
+	WorkflowNamespace string `json:"workflowNamespace,omitempty"`
+
+	// GCP configures GKE clusters.
+	// +optional
+	GCP *GCP `json:"gcp,omitempty"`
+
+	// KubernetesProviderConfigRef is provider-kubernetes' config for the
+	// Objects that hold Argo CD Applications. Defaults to
+	// ClusterProviderConfig "default".
+	// +optional
+	KubernetesProviderConfigRef *ProviderConfigReference `json:"kubernetesProviderConfigRef,omitempty"`
+
+	// ProviderConfigRef of provider-fleetplane's ClusterRegistration,
+	// WorkflowRun and Expiry. Defaults to ClusterProviderConfig "default".
+	// +optional
+	ProviderConfigRef *ProviderConfigReference `json:"providerConfigRef,omitempty"`
+}
+
+// GCP configures GKE clusters.
+type GCP struct {
+	// ProviderConfigRef of the upjet GCP resources. Defaults to
+	// ClusterProviderConfig "default".
+	// +optional
+	ProviderConfigRef *ProviderConfigReference `json:"providerConfigRef,omitempty"`
+
+	// Project, when set, turns on workload identity for the project's pool.
+	// +optional
+	Project string `json:"project,omitempty"`
 }
 
 // Criteria locates the labels criteriaExpression is evaluated against.

@@ -1,0 +1,499 @@
+// Package experiment composes an Experiment: per target a cluster (GKE) or
+// the hub, its Argo CD registration, one multi-source Argo CD Application,
+// then one validation WorkflowRun, an Expiry, and Usages that make teardown
+// run in reverse dependency order.
+//
+// Every step waits, readiness-gated, for the one before it; a target waits
+// for the targets it depends on to have Healthy and Synced applications.
+// Nothing that exists is dropped because a predecessor turned unready.
+package experiment
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+	"github.com/crossplane/function-sdk-go/response"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
+	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/compose"
+	"github.com/fleetplane/fleetplane/internal/observe"
+)
+
+// ConditionType is the custom condition an Experiment carries.
+const ConditionType = "experiment.fleetplane.io"
+
+// Target phases.
+const (
+	targetPending      = "Pending"
+	targetProvisioning = "Provisioning"
+	targetRegistering  = "Registering"
+	targetWaiting      = "Waiting"
+	targetDeploying    = "Deploying"
+	targetReady        = "Ready"
+	targetFailed       = "Failed"
+)
+
+// Compose adds the Experiment's composed resources, status and condition
+// to rsp.
+func Compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, cfg Config) error {
+	oxr, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		return fmt.Errorf("cannot read the observed Experiment: %w", err)
+	}
+	xr := &v1alpha1.Experiment{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(oxr.Resource.Object, xr); err != nil {
+		return fmt.Errorf("cannot decode the observed Experiment: %w", err)
+	}
+	observed, err := request.GetObservedComposedResources(req)
+	if err != nil {
+		return fmt.Errorf("cannot read observed composed resources: %w", err)
+	}
+	components, resolved, err := requiredComponents(req, rsp, xr)
+	if err != nil {
+		return err
+	}
+
+	p := &planner{xr: xr, set: compose.NewSet(observed), r: renderer{xr: xr, cfg: cfg}, cfg: cfg, components: components, componentsResolved: resolved}
+	if err := p.plan(); err != nil {
+		return err
+	}
+	if err := p.set.Write(rsp); err != nil {
+		return fmt.Errorf("cannot write desired composed resources: %w", err)
+	}
+	dxr, err := request.GetDesiredCompositeResource(req)
+	if err != nil {
+		return fmt.Errorf("cannot read the desired Experiment: %w", err)
+	}
+	st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&p.status)
+	if err != nil {
+		return fmt.Errorf("cannot encode status: %w", err)
+	}
+	dxr.Resource.Object["status"] = st
+	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
+		return fmt.Errorf("cannot write the desired Experiment: %w", err)
+	}
+	if p.status.Phase != v1alpha1.PhaseComplete {
+		// Until the workflow succeeds the experiment is not done, even
+		// when every resource composed so far is ready.
+		compose.MarkCompositeNotReady(rsp)
+	}
+	compose.Report(rsp, oxr.Resource, p.cond)
+	return nil
+}
+
+// componentsRequirement is the key under which Components are required.
+func componentsRequirement(name string) string { return "component-" + name }
+
+// requiredComponents asks Crossplane for every Component the experiment
+// names and returns those it found. resolved is false until Crossplane has
+// answered for all of them.
+func requiredComponents(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, xr *v1alpha1.Experiment) (map[string]*v1alpha1.Component, bool, error) {
+	out := map[string]*v1alpha1.Component{}
+	resolved := true
+	for _, t := range xr.Spec.Targets {
+		for _, ref := range t.Components {
+			name, _ := refName(ref)
+			key := componentsRequirement(name)
+			compose.RequireByName(rsp, key, v1alpha1.SchemeGroupVersion.String(), v1alpha1.ComponentKind, name)
+			items, ok, err := request.GetRequiredResource(req, key)
+			if err != nil {
+				return nil, false, fmt.Errorf("cannot read Component %s: %w", name, err)
+			}
+			if !ok {
+				resolved = false
+				continue
+			}
+			if len(items) > 0 {
+				c := &v1alpha1.Component{}
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[0].Resource.Object, c); err != nil {
+					return nil, false, fmt.Errorf("cannot decode Component %s: %w", name, err)
+				}
+				out[name] = c
+			}
+		}
+	}
+	return out, resolved, nil
+}
+
+type planner struct {
+	xr                 *v1alpha1.Experiment
+	set                *compose.Set
+	r                  renderer
+	cfg                Config
+	components         map[string]*v1alpha1.Component
+	componentsResolved bool
+
+	status v1alpha1.ExperimentStatus
+	cond   compose.Condition
+	// waiting explains what the experiment waits for, first reason first.
+	waiting []string
+	failed  []string
+}
+
+func (p *planner) wait(format string, a ...any) {
+	p.waiting = append(p.waiting, fmt.Sprintf(format, a...))
+}
+func (p *planner) fail(format string, a ...any) {
+	p.failed = append(p.failed, fmt.Sprintf(format, a...))
+}
+func (p *planner) ready(n resource.Name) bool                      { return p.set.Ready(n) }
+func (p *planner) observed(n resource.Name) *composed.Unstructured { return p.set.Observed(n) }
+
+func (p *planner) plan() error {
+	xr := p.xr
+	exp, err := p.r.expiry()
+	if err != nil {
+		return err
+	}
+	p.set.Add(expiryName, exp, true)
+	p.status.ExpiresAt = &metav1.Time{Time: p.r.expiresAt()}
+	p.status.ObservedGeneration = xr.Generation
+
+	order, cycle := topoOrder(xr.Spec.Targets)
+	if cycle != "" {
+		p.fail("targets depend on each other in a cycle: %s", cycle)
+	}
+	appsReady := map[string]bool{}
+	servers := map[string]string{}
+	byName := map[string]v1alpha1.Target{}
+	for _, t := range xr.Spec.Targets {
+		byName[t.Name] = t
+	}
+	statuses := map[string]*v1alpha1.TargetStatus{}
+	for _, name := range order {
+		t := byName[name]
+		st := &v1alpha1.TargetStatus{Name: t.Name, Phase: targetPending}
+		statuses[t.Name] = st
+		if cycle != "" {
+			st.Phase, st.Message = targetFailed, "dependency cycle"
+			p.keepTarget(t.Name)
+			continue
+		}
+		if err := p.target(t, st, appsReady, servers); err != nil {
+			return err
+		}
+	}
+	for _, t := range xr.Spec.Targets {
+		p.status.Targets = append(p.status.Targets, *statuses[t.Name])
+	}
+
+	allApps := len(xr.Spec.Targets) > 0
+	for _, t := range xr.Spec.Targets {
+		allApps = allApps && appsReady[t.Name]
+	}
+	if err := p.workflow(allApps); err != nil {
+		return err
+	}
+	p.usages()
+	p.phase(allApps)
+	return nil
+}
+
+// keepTarget keeps whatever a target already has composed when it can no
+// longer be planned (a failure elsewhere must not delete a cluster).
+func (p *planner) keepTarget(t string) {
+	for _, n := range []resource.Name{clusterName(t), nodePoolName(t), registrationName(t), applicationName(t)} {
+		if o := p.observed(n); o != nil {
+			p.set.Add(n, compose.Retain(o), false)
+		}
+	}
+}
+
+// target plans one target in dependency order and records its state.
+func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady map[string]bool, servers map[string]string) error {
+	var server string
+	switch t.Cluster.Type {
+	case v1alpha1.ClusterHub:
+		server = p.cfg.HubServer
+		st.ClusterName, st.Endpoint = "hub", server
+	case v1alpha1.ClusterGKE:
+		st.ClusterName = p.r.gkeName(t.Name)
+		p.set.Add(clusterName(t.Name), p.r.cluster(t), true)
+		st.Phase = targetProvisioning
+		if !p.ready(clusterName(t.Name)) {
+			p.wait("target %s: cluster %s is provisioning", t.Name, st.ClusterName)
+			p.keepRest(t)
+			return nil
+		}
+		p.set.Add(nodePoolName(t.Name), p.r.nodePool(t), true)
+		ep, _ := p.observed(clusterName(t.Name)).GetString("status.atProvider.endpoint")
+		if ep != "" {
+			server = "https://" + strings.TrimPrefix(ep, "https://")
+			st.Endpoint = server
+		}
+		if !p.ready(nodePoolName(t.Name)) || server == "" {
+			p.wait("target %s: node pool of cluster %s is provisioning", t.Name, st.ClusterName)
+			p.keepRest(t)
+			return nil
+		}
+		reg, err := p.r.registration(t, server)
+		if err != nil {
+			return err
+		}
+		p.set.Add(registrationName(t.Name), reg, true)
+		if !p.ready(registrationName(t.Name)) {
+			st.Phase = targetRegistering
+			p.wait("target %s: registering cluster %s with Argo CD", t.Name, st.ClusterName)
+			p.keepRest(t)
+			return nil
+		}
+	default:
+		st.Phase = targetFailed
+		st.Message = fmt.Sprintf("cluster type %s is not supported yet: fleetplane composes gke and hub clusters, and will not half-provision a %s one", t.Cluster.Type, t.Cluster.Type)
+		p.fail("target %s: %s", t.Name, st.Message)
+		p.keepTarget(t.Name)
+		return nil
+	}
+	servers[t.Name] = server
+
+	var pending []string
+	for _, d := range t.Depends {
+		if !appsReady[d] {
+			pending = append(pending, d)
+		}
+	}
+	if len(pending) > 0 {
+		sort.Strings(pending)
+		st.Phase, st.Message = targetWaiting, "waiting for "+strings.Join(pending, ", ")+" to be Healthy and Synced"
+		p.wait("target %s: %s", t.Name, st.Message)
+		p.keepRest(t)
+		return nil
+	}
+
+	if !p.componentsResolved {
+		st.Phase = targetDeploying
+		p.wait("target %s: resolving components", t.Name)
+		p.keepRest(t)
+		return nil
+	}
+	var comps []Resolved
+	for _, ref := range t.Components {
+		name, _ := refName(ref)
+		c, err := Resolve(ref, p.components[name], p.cfg)
+		if err != nil {
+			st.Phase, st.Message = targetFailed, err.Error()
+			p.fail("target %s: %v", t.Name, err)
+			p.keepRest(t)
+			return nil
+		}
+		comps = append(comps, c)
+		st.Components = append(st.Components, c.Name+" ("+c.Origin+")")
+	}
+	if len(comps) == 0 {
+		st.Phase, st.Message = targetFailed, "no components to deploy"
+		p.fail("target %s: no components to deploy", t.Name)
+		p.keepRest(t)
+		return nil
+	}
+	p.set.Add(applicationName(t.Name), p.r.application(t, server, comps), true)
+	if !p.ready(applicationName(t.Name)) {
+		st.Phase = targetDeploying
+		p.wait("target %s: Argo CD application %s is not Healthy and Synced yet", t.Name, p.r.appName(t.Name))
+		return nil
+	}
+	st.Phase = targetReady
+	appsReady[t.Name] = true
+	return nil
+}
+
+// keepRest keeps a target's later resources that already exist while an
+// earlier one is not ready.
+func (p *planner) keepRest(t v1alpha1.Target) {
+	for _, n := range []resource.Name{nodePoolName(t.Name), registrationName(t.Name), applicationName(t.Name)} {
+		if o := p.observed(n); o != nil && !p.set.Desired(n) {
+			p.set.Add(n, compose.Retain(o), false)
+		}
+	}
+}
+
+// workflow composes the validation run once every application is ready,
+// and reads its phase.
+func (p *planner) workflow(allApps bool) error {
+	var params []workflowsv1alpha1.Parameter
+	params = append(params, workflowsv1alpha1.Parameter{Name: "experiment-name", Value: p.xr.Name})
+	for i, t := range p.xr.Spec.Targets {
+		ts := p.status.Targets[i]
+		params = append(params,
+			workflowsv1alpha1.Parameter{Name: t.Name + "-endpoint", Value: ts.Endpoint},
+			workflowsv1alpha1.Parameter{Name: t.Name + "-name", Value: ts.ClusterName})
+	}
+	seen := map[string]bool{}
+	for _, q := range params {
+		seen[q.Name] = true
+	}
+	keys := make([]string, 0, len(p.xr.Spec.Workflow.Params))
+	for k := range p.xr.Spec.Workflow.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if seen[k] {
+			p.fail("workflow parameter %s clashes with one fleetplane sets", k)
+			continue
+		}
+		params = append(params, workflowsv1alpha1.Parameter{Name: k, Value: p.xr.Spec.Workflow.Params[k]})
+	}
+	wf, err := p.r.workflowRun(params)
+	if err != nil {
+		return err
+	}
+	if len(p.failed) > 0 && !p.set.Exists(workflowName) {
+		return nil
+	}
+	p.set.Add(workflowName, wf, allApps)
+	o := p.observed(workflowName)
+	if o == nil {
+		return nil
+	}
+	ws := &v1alpha1.WorkflowStatus{}
+	ws.Name, _ = o.GetString("status.atProvider.workflowName")
+	ws.Phase, _ = o.GetString("status.atProvider.phase")
+	ws.Message, _ = o.GetString("status.atProvider.message")
+	ws.Message = observe.Bound(ws.Message)
+	ws.StartedAt = timeAt(o, "status.atProvider.startedAt")
+	ws.FinishedAt = timeAt(o, "status.atProvider.finishedAt")
+	if f, ok := observe.Failed(o); ok && ws.Phase == "" {
+		ws.Message = f.Message
+	}
+	p.status.WorkflowStatus = ws
+	return nil
+}
+
+func timeAt(o *composed.Unstructured, path string) *metav1.Time {
+	s, err := o.GetString(path)
+	if err != nil || s == "" {
+		return nil
+	}
+	t := &metav1.Time{}
+	if err := t.UnmarshalQueryParameter(s); err != nil {
+		return nil
+	}
+	return t
+}
+
+// usages make deletion run in reverse order: the workflow, then
+// applications (dependents before their dependencies), registrations, node
+// pools, clusters. A Usage needs both resources to exist, so it is composed
+// once they do.
+func (p *planner) usages() {
+	add := func(of, by resource.Name, reason string) {
+		o, b := p.observed(of), p.observed(by)
+		if o == nil || b == nil {
+			return
+		}
+		name := resource.Name("usage-" + string(of) + "-by-" + string(by))
+		p.set.Add(name, usage(o, b, reason), true)
+		p.set.MarkReady(name)
+	}
+	for _, t := range p.xr.Spec.Targets {
+		add(clusterName(t.Name), nodePoolName(t.Name), "the node pool goes before its cluster")
+		add(clusterName(t.Name), registrationName(t.Name), "Argo CD forgets the cluster before it goes")
+		add(registrationName(t.Name), applicationName(t.Name), "the application is removed while Argo CD can still reach the cluster")
+		for _, d := range t.Depends {
+			add(applicationName(d), applicationName(t.Name), t.Name+" depends on "+d)
+		}
+		add(applicationName(t.Name), workflowName, "the validation workflow goes first")
+	}
+}
+
+// phase sums the experiment up in status and in its condition.
+func (p *planner) phase(allApps bool) {
+	ws := p.status.WorkflowStatus
+	wfPhase := ""
+	if ws != nil {
+		wfPhase = ws.Phase
+	}
+	set := func(ph v1alpha1.Phase, status corev1.ConditionStatus, msg string) {
+		p.status.Phase = ph
+		p.cond = compose.Condition{Type: ConditionType, Status: status, Reason: string(ph), Message: observe.Bound(msg)}
+	}
+	switch {
+	case len(p.failed) > 0:
+		set(v1alpha1.PhaseFailed, corev1.ConditionFalse, strings.Join(p.failed, "; "))
+		p.cond.Warning = true
+	case wfPhase == "Failed" || wfPhase == "Error":
+		msg := "validation workflow " + ws.Name + " " + strings.ToLower(wfPhase)
+		if ws.Message != "" {
+			msg += ": " + ws.Message
+		}
+		set(v1alpha1.PhaseFailed, corev1.ConditionFalse, msg)
+		p.cond.Warning = true
+		p.status.CompletedAt = ws.FinishedAt
+	case wfPhase == "Succeeded":
+		set(v1alpha1.PhaseComplete, corev1.ConditionTrue, "validation workflow "+ws.Name+" succeeded")
+		p.status.CompletedAt = ws.FinishedAt
+	case wfPhase != "":
+		set(v1alpha1.PhaseRunning, corev1.ConditionUnknown, "validation workflow "+ws.Name+" is "+strings.ToLower(wfPhase))
+	case allApps:
+		set(v1alpha1.PhaseReady, corev1.ConditionUnknown, "every application is Healthy and Synced; submitting the validation workflow")
+	case p.anyComposedBeyondExpiry():
+		set(v1alpha1.PhaseProvisioning, corev1.ConditionUnknown, "waiting: "+strings.Join(p.waiting, "; "))
+	default:
+		set(v1alpha1.PhasePending, corev1.ConditionUnknown, "waiting: "+strings.Join(p.waiting, "; "))
+	}
+}
+
+func (p *planner) anyComposedBeyondExpiry() bool {
+	for _, t := range p.xr.Spec.Targets {
+		for _, n := range []resource.Name{clusterName(t.Name), applicationName(t.Name)} {
+			if p.set.Exists(n) {
+				return true
+			}
+		}
+		if t.Cluster.Type == v1alpha1.ClusterHub && p.componentsResolved {
+			return true
+		}
+	}
+	return false
+}
+
+// topoOrder orders targets so that every target comes after those it
+// depends on, keeping spec order otherwise; a cycle is reported.
+func topoOrder(targets []v1alpha1.Target) ([]string, string) {
+	deps := map[string][]string{}
+	for _, t := range targets {
+		deps[t.Name] = t.Depends
+	}
+	var order []string
+	state := map[string]int{} // 1 visiting, 2 done
+	var visit func(n string, path []string) string
+	visit = func(n string, path []string) string {
+		switch state[n] {
+		case 1:
+			return strings.Join(append(path, n), " -> ")
+		case 2:
+			return ""
+		}
+		state[n] = 1
+		for _, d := range deps[n] {
+			if _, known := deps[d]; !known {
+				continue
+			}
+			if c := visit(d, append(path, n)); c != "" {
+				return c
+			}
+		}
+		state[n] = 2
+		order = append(order, n)
+		return ""
+	}
+	for _, t := range targets {
+		if c := visit(t.Name, nil); c != "" {
+			names := make([]string, len(targets))
+			for i, t := range targets {
+				names[i] = t.Name
+			}
+			return names, c
+		}
+	}
+	return order, ""
+}

@@ -1,0 +1,331 @@
+package experiment
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	argocdv1alpha1 "github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
+	"github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
+	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
+	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
+)
+
+func init() {
+	for _, add := range []func(*runtime.Scheme) error{argocdv1alpha1.AddToScheme, workflowsv1alpha1.AddToScheme, lifecyclev1alpha1.AddToScheme} {
+		if err := add(composed.Scheme); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// Composition resource names.
+func clusterName(t string) resource.Name      { return resource.Name("cluster-" + t) }
+func nodePoolName(t string) resource.Name     { return resource.Name("nodepool-" + t) }
+func registrationName(t string) resource.Name { return resource.Name("registration-" + t) }
+func applicationName(t string) resource.Name  { return resource.Name("application-" + t) }
+
+const (
+	workflowName resource.Name = "workflow"
+	expiryName   resource.Name = "expiry"
+)
+
+// Labels on what an experiment creates outside its namespace.
+const (
+	labelExperiment = "experiments.fleetplane.io/experiment"
+	labelNamespace  = "experiments.fleetplane.io/namespace"
+	labelTarget     = "experiments.fleetplane.io/target"
+)
+
+const gcpAPIVersion = "container.gcp.m.upbound.io/v1beta1"
+
+// healthyAndSynced is what provider-kubernetes evaluates to call an Argo
+// CD Application ready.
+const healthyAndSynced = `object.status.health.status == 'Healthy' && object.status.sync.status == 'Synced'`
+
+type renderer struct {
+	xr  *v1alpha1.Experiment
+	cfg Config
+}
+
+// gkeName is a target's GKE cluster name: at most 40 characters, starting
+// with a letter, unique across namespaces (the experiment's namespace and
+// name are hashed in, as the operator this replaces did not).
+func (r renderer) gkeName(target string) string {
+	sum := sha256.Sum256([]byte(r.xr.Namespace + "/" + r.xr.Name + "/" + target))
+	base := strings.Trim(r.xr.Name+"-"+target, "-")
+	if len(base) > 33 {
+		base = strings.TrimRight(base[:33], "-")
+	}
+	name := base + "-" + hex.EncodeToString(sum[:])[:6]
+	if name[0] < 'a' || name[0] > 'z' {
+		name = "x" + name[:len(name)-1]
+	}
+	return name
+}
+
+// kubeconfigSecret is the connection Secret of a target's cluster.
+func (r renderer) kubeconfigSecret(target string) string {
+	return r.gkeName(target) + "-kubeconfig"
+}
+
+func (r renderer) gcp(kind string, forProvider map[string]any) *composed.Unstructured {
+	o := composed.New()
+	o.SetAPIVersion(gcpAPIVersion)
+	o.SetKind(kind)
+	o.Object["spec"] = map[string]any{
+		"forProvider":       forProvider,
+		"providerConfigRef": map[string]any{"kind": r.cfg.GCP.Kind, "name": r.cfg.GCP.Name},
+	}
+	return o
+}
+
+func (r renderer) cluster(t v1alpha1.Target) *composed.Unstructured {
+	fp := map[string]any{
+		"location": t.Cluster.Zone,
+		// The node pool is its own resource, so the default one goes.
+		"initialNodeCount":      int64(1),
+		"removeDefaultNodePool": true,
+		"deletionProtection":    false,
+	}
+	if r.cfg.GCPProject != "" {
+		fp["workloadIdentityConfig"] = map[string]any{"workloadPool": r.cfg.GCPProject + ".svc.id.goog"}
+	}
+	o := r.gcp("Cluster", fp)
+	o.SetAnnotations(map[string]string{"crossplane.io/external-name": r.gkeName(t.Name)})
+	spec := o.Object["spec"].(map[string]any)
+	spec["writeConnectionSecretToRef"] = map[string]any{"name": r.kubeconfigSecret(t.Name)}
+	return o
+}
+
+func (r renderer) nodePool(t v1alpha1.Target) *composed.Unstructured {
+	c := t.Cluster
+	nodeCount, machine, disk := int64(c.NodeCount), c.MachineType, int64(c.DiskSizeGb)
+	if nodeCount == 0 {
+		nodeCount = 1
+	}
+	if machine == "" {
+		machine = "e2-medium"
+	}
+	if disk == 0 {
+		disk = 50
+	}
+	o := r.gcp("NodePool", map[string]any{
+		"cluster":   r.gkeName(t.Name),
+		"location":  c.Zone,
+		"nodeCount": nodeCount,
+		"nodeConfig": map[string]any{
+			"machineType": machine,
+			"diskSizeGb":  disk,
+			"preemptible": c.Preemptible,
+			"oauthScopes": []any{"https://www.googleapis.com/auth/cloud-platform"},
+		},
+	})
+	o.SetAnnotations(map[string]string{"crossplane.io/external-name": r.gkeName(t.Name) + "-nodes"})
+	return o
+}
+
+func (r renderer) fleetplaneSpec() xpv2.ManagedResourceSpec {
+	pc := r.cfg.Fleetplane
+	return xpv2.ManagedResourceSpec{ProviderConfigReference: &pc}
+}
+
+func (r renderer) registration(t v1alpha1.Target, server string) (*composed.Unstructured, error) {
+	return typed(&argocdv1alpha1.ClusterRegistration{Spec: argocdv1alpha1.ClusterRegistrationSpec{
+		ManagedResourceSpec: r.fleetplaneSpec(),
+		ForProvider: argocdv1alpha1.ClusterRegistrationParameters{
+			ClusterName:         r.gkeName(t.Name),
+			Server:              server,
+			KubeconfigSecretRef: argocdv1alpha1.SecretKeyRef{Name: r.kubeconfigSecret(t.Name), Key: "kubeconfig"},
+			ArgoCDNamespace:     r.cfg.ArgoCDNamespace,
+			Project:             r.cfg.ArgoCDProject,
+			Labels:              r.labels(t.Name),
+		},
+	}})
+}
+
+func (r renderer) labels(target string) map[string]string {
+	l := map[string]string{labelExperiment: r.xr.Name, labelNamespace: r.xr.Namespace}
+	if target != "" {
+		l[labelTarget] = target
+	}
+	return l
+}
+
+// appName is the Argo CD Application of a target; the namespace is part
+// of it so experiments of the same name in two namespaces do not collide.
+func (r renderer) appName(target string) string {
+	return r.xr.Namespace + "-" + r.xr.Name + "-" + target
+}
+
+// application wraps one multi-source Argo CD Application per target in a
+// provider-kubernetes Object, ready when Argo CD reports it Healthy and
+// Synced.
+func (r renderer) application(t v1alpha1.Target, server string, comps []Resolved) *composed.Unstructured {
+	var sources []any
+	for _, c := range comps {
+		for _, s := range c.Sources {
+			sources = append(sources, argoSource(s))
+		}
+	}
+	app := map[string]any{
+		"apiVersion": "argoproj.io/v1alpha1",
+		"kind":       "Application",
+		"metadata": map[string]any{
+			"name":      r.appName(t.Name),
+			"namespace": r.cfg.ArgoCDNamespace,
+			"labels":    toAny(r.labels(t.Name)),
+			// Deleting the Application deletes what it deployed.
+			"finalizers": []any{"resources-finalizer.argocd.argoproj.io"},
+		},
+		"spec": map[string]any{
+			"project":     r.cfg.ArgoCDProject,
+			"destination": map[string]any{"server": server, "namespace": r.xr.Name},
+			"sources":     sources,
+			"syncPolicy": map[string]any{
+				"automated":   map[string]any{"prune": true, "selfHeal": true},
+				"syncOptions": []any{"CreateNamespace=true", "ServerSideApply=true"},
+			},
+		},
+	}
+	o := composed.New()
+	o.SetAPIVersion("kubernetes.m.crossplane.io/v1alpha1")
+	o.SetKind("Object")
+	o.Object["spec"] = map[string]any{
+		"forProvider":       map[string]any{"manifest": app},
+		"readiness":         map[string]any{"policy": "DeriveFromCelQuery", "celQuery": healthyAndSynced},
+		"providerConfigRef": map[string]any{"kind": r.cfg.Kubernetes.Kind, "name": r.cfg.Kubernetes.Name},
+	}
+	return o
+}
+
+func argoSource(s v1alpha1.Source) map[string]any {
+	out := map[string]any{"repoURL": s.RepoURL, "targetRevision": s.TargetRevision}
+	switch {
+	case s.Chart != "":
+		out["chart"] = s.Chart
+	case s.Path != "":
+		out["path"] = s.Path
+	}
+	if s.Ref != "" {
+		out["ref"] = s.Ref
+	}
+	if h := s.Helm; h != nil {
+		helm := map[string]any{}
+		if h.ReleaseName != "" {
+			helm["releaseName"] = h.ReleaseName
+		}
+		if len(h.ValueFiles) > 0 {
+			files := make([]any, len(h.ValueFiles))
+			for i, f := range h.ValueFiles {
+				files[i] = f
+			}
+			helm["valueFiles"] = files
+		}
+		if len(h.Parameters) > 0 {
+			params := make([]any, len(h.Parameters))
+			for i, p := range h.Parameters {
+				m := map[string]any{"name": p.Name, "value": p.Value}
+				if p.ForceString {
+					m["forceString"] = true
+				}
+				params[i] = m
+			}
+			helm["parameters"] = params
+		}
+		if len(helm) > 0 {
+			out["helm"] = helm
+		}
+	}
+	return out
+}
+
+func (r renderer) workflowRun(params []workflowsv1alpha1.Parameter) (*composed.Unstructured, error) {
+	onMissing := workflowsv1alpha1.MissingTemplateFail
+	if c := r.xr.Spec.Workflow.Completion; c != nil && c.Mode == v1alpha1.CompletionManual {
+		onMissing = workflowsv1alpha1.MissingTemplateSuspend
+	}
+	return typed(&workflowsv1alpha1.WorkflowRun{Spec: workflowsv1alpha1.WorkflowRunSpec{
+		ManagedResourceSpec: r.fleetplaneSpec(),
+		ForProvider: workflowsv1alpha1.WorkflowRunParameters{
+			Namespace:           r.cfg.WorkflowNamespace,
+			WorkflowTemplateRef: r.xr.Spec.Workflow.Template,
+			RunName:             r.runName(),
+			Parameters:          params,
+			OnMissingTemplate:   onMissing,
+			Labels:              r.labels(""),
+		},
+	}})
+}
+
+// runName names the validation Workflow. It carries the experiment's
+// generation: a run that finished is never submitted again for the same
+// spec, and a changed spec is validated anew.
+func (r renderer) runName() string {
+	base := r.xr.Namespace + "-" + r.xr.Name
+	suffix := fmt.Sprintf("-validation-g%d", r.xr.Generation)
+	if len(base)+len(suffix) > 200 {
+		base = base[:200-len(suffix)]
+	}
+	return base + suffix
+}
+
+// expiresAt is creation plus the TTL.
+func (r renderer) expiresAt() time.Time {
+	days := r.xr.Spec.TTLDays
+	if days == 0 {
+		days = 1
+	}
+	return r.xr.CreationTimestamp.Add(time.Duration(days) * 24 * time.Hour).UTC()
+}
+
+func (r renderer) expiry() (*composed.Unstructured, error) {
+	return typed(&lifecyclev1alpha1.Expiry{Spec: lifecyclev1alpha1.ExpirySpec{
+		ManagedResourceSpec: r.fleetplaneSpec(),
+		ForProvider: lifecyclev1alpha1.ExpiryParameters{
+			Target: lifecyclev1alpha1.ObjectRef{
+				APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.ExperimentKind,
+				Name: r.xr.Name, UID: string(r.xr.UID),
+			},
+			ExpiresAt: metav1.Time{Time: r.expiresAt()},
+		},
+	}})
+}
+
+// usage keeps of from being deleted while by exists, so that an
+// experiment is torn down in reverse dependency order.
+func usage(of, by *composed.Unstructured, reason string) *composed.Unstructured {
+	ref := func(o *composed.Unstructured) map[string]any {
+		return map[string]any{"apiVersion": o.GetAPIVersion(), "kind": o.GetKind(), "resourceRef": map[string]any{"name": o.GetName()}}
+	}
+	u := composed.New()
+	u.SetAPIVersion("protection.crossplane.io/v1beta1")
+	u.SetKind("Usage")
+	u.Object["spec"] = map[string]any{"of": ref(of), "by": ref(by), "reason": reason, "replayDeletion": true}
+	return u
+}
+
+func typed(o runtime.Object) (*composed.Unstructured, error) {
+	u, err := composed.From(o)
+	if err != nil {
+		return nil, err
+	}
+	delete(u.Object, "status")
+	return u, nil
+}
+
+func toAny(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
