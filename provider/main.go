@@ -1,5 +1,6 @@
 // Command provider-fleetplane is fleetplane's Crossplane provider: Kusto
-// tables, partition heartbeats and hub federation. It runs in a cluster as
+// tables, partition heartbeats and hub federation; Argo CD cluster
+// registrations, Argo Workflows runs and expiries. It runs in a cluster as
 // a Crossplane package, or anywhere with --kubeconfig.
 package main
 
@@ -27,8 +28,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	argocdv1alpha1 "github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
+	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
 	fpcontroller "github.com/fleetplane/fleetplane/internal/controller"
 	"github.com/fleetplane/fleetplane/internal/kusto"
 )
@@ -65,7 +69,8 @@ func (c *CLI) Run() error {
 		return fmt.Errorf("cannot load the Kubernetes configuration: %w", err)
 	}
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, v1alpha1.AddToScheme, kustov1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, v1alpha1.AddToScheme, kustov1alpha1.AddToScheme,
+		argocdv1alpha1.AddToScheme, workflowsv1alpha1.AddToScheme, lifecyclev1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return err
 		}
@@ -107,7 +112,7 @@ func (c *CLI) Run() error {
 }
 
 func main() {
-	ctx := kong.Parse(&CLI{}, kong.Description("fleetplane's Crossplane provider for Kusto federation."))
+	ctx := kong.Parse(&CLI{}, kong.Description("fleetplane's Crossplane provider: Kusto federation, Argo CD registrations, Argo Workflows runs and expiries."))
 	if err := ctx.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "provider-fleetplane:", err)
 		os.Exit(1)

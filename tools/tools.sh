@@ -25,6 +25,7 @@ etcd|v3.6.5|etcd|go.etcd.io/etcd/server/v3|etcd
 kube-apiserver|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kube-apiserver|kube-apiserver
 kube-controller-manager|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kube-controller-manager|kube-controller-manager
 crossplane-core|v2.4.0|crossplane-core|github.com/crossplane/crossplane/v2/cmd/crossplane|crossplane|-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=v2.4.0
+provider-kubernetes|v1.0.0|provider-kubernetes|github.com/crossplane-contrib/provider-kubernetes/cmd/provider|provider-kubernetes
 CAT
 }
 
@@ -34,6 +35,9 @@ modules() {
 upjet-azure-crds|github.com/upbound/provider-azure/v2|v2.3.0|package/crds
 crossplane-crds|github.com/crossplane/crossplane/v2|v2.2.0|cluster/crds
 crossplane-core-crds|github.com/crossplane/crossplane/v2|v2.4.0|cluster/crds
+provider-kubernetes-crds|github.com/crossplane-contrib/provider-kubernetes|v1.0.0|package/crds
+argocd-crds|github.com/argoproj/argo-cd/v3|v3.2.0|manifests/crds
+argo-workflows-crds|github.com/argoproj/argo-workflows/v3|v3.7.0|manifests/base/crds/full
 CAT
 }
 

@@ -11,12 +11,18 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	argocdv1alpha1 "github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
+	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/controller/config"
 	"github.com/fleetplane/fleetplane/internal/controller/connect"
+	"github.com/fleetplane/fleetplane/internal/controller/expiry"
 	"github.com/fleetplane/fleetplane/internal/controller/federation"
 	"github.com/fleetplane/fleetplane/internal/controller/heartbeat"
+	"github.com/fleetplane/fleetplane/internal/controller/registration"
 	"github.com/fleetplane/fleetplane/internal/controller/table"
+	"github.com/fleetplane/fleetplane/internal/controller/workflowrun"
 	"github.com/fleetplane/fleetplane/internal/kusto"
 )
 
@@ -27,16 +33,22 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts kusto.Options) error {
 		return err
 	}
 	c := connect.NewConnector(mgr.GetClient(), opts)
+	withKusto := func(setup func(ctrl.Manager, controller.Options, *connect.Connector) error) func(ctrl.Manager, controller.Options) error {
+		return func(mgr ctrl.Manager, o controller.Options) error { return setup(mgr, o, c) }
+	}
 	for _, s := range []struct {
 		gvk   schema.GroupVersionKind
-		setup func(ctrl.Manager, controller.Options, *connect.Connector) error
+		setup func(ctrl.Manager, controller.Options) error
 	}{
-		{v1alpha1.TableGroupVersionKind, table.Setup},
-		{v1alpha1.HeartbeatGroupVersionKind, heartbeat.Setup},
-		{v1alpha1.FederationGroupVersionKind, federation.Setup},
+		{v1alpha1.TableGroupVersionKind, withKusto(table.Setup)},
+		{v1alpha1.HeartbeatGroupVersionKind, withKusto(heartbeat.Setup)},
+		{v1alpha1.FederationGroupVersionKind, withKusto(federation.Setup)},
+		{argocdv1alpha1.ClusterRegistrationGroupVersionKind, registration.Setup},
+		{workflowsv1alpha1.WorkflowRunGroupVersionKind, workflowrun.Setup},
+		{lifecyclev1alpha1.ExpiryGroupVersionKind, expiry.Setup},
 	} {
 		o.Gate.Register(func() {
-			if err := s.setup(mgr, o, c); err != nil {
+			if err := s.setup(mgr, o); err != nil {
 				// The gate has no way to return an error, and a provider
 				// without one of its controllers must not pretend to run.
 				panic(fmt.Errorf("cannot set up the %s controller: %w", s.gvk.Kind, err))

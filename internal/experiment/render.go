@@ -162,8 +162,9 @@ func (r renderer) labels(target string) map[string]string {
 
 // appName is the Argo CD Application of a target; the namespace is part
 // of it so experiments of the same name in two namespaces do not collide.
+// 63 characters at most, so that it fits Argo CD's tracking label.
 func (r renderer) appName(target string) string {
-	return r.xr.Namespace + "-" + r.xr.Name + "-" + target
+	return shorten(r.xr.Namespace+"-"+r.xr.Name+"-"+target, 63)
 }
 
 // application wraps one multi-source Argo CD Application per target in a
@@ -268,14 +269,21 @@ func (r renderer) workflowRun(params []workflowsv1alpha1.Parameter) (*composed.U
 
 // runName names the validation Workflow. It carries the experiment's
 // generation: a run that finished is never submitted again for the same
-// spec, and a changed spec is validated anew.
+// spec, and a changed spec is validated anew. Argo Workflows wants at
+// most 63 characters.
 func (r renderer) runName() string {
-	base := r.xr.Namespace + "-" + r.xr.Name
 	suffix := fmt.Sprintf("-validation-g%d", r.xr.Generation)
-	if len(base)+len(suffix) > 200 {
-		base = base[:200-len(suffix)]
+	return shorten(r.xr.Namespace+"-"+r.xr.Name, 63-len(suffix)) + suffix
+}
+
+// shorten keeps s when it fits in n bytes, and otherwise cuts it and adds
+// a hash of the whole, so that different long names stay different.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return base + suffix
+	sum := sha256.Sum256([]byte(s))
+	return strings.TrimRight(s[:n-7], "-.") + "-" + hex.EncodeToString(sum[:])[:6]
 }
 
 // expiresAt is creation plus the TTL.

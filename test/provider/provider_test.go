@@ -23,8 +23,11 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	argocdv1alpha1 "github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
+	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/kql"
 	"github.com/fleetplane/fleetplane/test/controlplane"
 	"github.com/fleetplane/fleetplane/test/kustoserver"
@@ -56,6 +59,21 @@ func run(m *testing.M) int {
 	}
 	defer cp.Stop()
 	crds, _ := filepath.Glob(filepath.Join(root, "package", "provider", "crds", "*.yaml"))
+	// The real Argo CD and Argo Workflows CRDs, so that what the provider
+	// writes is validated by their schemas.
+	for _, mod := range []string{"argocd-crds", "argo-workflows-crds"} {
+		dir, err := controlplane.Tool(root, mod)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		for _, f := range files {
+			if filepath.Base(f) != "kustomization.yaml" {
+				crds = append(crds, f)
+			}
+		}
+	}
 	if err := controlplane.InstallCRDs(ctx, cp.Config, crds...); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -77,7 +95,8 @@ func run(m *testing.M) int {
 	cp.Track(provider)
 
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, kustov1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, kustov1alpha1.AddToScheme,
+		argocdv1alpha1.AddToScheme, workflowsv1alpha1.AddToScheme, lifecyclev1alpha1.AddToScheme} {
 		_ = add(scheme)
 	}
 	kube, err = client.New(cp.Config, client.Options{Scheme: scheme})
@@ -121,7 +140,13 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 
 func namespace(t *testing.T) string {
 	t.Helper()
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	return namespaceNamed(t, t.Name())
+}
+
+// namespaceNamed creates a namespace for name, made DNS-safe.
+func namespaceNamed(t *testing.T, name string) string {
+	t.Helper()
+	name = strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(name))
 	if len(name) > 50 {
 		name = name[:50]
 	}

@@ -158,9 +158,10 @@ const (
 
 // WorkflowSpec is the validation workflow.
 type WorkflowSpec struct {
-	// Template is the WorkflowTemplate to run.
+	// Template is the WorkflowTemplate to run (Argo Workflows limits its
+	// name to 63 characters).
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
-	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:MaxLength=63
 	Template string `json:"template"`
 
 	// Completion of the experiment.

@@ -35,14 +35,15 @@ type WorkflowRunParameters struct {
 	Namespace string `json:"namespace,omitempty"`
 
 	// WorkflowTemplateRef names the WorkflowTemplate to run.
-	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:MaxLength=63
 	WorkflowTemplateRef string `json:"workflowTemplateRef"`
 
-	// RunName of the Workflow. A finished run is never submitted again:
-	// a new run needs a new name.
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
-	// +kubebuilder:validation:MaxLength=200
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="runName is immutable; a new run is a new WorkflowRun"
+	// RunName names the Workflow. A name is submitted at most once, even
+	// after its Workflow is gone; a new name submits a new run, and the
+	// Workflows of earlier names stay until the WorkflowRun is deleted.
+	// Argo Workflows puts it in labels, hence a DNS label.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=63
 	RunName string `json:"runName"`
 
 	// Parameters in order.

@@ -1,0 +1,201 @@
+// Package argocd turns a kubeconfig into the cluster Secret Argo CD reads
+// (declarative setup: a Secret labelled argocd.argoproj.io/secret-type:
+// cluster with the keys name, server and config, config being JSON).
+//
+// A kubeconfig is read from a Secret something else wrote (a cloud
+// provider's connection details), so it is untrusted input: its size is
+// capped, file references are refused (Argo CD cannot read the provider's
+// files), and no error ever quotes its contents.
+package argocd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// MaxKubeconfigBytes caps the kubeconfig read from a Secret.
+const MaxKubeconfigBytes = 256 << 10
+
+// Auth methods, as shown in status.
+const (
+	AuthBearerToken = "bearerToken"
+	AuthClientCert  = "tlsClientConfig"
+	AuthExec        = "execProvider"
+	AuthBasic       = "basic"
+)
+
+// TLSClientConfig is Argo CD's TLS configuration of a cluster. Byte fields
+// marshal to base64, as Argo CD expects.
+type TLSClientConfig struct {
+	Insecure   bool   `json:"insecure"`
+	ServerName string `json:"serverName,omitempty"`
+	CertData   []byte `json:"certData,omitempty"`
+	KeyData    []byte `json:"keyData,omitempty"`
+	CAData     []byte `json:"caData,omitempty"`
+}
+
+// ExecProviderConfig is Argo CD's exec credential plugin configuration.
+type ExecProviderConfig struct {
+	Command     string            `json:"command,omitempty"`
+	Args        []string          `json:"args,omitempty"`
+	Env         map[string]string `json:"env,omitempty"`
+	APIVersion  string            `json:"apiVersion,omitempty"`
+	InstallHint string            `json:"installHint,omitempty"`
+}
+
+// ClusterConfig is the JSON in a cluster Secret's config key.
+type ClusterConfig struct {
+	Username           string              `json:"username,omitempty"`
+	Password           string              `json:"password,omitempty"`
+	BearerToken        string              `json:"bearerToken,omitempty"`
+	TLSClientConfig    TLSClientConfig     `json:"tlsClientConfig"`
+	ExecProviderConfig *ExecProviderConfig `json:"execProviderConfig,omitempty"`
+	ProxyURL           string              `json:"proxyUrl,omitempty"`
+}
+
+// Auth names how the configuration authenticates.
+func (c ClusterConfig) Auth() string {
+	switch {
+	case c.ExecProviderConfig != nil:
+		return AuthExec
+	case c.BearerToken != "":
+		return AuthBearerToken
+	case len(c.TLSClientConfig.CertData) > 0:
+		return AuthClientCert
+	case c.Username != "":
+		return AuthBasic
+	}
+	return ""
+}
+
+// Cluster is what a kubeconfig says about how to reach its cluster.
+type Cluster struct {
+	Server string
+	Config ClusterConfig
+}
+
+// ConfigJSON is the config key's value. encoding/json sorts map keys, so
+// the same cluster always gives the same bytes.
+func (c Cluster) ConfigJSON() ([]byte, error) {
+	return json.Marshal(c.Config)
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+// FromKubeconfig reads the current context of a kubeconfig.
+func FromKubeconfig(data []byte) (*Cluster, error) {
+	if len(data) == 0 {
+		return nil, errors.New("the kubeconfig is empty")
+	}
+	if len(data) > MaxKubeconfigBytes {
+		return nil, fmt.Errorf("the kubeconfig is %d bytes; at most %d are read", len(data), MaxKubeconfigBytes)
+	}
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		// Parser messages can quote the offending value, which may be a
+		// credential: keep only the line number.
+		msg := "the kubeconfig does not parse"
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			msg += " (line " + m[1] + ")"
+		}
+		return nil, errors.New(msg)
+	}
+	ctxName := cfg.CurrentContext
+	if ctxName == "" && len(cfg.Contexts) == 1 {
+		for n := range cfg.Contexts {
+			ctxName = n
+		}
+	}
+	kctx, ok := cfg.Contexts[ctxName]
+	if !ok {
+		return nil, fmt.Errorf("the kubeconfig has no current context (contexts: %s)", strings.Join(sortedKeys(cfg.Contexts), ", "))
+	}
+	cl, ok := cfg.Clusters[kctx.Cluster]
+	if !ok {
+		return nil, fmt.Errorf("context %q names cluster %q, which the kubeconfig does not define", ctxName, kctx.Cluster)
+	}
+	user, ok := cfg.AuthInfos[kctx.AuthInfo]
+	if !ok {
+		return nil, fmt.Errorf("context %q names user %q, which the kubeconfig does not define", ctxName, kctx.AuthInfo)
+	}
+	server, err := ServerURL(cl.Server)
+	if err != nil {
+		return nil, err
+	}
+	if cl.CertificateAuthority != "" || user.ClientCertificate != "" || user.ClientKey != "" || user.TokenFile != "" {
+		return nil, errors.New("the kubeconfig refers to files (certificate-authority, client-certificate, client-key or tokenFile); Argo CD cannot read them: inline the data")
+	}
+	if user.AuthProvider != nil {
+		return nil, fmt.Errorf("the kubeconfig uses the %q auth provider, which Argo CD does not support; use an exec plugin, a token or a client certificate", user.AuthProvider.Name)
+	}
+	c := ClusterConfig{
+		TLSClientConfig: TLSClientConfig{
+			Insecure:   cl.InsecureSkipTLSVerify,
+			ServerName: cl.TLSServerName,
+			CAData:     cl.CertificateAuthorityData,
+		},
+		ProxyURL: cl.ProxyURL,
+	}
+	switch {
+	case user.Exec != nil:
+		c.ExecProviderConfig = execConfig(user.Exec)
+	case user.Token != "":
+		c.BearerToken = user.Token
+	case len(user.ClientCertificateData) > 0 || len(user.ClientKeyData) > 0:
+		if len(user.ClientCertificateData) == 0 || len(user.ClientKeyData) == 0 {
+			return nil, errors.New("the kubeconfig has a client certificate without its key, or a key without its certificate")
+		}
+		c.TLSClientConfig.CertData = user.ClientCertificateData
+		c.TLSClientConfig.KeyData = user.ClientKeyData
+	case user.Username != "":
+		c.Username, c.Password = user.Username, user.Password
+	default:
+		return nil, fmt.Errorf("user %q of the kubeconfig has no credentials Argo CD can use (token, client certificate, exec plugin or username)", kctx.AuthInfo)
+	}
+	return &Cluster{Server: server, Config: c}, nil
+}
+
+func execConfig(e *clientcmdapi.ExecConfig) *ExecProviderConfig {
+	out := &ExecProviderConfig{Command: e.Command, Args: e.Args, APIVersion: e.APIVersion, InstallHint: e.InstallHint}
+	if len(e.Env) > 0 {
+		out.Env = make(map[string]string, len(e.Env))
+		for _, v := range e.Env {
+			out.Env[v.Name] = v.Value
+		}
+	}
+	return out
+}
+
+// ServerURL checks an API server address: an https URL with a host and
+// nothing after the path. A trailing slash is dropped, as Argo CD does.
+func ServerURL(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("server %q is not an https URL of an API server", bound(s))
+	}
+	return strings.TrimRight(s, "/"), nil
+}
+
+func bound(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,109 @@
+package argocd
+
+import (
+	"bytes"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Labels and annotations of a cluster Secret.
+const (
+	// LabelSecretType is the label Argo CD finds cluster Secrets by.
+	LabelSecretType   = "argocd.argoproj.io/secret-type"
+	SecretTypeCluster = "cluster"
+	// LabelManagedBy says fleetplane wrote the Secret.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "provider-fleetplane"
+	// AnnotationOwner names the ClusterRegistration (namespace/name) that
+	// owns the Secret. A Secret without it, or with another owner, is never
+	// overwritten or deleted.
+	AnnotationOwner = "argocd.fleetplane.io/registration"
+)
+
+// SecretName is the cluster Secret of a cluster name.
+func SecretName(clusterName string) string { return "cluster-" + clusterName }
+
+// Registration is what a cluster Secret holds.
+type Registration struct {
+	// Owner is namespace/name of the ClusterRegistration.
+	Owner     string
+	Namespace string
+	Name      string
+	Project   string
+	Labels    map[string]string
+	Cluster   Cluster
+}
+
+// Secret renders the cluster Secret.
+func (r Registration) Secret() (*corev1.Secret, error) {
+	cfg, err := r.Cluster.ConfigJSON()
+	if err != nil {
+		return nil, err
+	}
+	labels := maps.Clone(r.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[LabelSecretType] = SecretTypeCluster
+	labels[LabelManagedBy] = ManagedBy
+	data := map[string][]byte{
+		"name":   []byte(r.Name),
+		"server": []byte(r.Cluster.Server),
+		"config": cfg,
+	}
+	if r.Project != "" {
+		data["project"] = []byte(r.Project)
+	}
+	return &corev1.Secret{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        SecretName(r.Name),
+			Namespace:   r.Namespace,
+			Labels:      labels,
+			Annotations: map[string]string{AnnotationOwner: r.Owner},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: data,
+	}, nil
+}
+
+// OwnedBy reports whether s was written for owner.
+func OwnedBy(s *corev1.Secret, owner string) bool {
+	return s.Annotations[AnnotationOwner] == owner
+}
+
+// UpToDate reports whether live carries everything want does: the same
+// data and the wanted labels (labels others add are left alone).
+func UpToDate(live, want *corev1.Secret) bool {
+	if len(live.Data) != len(want.Data) {
+		return false
+	}
+	for k, v := range want.Data {
+		if !bytes.Equal(live.Data[k], v) {
+			return false
+		}
+	}
+	for k, v := range want.Labels {
+		if live.Labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Apply copies want's data and labels onto live, keeping labels and
+// annotations others added.
+func Apply(live, want *corev1.Secret) {
+	live.Data = want.Data
+	live.StringData = nil
+	if live.Labels == nil {
+		live.Labels = map[string]string{}
+	}
+	maps.Copy(live.Labels, want.Labels)
+	if live.Annotations == nil {
+		live.Annotations = map[string]string{}
+	}
+	maps.Copy(live.Annotations, want.Annotations)
+}

@@ -1,0 +1,136 @@
+// Package expiry reconciles Expiries: when one is due it deletes its
+// target, the composite resource that composed it.
+//
+// An Expiry only ever deletes its own controller (the XR whose
+// composition made it), with a UID precondition, so a mistaken target, or
+// a new object that took an expired one's name, is never deleted. Deleting
+// an Expiry deletes nothing.
+//
+// It acts on the control plane the provider runs on; the ProviderConfig
+// reference is not used.
+package expiry
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/controller/connect"
+)
+
+// Setup adds the Expiry controller to mgr.
+func Setup(mgr ctrl.Manager, o controller.Options) error {
+	c := &connector{read: mgr.GetAPIReader(), write: mgr.GetClient(), now: time.Now}
+	return connect.SetupManaged(mgr, o, v1alpha1.ExpiryGroupVersionKind, &v1alpha1.Expiry{}, c,
+		managed.WithInitializers(), managed.WithPollIntervalHook(pollHook))
+}
+
+// pollHook comes back when the expiry is due, not a poll interval later.
+func pollHook(mg resource.Managed, poll time.Duration) time.Duration {
+	e, ok := mg.(*v1alpha1.Expiry)
+	if !ok {
+		return poll
+	}
+	until := time.Until(e.Spec.ForProvider.ExpiresAt.Time)
+	return min(max(until, time.Second), poll)
+}
+
+type connector struct {
+	read  client.Reader
+	write client.Client
+	now   func() time.Time
+}
+
+func (c *connector) Connect(context.Context, *v1alpha1.Expiry) (managed.TypedExternalClient[*v1alpha1.Expiry], error) {
+	return &external{read: c.read, write: c.write, now: c.now}, nil
+}
+
+type external struct {
+	read   client.Reader
+	write  client.Client
+	now    func() time.Time
+	target *unstructured.Unstructured
+}
+
+func (e *external) Observe(ctx context.Context, mg *v1alpha1.Expiry) (managed.ExternalObservation, error) {
+	if meta.WasDeleted(mg) {
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	// Nothing is ever created: the expiry exists as soon as it is declared.
+	done := managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}
+	ref := mg.Spec.ForProvider.Target
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return managed.ExternalObservation{}, fmt.Errorf("target apiVersion %q: %w", ref.APIVersion, err)
+	}
+	owner := metav1.GetControllerOf(mg)
+	if owner == nil || owner.APIVersion != ref.APIVersion || owner.Kind != ref.Kind || owner.Name != ref.Name {
+		return managed.ExternalObservation{}, fmt.Errorf("an Expiry deletes only the composite resource that composed it; %s %s is not this Expiry's controller", ref.Kind, ref.Name)
+	}
+	t := &unstructured.Unstructured{}
+	t.SetGroupVersionKind(gv.WithKind(ref.Kind))
+	err = e.read.Get(ctx, types.NamespacedName{Namespace: mg.Namespace, Name: ref.Name}, t)
+	switch {
+	case kerrors.IsNotFound(err):
+		mg.SetConditions(xpv2.Available().WithMessage(fmt.Sprintf("%s %s no longer exists", ref.Kind, ref.Name)))
+		return done, nil
+	case apimeta.IsNoMatchError(err):
+		return managed.ExternalObservation{}, fmt.Errorf("kind %s of %s is not served", ref.Kind, ref.APIVersion)
+	case err != nil:
+		return managed.ExternalObservation{}, fmt.Errorf("cannot read %s %s: %w", ref.Kind, ref.Name, err)
+	}
+	if t.GetUID() != owner.UID || (ref.UID != "" && string(t.GetUID()) != ref.UID) {
+		mg.SetConditions(xpv2.Available().WithMessage(fmt.Sprintf("%s %s is a newer object than the one that expires; it is left alone", ref.Kind, ref.Name)))
+		return done, nil
+	}
+	if t.GetDeletionTimestamp() != nil {
+		mg.SetConditions(xpv2.Available().WithMessage(fmt.Sprintf("%s %s is being deleted", ref.Kind, ref.Name)))
+		return done, nil
+	}
+	left := mg.Spec.ForProvider.ExpiresAt.Sub(e.now())
+	if left > 0 {
+		mg.SetConditions(xpv2.Available().WithMessage(fmt.Sprintf("%s %s expires in %s", ref.Kind, ref.Name, left.Round(time.Second))))
+		return done, nil
+	}
+	e.target = t
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: false, Diff: "expired"}, nil
+}
+
+// Create is never called: Observe always reports the expiry exists.
+func (e *external) Create(context.Context, *v1alpha1.Expiry) (managed.ExternalCreation, error) {
+	return managed.ExternalCreation{}, nil
+}
+
+// Update deletes the expired target.
+func (e *external) Update(ctx context.Context, mg *v1alpha1.Expiry) (managed.ExternalUpdate, error) {
+	uid := e.target.GetUID()
+	err := e.write.Delete(ctx, e.target, client.Preconditions{UID: &uid})
+	if err != nil && !kerrors.IsNotFound(err) {
+		return managed.ExternalUpdate{}, fmt.Errorf("cannot delete expired %s %s: %w", e.target.GetKind(), e.target.GetName(), err)
+	}
+	now := metav1.NewTime(e.now())
+	mg.Status.AtProvider = v1alpha1.ExpiryObservation{Deleted: true, DeletedAt: &now}
+	return managed.ExternalUpdate{}, nil
+}
+
+// Delete deletes nothing: removing an Expiry cancels it.
+func (e *external) Delete(context.Context, *v1alpha1.Expiry) (managed.ExternalDelete, error) {
+	return managed.ExternalDelete{}, nil
+}
+
+func (e *external) Disconnect(context.Context) error { return nil }

@@ -1,0 +1,178 @@
+// Package registration reconciles Argo CD ClusterRegistrations: the
+// kubeconfig in a Secret beside the managed resource becomes the cluster
+// Secret Argo CD reads, kept in step when the kubeconfig changes (cloud
+// tokens rotate) and removed on delete.
+//
+// It acts on the control plane the provider runs on; the ProviderConfig
+// reference is not used.
+package registration
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/argocd"
+	"github.com/fleetplane/fleetplane/internal/controller/connect"
+)
+
+// Setup adds the ClusterRegistration controller to mgr.
+func Setup(mgr ctrl.Manager, o controller.Options) error {
+	// Secrets are read straight from the API server: caching every Secret
+	// of the cluster to read two of them would cost memory and a watch.
+	c := &connector{read: mgr.GetAPIReader(), write: mgr.GetClient()}
+	// No creation grace period: reads go straight to the API server,
+	// which is never behind a write.
+	return connect.SetupManaged(mgr, o, v1alpha1.ClusterRegistrationGroupVersionKind, &v1alpha1.ClusterRegistration{}, c,
+		managed.WithInitializers(), managed.WithCreationGracePeriod(0))
+}
+
+type connector struct {
+	read  client.Reader
+	write client.Client
+}
+
+func (c *connector) Connect(context.Context, *v1alpha1.ClusterRegistration) (managed.TypedExternalClient[*v1alpha1.ClusterRegistration], error) {
+	return &external{read: c.read, write: c.write}, nil
+}
+
+type external struct {
+	read  client.Reader
+	write client.Client
+	// want is the Secret Observe rendered, for Create and Update of the
+	// same reconcile.
+	want *corev1.Secret
+	live *corev1.Secret
+}
+
+func owner(mg *v1alpha1.ClusterRegistration) string { return mg.Namespace + "/" + mg.Name }
+
+func secretKey(mg *v1alpha1.ClusterRegistration) types.NamespacedName {
+	p := mg.Spec.ForProvider
+	ns := p.ArgoCDNamespace
+	if ns == "" {
+		ns = "argocd"
+	}
+	return types.NamespacedName{Namespace: ns, Name: argocd.SecretName(p.ClusterName)}
+}
+
+func (e *external) Observe(ctx context.Context, mg *v1alpha1.ClusterRegistration) (managed.ExternalObservation, error) {
+	key := secretKey(mg)
+	live := &corev1.Secret{}
+	err := e.read.Get(ctx, key, live)
+	found := err == nil
+	if err != nil && !kerrors.IsNotFound(err) {
+		return managed.ExternalObservation{}, fmt.Errorf("cannot read the Argo CD cluster Secret %s: %w", key, err)
+	}
+	if found && !argocd.OwnedBy(live, owner(mg)) {
+		if meta.WasDeleted(mg) {
+			// Someone else's Secret is not ours to delete.
+			return managed.ExternalObservation{ResourceExists: false}, nil
+		}
+		return managed.ExternalObservation{}, fmt.Errorf("Secret %s exists and was not written by this ClusterRegistration; fleetplane does not overwrite it", key) //nolint:staticcheck // Secret is a kind
+	}
+	if found {
+		e.live = live
+	}
+	if meta.WasDeleted(mg) {
+		// The kubeconfig may be gone with its cluster; removing the
+		// registration must not depend on it.
+		return managed.ExternalObservation{ResourceExists: found}, nil
+	}
+
+	cluster, err := e.cluster(ctx, mg)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	reg := argocd.Registration{
+		Owner: owner(mg), Namespace: key.Namespace, Name: mg.Spec.ForProvider.ClusterName,
+		Project: mg.Spec.ForProvider.Project, Labels: mg.Spec.ForProvider.Labels, Cluster: *cluster,
+	}
+	if e.want, err = reg.Secret(); err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	mg.Status.AtProvider = v1alpha1.ClusterRegistrationObservation{Server: cluster.Server, Auth: cluster.Config.Auth()}
+	if !found {
+		mg.SetConditions(xpv2.Unavailable().WithMessage("the Argo CD cluster Secret does not exist yet"))
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	mg.Status.AtProvider.SecretName = live.Name
+	if !argocd.UpToDate(live, e.want) {
+		mg.SetConditions(xpv2.Unavailable().WithMessage("the Argo CD cluster Secret differs from the kubeconfig"))
+		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: false, Diff: "cluster Secret differs"}, nil
+	}
+	mg.SetConditions(xpv2.Available())
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+}
+
+// cluster reads and checks the kubeconfig; the spec's server, when set,
+// overrides the kubeconfig's.
+func (e *external) cluster(ctx context.Context, mg *v1alpha1.ClusterRegistration) (*argocd.Cluster, error) {
+	ref := mg.Spec.ForProvider.KubeconfigSecretRef
+	k := ref.Key
+	if k == "" {
+		k = "kubeconfig"
+	}
+	s := &corev1.Secret{}
+	if err := e.read.Get(ctx, types.NamespacedName{Namespace: mg.Namespace, Name: ref.Name}, s); err != nil {
+		if kerrors.IsNotFound(err) {
+			return nil, fmt.Errorf("kubeconfig Secret %s/%s does not exist (yet)", mg.Namespace, ref.Name)
+		}
+		return nil, fmt.Errorf("cannot read kubeconfig Secret %s/%s: %w", mg.Namespace, ref.Name, err)
+	}
+	data, ok := s.Data[k]
+	if !ok {
+		return nil, fmt.Errorf("kubeconfig Secret %s/%s has no key %q", mg.Namespace, ref.Name, k)
+	}
+	c, err := argocd.FromKubeconfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig Secret %s/%s key %q: %w", mg.Namespace, ref.Name, k, err)
+	}
+	if srv := mg.Spec.ForProvider.Server; srv != "" {
+		if c.Server, err = argocd.ServerURL(srv); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (e *external) Create(ctx context.Context, mg *v1alpha1.ClusterRegistration) (managed.ExternalCreation, error) {
+	if err := e.write.Create(ctx, e.want); err != nil {
+		return managed.ExternalCreation{}, fmt.Errorf("cannot create the Argo CD cluster Secret: %w", err)
+	}
+	mg.Status.AtProvider.SecretName = e.want.Name
+	return managed.ExternalCreation{}, nil
+}
+
+func (e *external) Update(ctx context.Context, mg *v1alpha1.ClusterRegistration) (managed.ExternalUpdate, error) {
+	argocd.Apply(e.live, e.want)
+	if err := e.write.Update(ctx, e.live); err != nil {
+		return managed.ExternalUpdate{}, fmt.Errorf("cannot update the Argo CD cluster Secret: %w", err)
+	}
+	return managed.ExternalUpdate{}, nil
+}
+
+func (e *external) Delete(ctx context.Context, mg *v1alpha1.ClusterRegistration) (managed.ExternalDelete, error) {
+	if e.live == nil {
+		return managed.ExternalDelete{}, nil
+	}
+	// Only the Secret whose owner Observe checked: one put in its place
+	// since is somebody else's.
+	uid := e.live.UID
+	if err := e.write.Delete(ctx, e.live, client.Preconditions{UID: &uid}); err != nil && !kerrors.IsNotFound(err) {
+		return managed.ExternalDelete{}, fmt.Errorf("cannot delete the Argo CD cluster Secret %s/%s: %w", e.live.Namespace, e.live.Name, err)
+	}
+	return managed.ExternalDelete{}, nil
+}
+
+func (e *external) Disconnect(context.Context) error { return nil }
