@@ -137,6 +137,9 @@ type planner struct {
 	// waiting explains what the experiment waits for, first reason first.
 	waiting []string
 	failed  []string
+	// inlineRun is true when the validation is the inline suspend
+	// workflow, which only a person resumes.
+	inlineRun bool
 }
 
 func (p *planner) wait(format string, a ...any) {
@@ -361,6 +364,7 @@ func (p *planner) workflow(allApps bool) error {
 	ws.Message = observe.Bound(ws.Message)
 	ws.StartedAt = timeAt(o, "status.atProvider.startedAt")
 	ws.FinishedAt = timeAt(o, "status.atProvider.finishedAt")
+	p.inlineRun, _ = o.GetBool("status.atProvider.inline")
 	if f, ok := observe.Failed(o); ok && ws.Phase == "" {
 		ws.Message = f.Message
 	}
@@ -431,6 +435,8 @@ func (p *planner) phase(allApps bool) {
 	case wfPhase == "Succeeded":
 		set(v1alpha1.PhaseComplete, corev1.ConditionTrue, "validation workflow "+ws.Name+" succeeded")
 		p.status.CompletedAt = ws.FinishedAt
+	case wfPhase == "Running" && p.inlineRun:
+		set(v1alpha1.PhaseRunning, corev1.ConditionUnknown, fmt.Sprintf("WorkflowTemplate %s does not exist, so validation is manual: workflow %s waits for `argo resume -n %s %s`", p.xr.Spec.Workflow.Template, ws.Name, p.cfg.WorkflowNamespace, ws.Name))
 	case wfPhase != "":
 		set(v1alpha1.PhaseRunning, corev1.ConditionUnknown, "validation workflow "+ws.Name+" is "+strings.ToLower(wfPhase))
 	case allApps:

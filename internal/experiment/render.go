@@ -95,6 +95,10 @@ func (r renderer) cluster(t v1alpha1.Target) *composed.Unstructured {
 		"initialNodeCount":      int64(1),
 		"removeDefaultNodePool": true,
 		"deletionProtection":    false,
+		// provider-upjet-gcp writes the kubeconfig of its connection
+		// Secret with the cluster's client certificate; GKE issues one only
+		// when asked, and without it Argo CD would get no credentials.
+		"masterAuth": map[string]any{"clientCertificateConfig": map[string]any{"issueClientCertificate": true}},
 	}
 	if r.cfg.GCPProject != "" {
 		fp["workloadIdentityConfig"] = map[string]any{"workloadPool": r.cfg.GCPProject + ".svc.id.goog"}

@@ -38,7 +38,7 @@ func Resolve(ref v1alpha1.ComponentRef, found *v1alpha1.Component, cfg Config) (
 	name, typ := refName(ref)
 	if found == nil {
 		if cfg.ComponentRepoURL == "" {
-			return Resolved{}, fmt.Errorf("component %s: no Component %s exists and no convention repository is configured", name, name)
+			return Resolved{}, fmt.Errorf("component %s: no Component %s exists and no convention repository is configured (function input experiments.componentRepoURL)", name, name)
 		}
 		path := fmt.Sprintf("components/%s/%s", typ, name)
 		src := v1alpha1.Source{RepoURL: cfg.ComponentRepoURL, TargetRevision: cfg.ComponentRevision, Path: path}

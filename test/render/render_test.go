@@ -91,30 +91,124 @@ func startFunction(t testing.TB, root string) string {
 	}
 }
 
+// suite is one XR kind's examples: examples/<name>/*.yaml, each rendered
+// alone and with every stage of observed composed resources under
+// examples/<name>/observed/<example>/<stage>/.
+type suite struct {
+	name        string
+	composition string
+	xrd         string
+	// required holds the extra resources the function asks for.
+	required string
+	// kinds must each be composed by at least one render of the suite.
+	kinds []string
+	// asCreated sets what the API server sets on create, for XRs whose
+	// composition depends on it.
+	asCreated bool
+}
+
+func suites(root string) []suite {
+	return []suite{
+		{
+			name:        "adxcluster",
+			composition: filepath.Join(root, "package", "configuration", "compositions", "adxcluster.yaml"),
+			xrd:         filepath.Join(root, "package", "configuration", "xrds", "adxclusters.adx.fleetplane.io.yaml"),
+			required:    filepath.Join(root, "examples", "adxcluster", "required"),
+			kinds:       []string{"ResourceGroup", "Cluster", "Database", "Heartbeat", "Table", "Federation"},
+		},
+		{
+			name:        "experiment",
+			composition: filepath.Join(root, "package", "configuration", "compositions", "experiment.yaml"),
+			xrd:         filepath.Join(root, "package", "configuration", "xrds", "experiments.experiments.fleetplane.io.yaml"),
+			required:    filepath.Join(root, "examples", "experiment", "components"),
+			kinds:       []string{"Cluster", "NodePool", "ClusterRegistration", "Object", "WorkflowRun", "Expiry", "Usage"},
+			asCreated:   true,
+		},
+	}
+}
+
 // example is one render: an XR and, optionally, a stage of observed
 // composed resources.
 type example struct {
 	xr, observed, golden string
 }
 
-func examples(t testing.TB, root string) []example {
+func (s suite) examples(t testing.TB, root string) []example {
 	t.Helper()
-	dir := filepath.Join(root, "examples", "adxcluster")
+	dir := filepath.Join(root, "examples", s.name)
 	xrs, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(xrs) == 0 {
 		t.Fatalf("no examples in %s: %v", dir, err)
 	}
+	golden := filepath.Join(root, "test", "render", "testdata", s.name)
 	var out []example
 	for _, xr := range xrs {
 		base := strings.TrimSuffix(filepath.Base(xr), ".yaml")
-		golden := filepath.Join(root, "test", "render", "testdata", "adxcluster")
 		out = append(out, example{xr: xr, golden: filepath.Join(golden, base+".yaml")})
 		stages, _ := filepath.Glob(filepath.Join(dir, "observed", base, "*"))
-		for _, s := range stages {
-			out = append(out, example{xr: xr, observed: s, golden: filepath.Join(golden, base+"@"+filepath.Base(s)+".yaml")})
+		for _, st := range stages {
+			out = append(out, example{xr: xr, observed: st, golden: filepath.Join(golden, base+"@"+filepath.Base(st)+".yaml")})
 		}
 	}
 	return out
+}
+
+// compositionFor picks the Composition an XR selects by name from the
+// suite's examples/<suite>/compositions, or the suite's default.
+func (s suite) compositionFor(t testing.TB, root string, xr map[string]any) string {
+	t.Helper()
+	spec, _ := xr["spec"].(map[string]any)
+	xp, _ := spec["crossplane"].(map[string]any)
+	ref, _ := xp["compositionRef"].(map[string]any)
+	name, _ := ref["name"].(string)
+	if name == "" {
+		return s.composition
+	}
+	files, _ := filepath.Glob(filepath.Join(root, "examples", s.name, "compositions", "*.yaml"))
+	for _, f := range files {
+		var c struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(b, &c); err == nil && c.Metadata.Name == name {
+			return f
+		}
+	}
+	t.Fatalf("no Composition %s in examples/%s/compositions", name, s.name)
+	return ""
+}
+
+// created is the XR as the API server would store it: with a creation
+// time, UID and generation, which an Experiment's expiry and run names
+// derive from.
+func created(t testing.TB, path string) (string, map[string]any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var xr map[string]any
+	if err := yaml.Unmarshal(b, &xr); err != nil {
+		t.Fatal(err)
+	}
+	md := xr["metadata"].(map[string]any)
+	md["creationTimestamp"] = "2026-11-01T10:00:00Z"
+	md["uid"] = "6f1c2d3e-0000-4000-8000-000000000001"
+	md["generation"] = 1
+	out, err := yaml.Marshal(xr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(f, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f, xr
 }
 
 func TestRenderExamples(t *testing.T) {
@@ -122,57 +216,69 @@ func TestRenderExamples(t *testing.T) {
 	xp := tool(t, root, "crossplane")
 	addr := startFunction(t, root)
 	upjet := tool(t, root, "upjet-azure-crds")
+	providerKubernetes := tool(t, root, "provider-kubernetes-crds")
 
-	// The schemas composed resources must satisfy: the real upjet CRDs of
-	// the kinds we compose, provider-fleetplane's CRDs and our XRDs.
+	// The schemas composed resources must satisfy: the real upjet Azure
+	// CRDs and provider-kubernetes CRDs of the kinds we compose, the GKE
+	// stand-in CRDs (provider-upjet-gcp is not on the module proxy),
+	// provider-fleetplane's CRDs and our XRDs.
 	schemas := t.TempDir()
 	for _, f := range []string{
 		filepath.Join(upjet, "azure.m.upbound.io_resourcegroups.yaml"),
 		filepath.Join(upjet, "kusto.azure.m.upbound.io_clusters.yaml"),
 		filepath.Join(upjet, "kusto.azure.m.upbound.io_databases.yaml"),
+		filepath.Join(providerKubernetes, "kubernetes.m.crossplane.io_objects.yaml"),
 	} {
 		copyFile(t, f, filepath.Join(schemas, filepath.Base(f)))
 	}
-	for _, glob := range []string{"package/provider/crds/*.yaml", "package/configuration/xrds/*.yaml"} {
+	for _, glob := range []string{"package/provider/crds/*.yaml", "package/configuration/xrds/*.yaml", "test/standin/crds/*.yaml"} {
 		fs, _ := filepath.Glob(filepath.Join(root, glob))
 		for _, f := range fs {
 			copyFile(t, f, filepath.Join(schemas, filepath.Base(f)))
 		}
 	}
 
-	composition := filepath.Join(root, "package", "configuration", "compositions", "adxcluster.yaml")
-	xrd := filepath.Join(root, "package", "configuration", "xrds", "adxclusters.adx.fleetplane.io.yaml")
-	kinds := map[string]bool{}
-	for _, ex := range examples(t, root) {
-		name := strings.TrimSuffix(filepath.Base(ex.golden), ".yaml")
-		t.Run(name, func(t *testing.T) {
-			args := []string{"render", ex.xr, composition, filepath.Join(root, "examples", "functions.yaml"),
-				"--include-function-results", "--include-full-xr", "--xrd", xrd,
-				"--required-resources", filepath.Join(root, "examples", "adxcluster", "required"),
-				"-a", "render.crossplane.io/runtime-development-target=dns:///" + addr}
-			if ex.observed != "" {
-				args = append(args, "--observed-resources", ex.observed)
-			}
-			out := runCmd(t, xp, args...)
-			compareGolden(t, ex.golden, out)
+	for _, s := range suites(root) {
+		t.Run(s.name, func(t *testing.T) {
+			kinds := map[string]bool{}
+			for _, ex := range s.examples(t, root) {
+				name := strings.TrimSuffix(filepath.Base(ex.golden), ".yaml")
+				t.Run(name, func(t *testing.T) {
+					xrFile, xr := ex.xr, map[string]any{}
+					if s.asCreated {
+						xrFile, xr = created(t, ex.xr)
+					} else if b, err := os.ReadFile(ex.xr); err == nil {
+						_ = yaml.Unmarshal(b, &xr)
+					}
+					args := []string{"render", xrFile, s.compositionFor(t, root, xr), filepath.Join(root, "examples", "functions.yaml"),
+						"--include-function-results", "--include-full-xr", "--xrd", s.xrd,
+						"--required-resources", s.required,
+						"-a", "render.crossplane.io/runtime-development-target=dns:///" + addr}
+					if ex.observed != "" {
+						args = append(args, "--observed-resources", ex.observed)
+					}
+					out := runCmd(t, xp, args...)
+					compareGolden(t, ex.golden, out)
 
-			// Every composed resource must be valid for the CRD it targets.
-			composed := withoutResults(t, out)
-			for _, k := range kindsOf(t, composed) {
-				kinds[k] = true
+					// Every composed resource must be valid for the CRD it targets.
+					composed := withoutResults(t, out)
+					for _, k := range kindsOf(t, composed) {
+						kinds[k] = true
+					}
+					f := filepath.Join(t.TempDir(), "rendered.yaml")
+					if err := os.WriteFile(f, composed, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					validate(t, root, xp, schemas, f)
+				})
 			}
-			f := filepath.Join(t.TempDir(), "rendered.yaml")
-			if err := os.WriteFile(f, composed, 0o644); err != nil {
-				t.Fatal(err)
+			// The examples between them must exercise every kind we compose.
+			for _, k := range s.kinds {
+				if !kinds[k] {
+					t.Errorf("no example renders a %s", k)
+				}
 			}
-			validate(t, root, xp, schemas, f)
 		})
-	}
-	// The examples between them must exercise every kind we compose.
-	for _, k := range []string{"ResourceGroup", "Cluster", "Database", "Heartbeat", "Table", "Federation"} {
-		if !kinds[k] {
-			t.Errorf("no example renders a %s", k)
-		}
 	}
 }
 
@@ -187,6 +293,10 @@ func TestValidateExamples(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(root, "examples", "adxcluster", "*.yaml"))
 	more, _ := filepath.Glob(filepath.Join(root, "examples", "adxcluster", "required", "*.yaml"))
 	files = append(files, more...)
+	for _, glob := range []string{"*.yaml", "components/*.yaml", "compositions/*.yaml"} {
+		more, _ = filepath.Glob(filepath.Join(root, "examples", "experiment", glob))
+		files = append(files, more...)
+	}
 	more, _ = filepath.Glob(filepath.Join(root, "package", "configuration", "*", "*.yaml"))
 	files = append(files, more...)
 	more, _ = filepath.Glob(filepath.Join(root, "package", "configuration", "*.yaml"))

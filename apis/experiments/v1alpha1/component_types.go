@@ -42,9 +42,11 @@ type ComponentSpec struct {
 //
 // +kubebuilder:validation:XValidation:rule="[has(self.path), has(self.chart), has(self.ref)].filter(x, x).size() == 1",message="a source has exactly one of path (Git), chart (Helm repository) or ref (values only)"
 type Source struct {
-	// RepoURL of a Git repository or Helm chart repository.
+	// RepoURL of a Git repository or Helm chart repository, as Argo CD
+	// takes it: an https, ssh or oci URL, git@host:path, or an OCI
+	// registry host and path (registry-1.docker.io/envoyproxy) with chart.
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:Pattern=`^(https://|oci://|git@|ssh://)[^\s]+$`
+	// +kubebuilder:validation:Pattern=`^(https://|oci://|git@|ssh://|[a-z0-9.-]+\.[a-z]{2,}(:[0-9]+)?/)[^\s]+$`
 	RepoURL string `json:"repoURL"`
 
 	// TargetRevision: a branch, tag, commit or chart version.

@@ -78,6 +78,7 @@ type Target struct {
 // ClusterSpec says how to get a target's cluster.
 //
 // +kubebuilder:validation:XValidation:rule="self.type != 'gke' || has(self.zone)",message="cluster.zone is required for gke clusters",fieldPath=".zone"
+// +kubebuilder:validation:XValidation:rule="self.type != 'hub' || !(has(self.zone) || has(self.nodeCount) || has(self.machineType) || has(self.diskSizeGb))",message="a hub target runs on the control plane's cluster: zone, nodeCount, machineType and diskSizeGb do not apply"
 type ClusterSpec struct {
 	// Type of cluster.
 	Type ClusterType `json:"type"`
@@ -88,23 +89,20 @@ type ClusterSpec struct {
 	// +kubebuilder:validation:MaxLength=64
 	Zone string `json:"zone,omitempty"`
 
-	// NodeCount of the node pool.
+	// NodeCount of the node pool; 1 when unset.
 	// +optional
-	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	NodeCount int32 `json:"nodeCount,omitempty"`
 
-	// MachineType of the nodes.
+	// MachineType of the nodes; e2-medium when unset.
 	// +optional
-	// +kubebuilder:default="e2-medium"
 	// +kubebuilder:validation:Pattern=`^[a-z0-9-]+$`
 	// +kubebuilder:validation:MaxLength=64
 	MachineType string `json:"machineType,omitempty"`
 
-	// DiskSizeGb of each node.
+	// DiskSizeGb of each node; 50 when unset.
 	// +optional
-	// +kubebuilder:default=50
 	// +kubebuilder:validation:Minimum=10
 	// +kubebuilder:validation:Maximum=65536
 	DiskSizeGb int32 `json:"diskSizeGb,omitempty"`
