@@ -123,6 +123,18 @@ func wantPhase(t *testing.T, g got, phase string, msgParts ...string) {
 	}
 }
 
+// wantTarget checks what status says the i-th target waits for.
+func wantTarget(t *testing.T, g got, i int, msgPart string) {
+	t.Helper()
+	targets, _ := g.value("", "status.targets").([]any)
+	if i >= len(targets) {
+		t.Fatalf("status.targets has %d targets", len(targets))
+	}
+	if msg, _ := targets[i].(map[string]any)["message"].(string); !strings.Contains(msg, msgPart) {
+		t.Errorf("target %d message %q lacks %q", i, msg, msgPart)
+	}
+}
+
 func TestExperimentWalksItsTargetsInOrder(t *testing.T) {
 	required := componentsFound(envoyComponent, k6Component)
 	base := call{xr: gatewayTutorial, input: experimentInput, required: required}
@@ -147,7 +159,8 @@ func TestExperimentWalksItsTargetsInOrder(t *testing.T) {
 		g.want("expiry", "spec.forProvider.expiresAt", "2026-11-22T08:00:00Z")
 		g.want("expiry", "spec.forProvider.target", map[string]any{"apiVersion": "experiments.fleetplane.io/v1alpha1", "kind": "Experiment", "name": "gateway-tutorial", "uid": "0c0c0c0c-1111-2222-3333-444444444444"})
 		// Nothing exists yet: Pending until the cluster is created.
-		wantPhase(t, g, "Pending", "cluster")
+		wantPhase(t, g, "Pending", "waiting for targets app, loadgen (after app)")
+		wantTarget(t, g, 0, "cluster gateway-tutorial-app-")
 		g.wantNotReady()
 	})
 
@@ -156,7 +169,8 @@ func TestExperimentWalksItsTargetsInOrder(t *testing.T) {
 		c.observed = map[string]string{"cluster-app": gkeCluster(true)}
 		g := got{t, run(t, c)}
 		g.wantNames("cluster-app", "nodepool-app", "expiry")
-		wantPhase(t, g, "Provisioning", "node pool")
+		wantPhase(t, g, "Provisioning", "waiting for targets app")
+		wantTarget(t, g, 0, "node pool")
 		g.want("nodepool-app", "spec.forProvider.nodeConfig.machineType", "e2-standard-4")
 		g.want("nodepool-app", "spec.forProvider.nodeCount", 2)
 	})
@@ -172,7 +186,8 @@ func TestExperimentWalksItsTargetsInOrder(t *testing.T) {
 		g.wantNames("cluster-app", "nodepool-app", "registration-app", "expiry", "usage-cluster-app-by-nodepool-app")
 		g.want("registration-app", "spec.forProvider.server", "https://34.1.2.3")
 		g.want("registration-app", "spec.forProvider.kubeconfigSecretRef.key", "kubeconfig")
-		wantPhase(t, g, "Provisioning", "registering")
+		wantPhase(t, g, "Provisioning")
+		wantTarget(t, g, 0, "registering")
 	})
 
 	observed["registration-app"] = observedMR("argocd.m.fleetplane.io/v1alpha1", "ClusterRegistration", "r", true, "")
@@ -223,7 +238,23 @@ func TestExperimentWalksItsTargetsInOrder(t *testing.T) {
 		c.observed = observed
 		g := got{t, run(t, c)}
 		wantPhase(t, g, "Ready")
-		g.want("workflow", "spec.forProvider.runName", "lab-gateway-tutorial-validation-g2")
+		runName := g.value("workflow", "spec.forProvider.runName").(string)
+		if !strings.HasPrefix(runName, "lab-gateway-tutorial-validation-") || len(runName) != len("lab-gateway-tutorial-validation-")+8 {
+			t.Errorf("runName %q: want the experiment and a digest of what it validates", runName)
+		}
+
+		// Crossplane bumps the generation whenever it records composed
+		// resources in the XR; that must not make a new run. A change to
+		// what is validated must.
+		again := c
+		again.xr = strings.Replace(gatewayTutorial, "generation: 2", "generation: 7", 1)
+		if got := (got{t, run(t, again)}).value("workflow", "spec.forProvider.runName"); got != runName {
+			t.Errorf("a new generation renamed the run: %v, was %s", got, runName)
+		}
+		again.xr = strings.Replace(gatewayTutorial, "rps: \"100\"", "rps: \"200\"", 1)
+		if got := (got{t, run(t, again)}).value("workflow", "spec.forProvider.runName"); got == runName {
+			t.Error("changed workflow parameters kept the run name: the finished run would not be redone")
+		}
 		g.want("workflow", "spec.forProvider.workflowTemplateRef", "gateway-tutorial-validation")
 		g.want("workflow", "spec.forProvider.onMissingTemplate", "Fail")
 		g.want("workflow", "spec.forProvider.parameters", []any{

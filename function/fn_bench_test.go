@@ -58,3 +58,48 @@ func BenchmarkRunFunctionHub50Databases(b *testing.B) { benchmarkRun(b, hubWithD
 func BenchmarkRunFunctionPartition10Targets(b *testing.B) {
 	benchmarkRun(b, partitionWithTargets(10), 1)
 }
+
+// experimentChain is an experiment of n GKE targets, each depending on the
+// one before, with every cluster, node pool, registration and application
+// observed ready and the validation running: the largest steady state an
+// Experiment reaches (16 targets is the schema's maximum).
+func experimentChain(n int) call {
+	var xr strings.Builder
+	xr.WriteString(`apiVersion: experiments.fleetplane.io/v1alpha1
+kind: Experiment
+metadata: {name: chain, namespace: lab, uid: 0c0c0c0c-1111-2222-3333-444444444444, creationTimestamp: "2026-11-20T08:00:00Z"}
+spec:
+  workflow: {template: chain-validation, params: {rps: "100"}}
+  targets:
+`)
+	observed := map[string]string{
+		"expiry":   observedMR("lifecycle.m.fleetplane.io/v1alpha1", "Expiry", "e", true, ""),
+		"workflow": observedMR("workflows.m.fleetplane.io/v1alpha1", "WorkflowRun", "w", true, "  atProvider:\n    workflowName: w\n    phase: Running\n"),
+	}
+	required := map[string][]string{}
+	for i := range n {
+		t := fmt.Sprintf("t%02d", i)
+		fmt.Fprintf(&xr, "  - name: %s\n    cluster: {type: gke, zone: us-central1-a}\n    components:\n    - app: app%02d\n", t, i)
+		if i > 0 {
+			fmt.Fprintf(&xr, "    depends: [t%02d]\n", i-1)
+		}
+		required[fmt.Sprintf("component-app%02d", i)] = []string{}
+		observed["cluster-"+t] = observedMR("container.gcp.m.upbound.io/v1beta1", "Cluster", "chain-"+t, true, fmt.Sprintf("  atProvider:\n    endpoint: 10.0.0.%d\n", i+1))
+		observed["nodepool-"+t] = observedMR("container.gcp.m.upbound.io/v1beta1", "NodePool", "chain-"+t+"-nodes", true, "")
+		observed["registration-"+t] = observedMR("argocd.m.fleetplane.io/v1alpha1", "ClusterRegistration", "r-"+t, true, "")
+		observed["application-"+t] = observedMR("kubernetes.m.crossplane.io/v1alpha1", "Object", "a-"+t, true, "")
+	}
+	return call{xr: xr.String(), input: experimentInput, observed: observed, required: required}
+}
+
+// Per target: cluster, node pool, registration, application and four
+// Usages (of the cluster by node pool and registration, of the
+// registration by the application, of the application by the workflow),
+// one Usage per dependency, then the expiry and the workflow: 9n+1.
+func BenchmarkRunFunctionExperiment16Targets(b *testing.B) {
+	benchmarkRun(b, experimentChain(16), 9*16+1)
+}
+
+func BenchmarkRunFunctionExperiment2Targets(b *testing.B) {
+	benchmarkRun(b, experimentChain(2), 9*2+1)
+}

@@ -18,6 +18,8 @@ type CLI struct {
 	Insecure    bool   `help:"Run without mTLS credentials. If you supply this flag --tls-certs-dir will be ignored."`
 
 	MaxRecvMessageSize int `default:"4" help:"Maximum size of received messages in MB."`
+
+	MetricsAddress string `default:":8080" help:"Address of the Prometheus metrics endpoint; empty turns it off (as when many run on one machine)."`
 }
 
 // Run serves the function until the process is stopped.
@@ -30,7 +32,8 @@ func (c *CLI) Run() error {
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),
-		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024))
+		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024),
+		function.WithMetricsServer(c.MetricsAddress))
 }
 
 func main() {

@@ -24,13 +24,15 @@ done
   --embed-runtime-image-tarball "$out/provider-runtime.tar" -o "$out/provider-fleetplane.xpkg" >&2
 
 # The Configuration is the root crossplane.yaml plus package/configuration,
-# with the ADXCluster examples users apply (not the render fixtures).
+# with the XRs and Components users apply (not the render fixtures).
 cfg=$out/configuration
 rm -rf "$cfg" "$out/configuration-examples"
-mkdir -p "$cfg" "$out/configuration-examples"
+mkdir -p "$cfg" "$out/configuration-examples/adxcluster" "$out/configuration-examples/experiment/components"
 cp crossplane.yaml "$cfg/"
 cp -r package/configuration/. "$cfg/"
-cp examples/adxcluster/*.yaml "$out/configuration-examples/"
+cp examples/adxcluster/*.yaml "$out/configuration-examples/adxcluster/"
+cp examples/experiment/*.yaml "$out/configuration-examples/experiment/"
+cp examples/experiment/components/*.yaml "$out/configuration-examples/experiment/components/"
 "$xp" xpkg build --package-root "$cfg" --examples-root "$out/configuration-examples" -o "$out/fleetplane.xpkg" >&2
 
 for p in function-fleetplane provider-fleetplane fleetplane; do

@@ -142,8 +142,14 @@ type planner struct {
 	inlineRun bool
 }
 
-func (p *planner) wait(format string, a ...any) {
-	p.waiting = append(p.waiting, fmt.Sprintf(format, a...))
+// waitOn records what a target waits for in its status, and the target
+// in the condition. The condition names targets only, not their steps:
+// it changes when a target is done, not at every step, because each
+// change of an XR condition costs Crossplane (v2.4) a round of status
+// writes that can race its own cache (crossplane/crossplane#7062).
+func (p *planner) waitOn(st *v1alpha1.TargetStatus, format string, a ...any) {
+	st.Message = fmt.Sprintf(format, a...)
+	p.waiting = append(p.waiting, st.Name)
 }
 func (p *planner) fail(format string, a ...any) {
 	p.failed = append(p.failed, fmt.Sprintf(format, a...))
@@ -223,7 +229,7 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 		p.set.Add(clusterName(t.Name), p.r.cluster(t), true)
 		st.Phase = targetProvisioning
 		if !p.ready(clusterName(t.Name)) {
-			p.wait("target %s: cluster %s is provisioning", t.Name, st.ClusterName)
+			p.waitOn(st, "cluster %s is provisioning", st.ClusterName)
 			p.keepRest(t)
 			return nil
 		}
@@ -234,7 +240,7 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 			st.Endpoint = server
 		}
 		if !p.ready(nodePoolName(t.Name)) || server == "" {
-			p.wait("target %s: node pool of cluster %s is provisioning", t.Name, st.ClusterName)
+			p.waitOn(st, "node pool of cluster %s is provisioning", st.ClusterName)
 			p.keepRest(t)
 			return nil
 		}
@@ -245,7 +251,7 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 		p.set.Add(registrationName(t.Name), reg, true)
 		if !p.ready(registrationName(t.Name)) {
 			st.Phase = targetRegistering
-			p.wait("target %s: registering cluster %s with Argo CD", t.Name, st.ClusterName)
+			p.waitOn(st, "registering cluster %s with Argo CD", st.ClusterName)
 			p.keepRest(t)
 			return nil
 		}
@@ -266,15 +272,16 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 	}
 	if len(pending) > 0 {
 		sort.Strings(pending)
-		st.Phase, st.Message = targetWaiting, "waiting for "+strings.Join(pending, ", ")+" to be Healthy and Synced"
-		p.wait("target %s: %s", t.Name, st.Message)
+		st.Phase = targetWaiting
+		p.waitOn(st, "waiting for %s to be Healthy and Synced", strings.Join(pending, ", "))
+		p.waiting[len(p.waiting)-1] += " (after " + strings.Join(pending, ", ") + ")"
 		p.keepRest(t)
 		return nil
 	}
 
 	if !p.componentsResolved {
 		st.Phase = targetDeploying
-		p.wait("target %s: resolving components", t.Name)
+		p.waitOn(st, "resolving components")
 		p.keepRest(t)
 		return nil
 	}
@@ -300,7 +307,7 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 	p.set.Add(applicationName(t.Name), p.r.application(t, server, comps), true)
 	if !p.ready(applicationName(t.Name)) {
 		st.Phase = targetDeploying
-		p.wait("target %s: Argo CD application %s is not Healthy and Synced yet", t.Name, p.r.appName(t.Name))
+		p.waitOn(st, "Argo CD application %s is not Healthy and Synced yet", p.r.appName(t.Name))
 		return nil
 	}
 	st.Phase = targetReady
@@ -442,10 +449,14 @@ func (p *planner) phase(allApps bool) {
 	case allApps:
 		set(v1alpha1.PhaseReady, corev1.ConditionUnknown, "every application is Healthy and Synced; submitting the validation workflow")
 	case p.anyComposedBeyondExpiry():
-		set(v1alpha1.PhaseProvisioning, corev1.ConditionUnknown, "waiting: "+strings.Join(p.waiting, "; "))
+		set(v1alpha1.PhaseProvisioning, corev1.ConditionUnknown, p.waitingMessage())
 	default:
-		set(v1alpha1.PhasePending, corev1.ConditionUnknown, "waiting: "+strings.Join(p.waiting, "; "))
+		set(v1alpha1.PhasePending, corev1.ConditionUnknown, p.waitingMessage())
 	}
+}
+
+func (p *planner) waitingMessage() string {
+	return "waiting for targets " + strings.Join(p.waiting, ", ") + "; status.targets says what each waits for"
 }
 
 func (p *planner) anyComposedBeyondExpiry() bool {

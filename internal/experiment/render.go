@@ -3,7 +3,7 @@ package experiment
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -271,12 +271,19 @@ func (r renderer) workflowRun(params []workflowsv1alpha1.Parameter) (*composed.U
 	}})
 }
 
-// runName names the validation Workflow. It carries the experiment's
-// generation: a run that finished is never submitted again for the same
-// spec, and a changed spec is validated anew. Argo Workflows wants at
-// most 63 characters.
+// runName names the validation Workflow. It carries a digest of what the
+// run validates, the targets and the workflow: a run that finished is
+// never submitted again for the same experiment, and a changed experiment
+// is validated anew. The generation would not do: Crossplane bumps it
+// each time it records a composed resource in the XR's spec. Argo
+// Workflows wants at most 63 characters.
 func (r renderer) runName() string {
-	suffix := fmt.Sprintf("-validation-g%d", r.xr.Generation)
+	b, _ := json.Marshal(struct {
+		Targets  []v1alpha1.Target     `json:"targets"`
+		Workflow v1alpha1.WorkflowSpec `json:"workflow"`
+	}{r.xr.Spec.Targets, r.xr.Spec.Workflow})
+	sum := sha256.Sum256(b)
+	suffix := "-validation-" + hex.EncodeToString(sum[:])[:8]
 	return shorten(r.xr.Namespace+"-"+r.xr.Name, 63-len(suffix)) + suffix
 }
 

@@ -21,15 +21,18 @@ import (
 	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 )
 
 // CrossplaneNamespace is where Crossplane runs and keeps its secrets.
@@ -110,8 +113,15 @@ func StartCrossplane(ctx context.Context, cp *ControlPlane, root string) (*Cross
 	if err != nil {
 		return nil, err
 	}
+	webhookPort, webhookCerts, err := x.usageWebhook(ctx, filepath.Join(crds, "..", "webhookconfigurations", "usage.yaml"))
+	if err != nil {
+		return nil, err
+	}
 	p, err := Run(cp.Dir, "crossplane", bin, []string{
-		"core", "start", "--debug", "--enable-webhooks=false", "--package-runtime=External",
+		"core", "start", "--debug", "--package-runtime=External",
+		// Webhooks serve Usages: without them Crossplane neither tracks nor
+		// enforces deletion order.
+		"--webhook-port", fmt.Sprint(webhookPort), "--tls-server-certs-dir", webhookCerts,
 		"--xpkg-cache-dir", x.cacheDir, "--xfn-cache-dir", filepath.Join(cp.Dir, "xfn-cache"),
 		"--tls-client-certs-dir", clientCerts,
 		"--metrics-port", fmt.Sprint(metrics), "--health-probe-port", fmt.Sprint(health),
@@ -136,6 +146,49 @@ func StartCrossplane(ctx context.Context, cp *ControlPlane, root string) (*Cross
 		return nil, fmt.Errorf("crossplane not ready: %w", err)
 	}
 	return x, nil
+}
+
+// usageWebhook prepares Crossplane's Usage admission webhook, which
+// Crossplane's Helm chart would route through a Service: a server
+// certificate for 127.0.0.1 signed by Crossplane's CA, and the
+// ValidatingWebhookConfiguration of the Crossplane release, pointed at a
+// free loopback port by URL (the API server has no service network here).
+func (x *Crossplane) usageWebhook(ctx context.Context, configFile string) (int, string, error) {
+	port, err := FreePort()
+	if err != nil {
+		return 0, "", err
+	}
+	data, err := x.IssueCertificate(ctx, "crossplane-webhook-tls-server", "crossplane-webhooks")
+	if err != nil {
+		return 0, "", err
+	}
+	dir := filepath.Join(x.cp.Dir, "crossplane-webhook-tls-server")
+	if err := writeCerts(dir, data); err != nil {
+		return 0, "", err
+	}
+	b, err := os.ReadFile(configFile)
+	if err != nil {
+		return 0, "", err
+	}
+	cfg := &admissionv1.ValidatingWebhookConfiguration{}
+	if err := yaml.Unmarshal(b, cfg); err != nil {
+		return 0, "", fmt.Errorf("%s: %w", configFile, err)
+	}
+	for i := range cfg.Webhooks {
+		w := &cfg.Webhooks[i]
+		path := "/"
+		if w.ClientConfig.Service != nil && w.ClientConfig.Service.Path != nil {
+			path = *w.ClientConfig.Service.Path
+		}
+		w.ClientConfig = admissionv1.WebhookClientConfig{
+			URL:      ptr.To(fmt.Sprintf("https://127.0.0.1:%d%s", port, path)),
+			CABundle: data["ca.crt"],
+		}
+	}
+	if err := x.kube.Create(ctx, cfg); err != nil && !kerrors.IsAlreadyExists(err) {
+		return 0, "", fmt.Errorf("cannot create webhook configuration %s: %w", cfg.Name, err)
+	}
+	return port, dir, nil
 }
 
 func (x *Crossplane) secret(ctx context.Context, name string) (*corev1.Secret, error) {
@@ -347,25 +400,90 @@ func (x *Crossplane) RunProvider(ctx context.Context, pkg, bin string, args ...s
 	}
 	rev := obj.(*pkgv1.ProviderRevision)
 	server, clientName := pkg+"-tls-server", pkg+"-tls-client"
-	if _, err := x.IssueCertificate(ctx, server, pkg); err != nil {
+	serverCert, err := x.IssueCertificate(ctx, server, pkg)
+	if err != nil {
 		return nil, err
 	}
 	if _, err := x.IssueCertificate(ctx, clientName, pkg); err != nil {
 		return nil, err
 	}
-	p, err := Run(x.cp.Dir, pkg, bin, append([]string{"--kubeconfig", x.cp.Kubeconfig}, args...), nil)
-	if err != nil {
+	certs := filepath.Join(x.cp.Dir, server)
+	if err := writeCerts(certs, serverCert); err != nil {
 		return nil, err
 	}
-	x.cp.Track(p)
-	return p, x.pointRevision(ctx, rev, func(r client.Object) {
+	// Crossplane establishes a provider's CRDs (conversion webhooks
+	// included) once the runtime has named the revision's TLS Secrets. The
+	// binary starts after that, as a pod would once it stopped
+	// crash-looping on kinds not yet served.
+	if err := x.pointRevision(ctx, rev, func(r client.Object) {
 		pr := r.(*pkgv1.ProviderRevision)
 		pr.Spec.TLSServerSecretName, pr.Spec.TLSClientSecretName = ptr.To(server), ptr.To(clientName)
 	}, func(r client.Object) {
 		pr := r.(*pkgv1.ProviderRevision)
 		pr.Status.TLSServerSecretName, pr.Status.TLSClientSecretName = ptr.To(server), ptr.To(clientName)
-		pr.SetConditions(pkgv1.RuntimeHealthy())
+	}); err != nil {
+		return nil, err
+	}
+	if err := x.waitEstablished(ctx, rev, 2*time.Minute); err != nil {
+		return nil, fmt.Errorf("provider %s: %w", pkg, err)
+	}
+	// As in a provider's pod: the kubeconfig in KUBECONFIG (client-go and
+	// controller-runtime read it), server certificates in
+	// TLS_SERVER_CERTS_DIR.
+	p, err := Run(x.cp.Dir, pkg, bin, args, []string{"KUBECONFIG=" + x.cp.Kubeconfig, "TLS_SERVER_CERTS_DIR=" + certs})
+	if err != nil {
+		return nil, err
+	}
+	x.cp.Track(p)
+	return p, x.pointRevision(ctx, rev, nil, func(r client.Object) {
+		r.(*pkgv1.ProviderRevision).SetConditions(pkgv1.RuntimeHealthy())
 	})
+}
+
+// waitEstablished waits until the revision lists the CRDs it installed and
+// the API server serves every one of them.
+func (x *Crossplane) waitEstablished(ctx context.Context, rev *pkgv1.ProviderRevision, timeout time.Duration) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 300*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := x.kube.Get(ctx, client.ObjectKeyFromObject(rev), rev); err != nil {
+			return false, nil //nolint:nilerr // retry
+		}
+		crds := 0
+		for _, ref := range rev.Status.ObjectRefs {
+			if ref.Kind != "CustomResourceDefinition" {
+				continue
+			}
+			crds++
+			crd := &unstructured.Unstructured{}
+			crd.SetAPIVersion("apiextensions.k8s.io/v1")
+			crd.SetKind("CustomResourceDefinition")
+			if err := x.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, crd); err != nil {
+				last = "CRD " + ref.Name + ": " + err.Error()
+				return false, nil
+			}
+			if !established(crd) {
+				last = "CRD " + ref.Name + " not established"
+				return false, nil
+			}
+		}
+		last = "the revision lists no CRDs yet"
+		return crds > 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", last, err)
+	}
+	return nil
+}
+
+func established(crd *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Established" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
 }
 
 // pointRevision sets a revision's runtime fields in spec and status, and
@@ -376,13 +494,17 @@ func (x *Crossplane) pointRevision(ctx context.Context, rev client.Object, spec,
 		if err := x.kube.Get(ctx, client.ObjectKeyFromObject(rev), rev); err != nil {
 			return false, nil //nolint:nilerr // retry
 		}
-		spec(rev)
-		if err := x.kube.Update(ctx, rev); err != nil {
-			return false, nil //nolint:nilerr // conflict: retry
+		if spec != nil {
+			spec(rev)
+			if err := x.kube.Update(ctx, rev); err != nil {
+				return false, nil //nolint:nilerr // conflict: retry
+			}
 		}
-		status(rev)
-		if err := x.kube.Status().Update(ctx, rev); err != nil {
-			return false, nil //nolint:nilerr // conflict: retry
+		if status != nil {
+			status(rev)
+			if err := x.kube.Status().Update(ctx, rev); err != nil {
+				return false, nil //nolint:nilerr // conflict: retry
+			}
 		}
 		return true, nil
 	})

@@ -31,8 +31,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	adxv1alpha1 "github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
+	argocdv1alpha1 "github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
+	experimentsv1alpha1 "github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
+	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
 	"github.com/fleetplane/fleetplane/test/controlplane"
 	"github.com/fleetplane/fleetplane/test/kustoserver"
 	"github.com/fleetplane/fleetplane/test/standin"
@@ -58,6 +62,9 @@ const (
 type Options struct {
 	// Interval of heartbeats and federation in LocalComposition.
 	Interval time.Duration
+	// Experiments adds what Experiments need: Argo CD, Argo Workflows and
+	// GKE stand-ins and provider-kubernetes.
+	Experiments bool
 	// Logf reports progress.
 	Logf func(format string, a ...any)
 }
@@ -73,6 +80,8 @@ type Env struct {
 	Kube     client.Client
 	Function *controlplane.Process
 	Provider *controlplane.Process
+	// Experiments is set when Options.Experiments was.
+	Experiments *Experiments
 
 	cancel  context.CancelFunc
 	servers []*kustoserver.Server
@@ -129,7 +138,8 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	e.phase("crossplane ready", t)
 
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, pkgv1.AddToScheme, v1alpha1.AddToScheme, kustov1alpha1.AddToScheme, adxv1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, pkgv1.AddToScheme, v1alpha1.AddToScheme, kustov1alpha1.AddToScheme, adxv1alpha1.AddToScheme,
+		experimentsv1alpha1.AddToScheme, argocdv1alpha1.AddToScheme, workflowsv1alpha1.AddToScheme, lifecyclev1alpha1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, err
 		}
@@ -159,6 +169,14 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 		return nil, err
 	}
 	e.phase("packages installed and healthy", t)
+
+	if o.Experiments {
+		t = time.Now()
+		if e.Experiments, err = e.startExperiments(ctx, sctx); err != nil {
+			return nil, err
+		}
+		e.phase("Argo CD, Argo Workflows, GKE stand-ins and provider-kubernetes ready", t)
+	}
 
 	if err := e.configure(ctx, o); err != nil {
 		return nil, err
@@ -217,7 +235,7 @@ func (e *Env) install(ctx context.Context, b built) error {
 		}
 	}
 	var err error
-	if e.Function, err = e.Crossplane.ServeFunction(ctx, FunctionName, b.functionBin); err != nil {
+	if e.Function, err = e.Crossplane.ServeFunction(ctx, FunctionName, b.functionBin, "--metrics-address="); err != nil {
 		return err
 	}
 	if e.Provider, err = e.Crossplane.RunProvider(ctx, ProviderName, b.providerBin, "--poll", "5s", "--metrics-address", "0", "--health-address", "0", "--debug"); err != nil {

@@ -290,11 +290,8 @@ func TestWorkflowRun(t *testing.T) {
 	}
 
 	// A new run name is a new run.
-	r := get(t, &workflowsv1alpha1.WorkflowRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "validation"}})
-	r.Spec.ForProvider.RunName = "gw-validation-g2"
-	if err := kube.Update(context.Background(), r); err != nil {
-		t.Fatal(err)
-	}
+	r := &workflowsv1alpha1.WorkflowRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "validation"}}
+	update(t, r, func() { r.Spec.ForProvider.RunName = "gw-validation-g2" })
 	waitRun(t, ns, "validation", "the second run", func(r *workflowsv1alpha1.WorkflowRun) bool {
 		return r.Status.AtProvider.WorkflowName == "gw-validation-g2" && r.Status.AtProvider.Phase == "Pending"
 	})
@@ -449,7 +446,7 @@ func TestExpiry(t *testing.T) {
 	eventually(t, 30*time.Second, "the pending expiry ready", func() (bool, string) {
 		e := get(t, &lifecyclev1alpha1.Expiry{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "later"}})
 		c := condition(e.Status.Conditions, xpv2.TypeReady)
-		return ready(c) && strings.Contains(c.Message, "expires in"), c.Message
+		return ready(c) && strings.Contains(c.Message, "expires at "), c.Message
 	})
 	if err := kube.Delete(context.Background(), &lifecyclev1alpha1.Expiry{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "later"}}); err != nil {
 		t.Fatal(err)

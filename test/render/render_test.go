@@ -64,7 +64,7 @@ func startFunction(t testing.TB, root string) string {
 	_ = l.Close()
 
 	ctx, cancel := context.WithCancel(context.Background())
-	fn := exec.CommandContext(ctx, bin, "--insecure", "--address", addr)
+	fn := exec.CommandContext(ctx, bin, "--insecure", "--address", addr, "--metrics-address=")
 	var logs bytes.Buffer
 	fn.Stdout, fn.Stderr = &logs, &logs
 	if err := fn.Start(); err != nil {

@@ -1,17 +1,18 @@
-// Package standin plays the controllers that cannot run here: the upjet
-// Azure provider's, for ResourceGroup, Kusto Cluster and Kusto Database
-// managed resources. It writes the status a real provider would, backs each
-// Cluster with a local Kusto server, keeps an "Azure" inventory so tests
-// can tell an orphaned resource from a deleted one, and honours management
-// policies on deletion the way crossplane-runtime does.
+// Package standin plays the controllers that cannot run here and writes
+// the status the real ones would: the upjet Azure provider (ResourceGroup,
+// Kusto Cluster and Database, each Cluster backed by a local Kusto server),
+// the upjet GCP provider (GKE Cluster and NodePool, with the kubeconfig
+// connection Secret), Argo CD's application controller and Argo Workflows'
+// workflow controller. Each keeps an inventory so that tests can tell an
+// orphaned resource from a deleted one, and the order things went in.
 //
-// It is test and demo code, installed with the real upjet CRDs.
+// It is test and demo code, installed with the real upjet Azure, Argo CD
+// and Argo Workflows CRDs, and with stand-in GKE CRDs (test/standin/crds)
+// because provider-upjet-gcp's module is not on the Go module proxy.
 package standin
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -75,33 +76,22 @@ func (a *Azure) ClusterServer(name string) *kustoserver.Server {
 
 // Run reconciles until ctx is done.
 func (a *Azure) Run(ctx context.Context) {
-	t := time.NewTicker(300 * time.Millisecond)
-	defer t.Stop()
-	for {
+	every(ctx, func() {
 		for _, gvk := range []schema.GroupVersionKind{ResourceGroup, Cluster, Database} {
 			a.reconcileAll(ctx, gvk)
 		}
-		select {
-		case <-ctx.Done():
-			a.mu.Lock()
-			for _, s := range a.clusters {
-				_ = s.Close()
-			}
-			a.mu.Unlock()
-			return
-		case <-t.C:
-		}
+	})
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, s := range a.clusters {
+		_ = s.Close()
 	}
 }
 
 func (a *Azure) reconcileAll(ctx context.Context, gvk schema.GroupVersionKind) {
-	l := &unstructured.UnstructuredList{}
-	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := a.kube.List(ctx, l); err != nil {
-		return
-	}
-	for i := range l.Items {
-		a.reconcile(ctx, &l.Items[i])
+	items := list(ctx, a.kube, gvk, "")
+	for i := range items {
+		a.reconcile(ctx, &items[i])
 	}
 }
 
@@ -128,19 +118,15 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 			}
 		}
 		a.mu.Unlock()
-		mr.SetFinalizers(slices.DeleteFunc(mr.GetFinalizers(), func(f string) bool { return f == finalizer }))
-		_ = a.kube.Update(ctx, mr)
+		removeFinalizer(ctx, a.kube, mr, finalizer)
 		return
 	}
-	if !slices.Contains(mr.GetFinalizers(), finalizer) {
-		mr.SetFinalizers(append(mr.GetFinalizers(), finalizer))
-		if err := a.kube.Update(ctx, mr); err != nil {
-			return
-		}
+	if !ensureFinalizer(ctx, a.kube, mr, finalizer) {
+		return
 	}
 
 	if a.Forbidden[pc] {
-		a.setStatus(ctx, mr, nil, false, fmt.Sprintf("create failed: async create failed: failed to create the resource: [{0 creating %s (Subscription: %q): unexpected status 403 (403 Forbidden) with error: AuthorizationFailed: The client does not have authorization to perform action  []}]", kind, pc))
+		setStatus(ctx, a.kube, mr, nil, false, fmt.Sprintf("create failed: async create failed: failed to create the resource: [{0 creating %s (Subscription: %q): unexpected status 403 (403 Forbidden) with error: AuthorizationFailed: The client does not have authorization to perform action  []}]", kind, pc))
 		return
 	}
 
@@ -176,7 +162,7 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 		cluster, _, _ := unstructured.NestedString(mr.Object, "spec", "forProvider", "clusterName")
 		s := a.ClusterServer(cluster)
 		if s == nil {
-			a.setStatus(ctx, mr, nil, false, fmt.Sprintf("create failed: cluster %s not found", cluster))
+			setStatus(ctx, a.kube, mr, nil, false, fmt.Sprintf("create failed: cluster %s not found", cluster))
 			return
 		}
 		s.CreateDatabase(ext)
@@ -186,43 +172,5 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 		a.external[key] = "exists"
 		a.mu.Unlock()
 	}
-	a.setStatus(ctx, mr, atProvider, ready, "")
-}
-
-// setStatus writes Ready and Synced as crossplane-runtime would.
-func (a *Azure) setStatus(ctx context.Context, mr *unstructured.Unstructured, atProvider map[string]any, ready bool, syncErr string) {
-	now := time.Now().UTC().Format(time.RFC3339)
-	readyCond := map[string]any{"type": "Ready", "status": "False", "reason": "Creating", "lastTransitionTime": now}
-	if ready {
-		readyCond = map[string]any{"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": now}
-	}
-	synced := map[string]any{"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": now}
-	if syncErr != "" {
-		synced = map[string]any{"type": "Synced", "status": "False", "reason": "ReconcileError", "message": syncErr, "lastTransitionTime": now}
-	}
-	// Keep transition times stable when nothing changed, as a real provider
-	// does, so watchers see no churn.
-	old, _, _ := unstructured.NestedSlice(mr.Object, "status", "conditions")
-	conds := []any{readyCond, synced}
-	for i, c := range conds {
-		cm := c.(map[string]any)
-		for _, o := range old {
-			om, _ := o.(map[string]any)
-			if om["type"] == cm["type"] && om["status"] == cm["status"] && om["reason"] == cm["reason"] && om["message"] == cm["message"] {
-				conds[i] = om
-			}
-		}
-	}
-	status := map[string]any{"conditions": conds}
-	if atProvider != nil {
-		status["atProvider"] = atProvider
-	}
-	// Write only changes: every write wakes Crossplane's watches.
-	// Maps marshal with sorted keys, so equal statuses marshal alike.
-	b, _ := json.Marshal(status)
-	if old, _ := json.Marshal(mr.Object["status"]); bytes.Equal(old, b) {
-		return
-	}
-	mr.Object["status"] = status
-	_ = a.kube.Status().Update(ctx, mr)
+	setStatus(ctx, a.kube, mr, atProvider, ready, "")
 }

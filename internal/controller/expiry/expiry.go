@@ -102,9 +102,10 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.Expiry) (managed.Ex
 		mg.SetConditions(xpv2.Available().WithMessage(fmt.Sprintf("%s %s is being deleted", ref.Kind, ref.Name)))
 		return done, nil
 	}
-	left := mg.Spec.ForProvider.ExpiresAt.Sub(e.now())
-	if left > 0 {
-		mg.SetConditions(xpv2.Available().WithMessage(fmt.Sprintf("%s %s expires in %s", ref.Kind, ref.Name, left.Round(time.Second))))
+	if at := mg.Spec.ForProvider.ExpiresAt; e.now().Before(at.Time) {
+		// A stable message: a countdown would rewrite status, and wake
+		// every watcher of it, at each poll.
+		mg.SetConditions(xpv2.Available().WithMessage(fmt.Sprintf("%s %s expires at %s", ref.Kind, ref.Name, at.UTC().Format(time.RFC3339))))
 		return done, nil
 	}
 	e.target = t

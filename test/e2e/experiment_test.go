@@ -1,0 +1,398 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fleetplane/fleetplane/test/environment"
+	"github.com/fleetplane/fleetplane/test/standin"
+)
+
+const experimentAPI = "experiments.fleetplane.io/v1alpha1"
+
+// example reads an example manifest and moves it into namespace ns.
+func example(t *testing.T, path, ns string) *unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(env.Root, "examples", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	if ns != "" {
+		u.SetNamespace(ns)
+	}
+	return u
+}
+
+// applyComponents applies the example Components, once for all tests.
+var componentsOnce sync.Once
+
+func applyComponents(t *testing.T) {
+	t.Helper()
+	componentsOnce.Do(func() {
+		files, _ := filepath.Glob(filepath.Join(env.Root, "examples", "experiment", "components", "*.yaml"))
+		for _, f := range files {
+			c := example(t, filepath.Join("experiment", "components", filepath.Base(f)), "")
+			if err := env.Kube.Create(context.Background(), c); err != nil && !kerrors.IsAlreadyExists(err) {
+				t.Fatalf("apply Component %s: %v", c.GetName(), err)
+			}
+		}
+	})
+}
+
+func workflowTemplate(t *testing.T, name, outcome string) {
+	t.Helper()
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "argoproj.io/v1alpha1", "kind": "WorkflowTemplate",
+		"metadata": map[string]any{"namespace": environment.WorkflowsNamespace, "name": name, "labels": map[string]any{standin.OutcomeLabel: outcome}},
+		"spec": map[string]any{
+			"entrypoint": "validate",
+			"templates":  []any{map[string]any{"name": "validate", "container": map[string]any{"image": "alpine:3.20", "command": []any{"true"}}}},
+		},
+	}}
+	if err := env.Kube.Create(context.Background(), u); err != nil && !kerrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+// watcher records what a watch sees, with when it saw it.
+type watcher struct {
+	mu     sync.Mutex
+	phases []string
+	at     []time.Time
+	gone   map[string]time.Time
+}
+
+func newWatcher() *watcher { return &watcher{gone: map[string]time.Time{}} }
+
+// watchKind records, for every object of a kind in ns, when it was
+// deleted; for Experiments, every phase in the order they came.
+func (w *watcher) watchKind(t *testing.T, ctx context.Context, apiVersion, kind, ns string) {
+	t.Helper()
+	wc, err := client.NewWithWatch(env.CP.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &unstructured.UnstructuredList{}
+	l.SetAPIVersion(apiVersion)
+	l.SetKind(kind + "List")
+	wi, err := wc.Watch(ctx, l, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer wi.Stop()
+		for ev := range wi.ResultChan() {
+			u, ok := ev.Object.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			w.mu.Lock()
+			switch {
+			case ev.Type == watch.Deleted:
+				w.gone[kind+"/"+u.GetName()] = time.Now()
+			case kind == "Experiment":
+				p, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+				if n := len(w.phases); p != "" && (n == 0 || w.phases[n-1] != p) {
+					w.phases = append(w.phases, p)
+					w.at = append(w.at, time.Now())
+				}
+			}
+			w.mu.Unlock()
+		}
+	}()
+}
+
+func (w *watcher) seen() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.phases)
+}
+
+// timeline shows each phase with when it began, relative to start.
+func (w *watcher) timeline(start time.Time) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var b strings.Builder
+	for i, p := range w.phases {
+		fmt.Fprintf(&b, "%s@%s ", p, w.at[i].Sub(start).Round(100*time.Millisecond))
+	}
+	return b.String()
+}
+
+func (w *watcher) goneAt(key string) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	at, ok := w.gone[key]
+	return at, ok
+}
+
+// composedByResourceName maps composition resource names to the composed
+// objects of an experiment.
+func composedByResourceName(t *testing.T, ns, xrName string) map[string]*unstructured.Unstructured {
+	t.Helper()
+	out := map[string]*unstructured.Unstructured{}
+	for _, k := range []struct{ api, kind string }{
+		{"container.gcp.m.upbound.io/v1beta1", "Cluster"}, {"container.gcp.m.upbound.io/v1beta1", "NodePool"},
+		{"argocd.m.fleetplane.io/v1alpha1", "ClusterRegistration"}, {"kubernetes.m.crossplane.io/v1alpha1", "Object"},
+		{"workflows.m.fleetplane.io/v1alpha1", "WorkflowRun"}, {"lifecycle.m.fleetplane.io/v1alpha1", "Expiry"},
+		{"protection.crossplane.io/v1beta1", "Usage"},
+	} {
+		l := &unstructured.UnstructuredList{}
+		l.SetAPIVersion(k.api)
+		l.SetKind(k.kind + "List")
+		if err := env.Kube.List(context.Background(), l, client.InNamespace(ns), client.MatchingLabels{"crossplane.io/composite": xrName}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range l.Items {
+			out[l.Items[i].GetAnnotations()["crossplane.io/composition-resource-name"]] = &l.Items[i]
+		}
+	}
+	return out
+}
+
+func phaseOf(u *unstructured.Unstructured) (string, string) {
+	p, _, _ := unstructured.NestedString(u.Object, "status", "phase")
+	_, _, msg := condition(u, "experiment.fleetplane.io")
+	return p, msg
+}
+
+// TestExperimentGatewayTutorial walks the seed's gateway tutorial, a GKE
+// app target and a hub load generator that depends on it, from apply to
+// Complete, then deletes it and checks the teardown order.
+func TestExperimentGatewayTutorial(t *testing.T) {
+	ns := namespace(t)
+	applyComponents(t)
+	workflowTemplate(t, "gateway-validation", "Succeeded")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := newWatcher()
+	w.watchKind(t, ctx, experimentAPI, "Experiment", ns)
+	for _, k := range []struct{ api, kind string }{
+		{"container.gcp.m.upbound.io/v1beta1", "Cluster"}, {"container.gcp.m.upbound.io/v1beta1", "NodePool"},
+		{"argocd.m.fleetplane.io/v1alpha1", "ClusterRegistration"}, {"kubernetes.m.crossplane.io/v1alpha1", "Object"},
+		{"workflows.m.fleetplane.io/v1alpha1", "WorkflowRun"},
+	} {
+		w.watchKind(t, ctx, k.api, k.kind, ns)
+	}
+
+	start := time.Now()
+	apply(t, example(t, "experiment/gateway-tutorial.yaml", ns))
+	xrOf := func() *unstructured.Unstructured { return get(t, experimentAPI, "Experiment", ns, "gateway-tutorial") }
+	eventually(t, 4*time.Minute, "the experiment Complete", func() (bool, string) {
+		x := xrOf()
+		if x == nil {
+			return false, "no experiment"
+		}
+		p, msg := phaseOf(x)
+		if p == "Failed" {
+			t.Fatalf("experiment failed: %s", msg)
+		}
+		return p == "Complete", p + ": " + msg
+	})
+	t.Logf("apply → Complete in %s: %s", time.Since(start).Round(100*time.Millisecond), w.timeline(start))
+
+	t.Run("a complete experiment is Ready", func(t *testing.T) {
+		// Crossplane may briefly write back conditions from a stale cache
+		// (crossplane/crossplane#7062); what matters is where it settles.
+		eventually(t, time.Minute, "Ready=True", func() (bool, string) {
+			s, r, m := condition(xrOf(), "Ready")
+			return s == "True", r + ": " + m
+		})
+	})
+
+	t.Run("phases come in order", func(t *testing.T) {
+		order := []string{"Pending", "Provisioning", "Ready", "Running", "Complete"}
+		seen := w.seen()
+		last := -1
+		for _, p := range seen {
+			i := slices.Index(order, p)
+			if i < last {
+				t.Fatalf("phase %s after %s: %v", p, order[last], seen)
+			}
+			last = i
+		}
+		for _, must := range []string{"Provisioning", "Ready", "Running", "Complete"} {
+			if !slices.Contains(seen, must) {
+				t.Errorf("phase %s never seen: %v", must, seen)
+			}
+		}
+	})
+
+	c := composedByResourceName(t, ns, "gateway-tutorial")
+	t.Run("the load generator deploys only after the app is Healthy and Synced", func(t *testing.T) {
+		appName := fmt.Sprintf("%s-gateway-tutorial-app", ns)
+		healthy, ok := env.Experiments.ArgoCD.HealthyAt(appName)
+		if !ok {
+			t.Fatalf("Argo CD never saw %s Healthy", appName)
+		}
+		lg := get(t, "argoproj.io/v1alpha1", "Application", environment.ArgoCDNamespace, ns+"-gateway-tutorial-loadgen")
+		if lg == nil {
+			t.Fatal("no loadgen Application")
+		}
+		if created := lg.GetCreationTimestamp().Time; created.Before(healthy.Truncate(time.Second)) {
+			t.Errorf("loadgen Application created at %s, before the app was Healthy at %s", created, healthy)
+		}
+		server, _, _ := unstructured.NestedString(lg.Object, "spec", "destination", "server")
+		if server != standin.InClusterServer {
+			t.Errorf("hub target deploys to %q", server)
+		}
+	})
+
+	t.Run("the GKE cluster is registered with Argo CD", func(t *testing.T) {
+		reg := c["registration-app"]
+		if reg == nil {
+			t.Fatal("no ClusterRegistration")
+		}
+		secretName, _, _ := unstructured.NestedString(reg.Object, "status", "atProvider", "secretName")
+		s := &corev1.Secret{}
+		if err := env.Kube.Get(context.Background(), client.ObjectKey{Namespace: environment.ArgoCDNamespace, Name: secretName}, s); err != nil {
+			t.Fatalf("Argo CD cluster Secret %q: %v", secretName, err)
+		}
+		app := get(t, "argoproj.io/v1alpha1", "Application", environment.ArgoCDNamespace, ns+"-gateway-tutorial-app")
+		server, _, _ := unstructured.NestedString(app.Object, "spec", "destination", "server")
+		if string(s.Data["server"]) != server || !strings.Contains(string(s.Data["config"]), `"certData"`) {
+			t.Errorf("cluster Secret server %q config %d bytes; application deploys to %q", s.Data["server"], len(s.Data["config"]), server)
+		}
+	})
+
+	t.Run("the validation workflow got ordered parameters", func(t *testing.T) {
+		run := c["workflow"]
+		name, _, _ := unstructured.NestedString(run.Object, "status", "atProvider", "workflowName")
+		wf := get(t, "argoproj.io/v1alpha1", "Workflow", environment.WorkflowsNamespace, name)
+		if wf == nil {
+			t.Fatalf("no Workflow %q", name)
+		}
+		params, _, _ := unstructured.NestedSlice(wf.Object, "spec", "arguments", "parameters")
+		var names []string
+		for _, p := range params {
+			names = append(names, p.(map[string]any)["name"].(string))
+		}
+		want := []string{"experiment-name", "app-endpoint", "app-name", "loadgen-endpoint", "loadgen-name", "p99-budget-ms"}
+		if !slices.Equal(names, want) {
+			t.Errorf("parameters %v, want %v", names, want)
+		}
+	})
+
+	t.Run("crossplane beta trace shows the tree", func(t *testing.T) {
+		out, err := env.Trace("experiment", "gateway-tutorial", ns)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		t.Logf("crossplane beta trace experiment gateway-tutorial:\n%s", out)
+		for _, k := range []string{"Cluster/", "NodePool/", "ClusterRegistration/", "Object/", "WorkflowRun/", "Expiry/", "Usage/"} {
+			if !strings.Contains(out, k) {
+				t.Errorf("trace lacks %s", k)
+			}
+		}
+	})
+
+	t.Run("deletion runs in reverse dependency order", func(t *testing.T) {
+		x := xrOf()
+		if err := env.Kube.Delete(context.Background(), x); err != nil {
+			t.Fatal(err)
+		}
+		keys := map[string]string{}
+		for rn, o := range c {
+			keys[rn] = o.GetKind() + "/" + o.GetName()
+		}
+		eventually(t, 3*time.Minute, "every composed resource gone", func() (bool, string) {
+			var left []string
+			for _, rn := range []string{"workflow", "application-loadgen", "application-app", "registration-app", "nodepool-app", "cluster-app"} {
+				if _, ok := w.goneAt(keys[rn]); !ok {
+					left = append(left, rn)
+				}
+			}
+			return len(left) == 0, fmt.Sprintf("left: %v", left)
+		})
+		before := func(first, then string) {
+			a, _ := w.goneAt(keys[first])
+			b, _ := w.goneAt(keys[then])
+			if !a.Before(b) {
+				t.Errorf("%s went at %s, not before %s at %s", first, a.Format(time.StampMilli), then, b.Format(time.StampMilli))
+			}
+		}
+		before("workflow", "application-loadgen")
+		before("application-loadgen", "application-app")
+		before("application-app", "registration-app")
+		before("registration-app", "cluster-app")
+		before("nodepool-app", "cluster-app")
+
+		// And the external side went with them.
+		gkeName := c["cluster-app"].GetAnnotations()["crossplane.io/external-name"]
+		if got := env.Experiments.GKE.State("Cluster", gkeName); got != "deleted" {
+			t.Errorf("GKE cluster %s is %q", gkeName, got)
+		}
+		if pruned := env.Experiments.ArgoCD.Pruned(); !slices.Contains(pruned, ns+"-gateway-tutorial-app") {
+			t.Errorf("Argo CD did not prune the app's resources: %v", pruned)
+		}
+		secrets := &corev1.SecretList{}
+		_ = env.Kube.List(context.Background(), secrets, client.InNamespace(environment.ArgoCDNamespace), client.MatchingLabels{"experiments.fleetplane.io/namespace": ns})
+		if len(secrets.Items) != 0 {
+			t.Errorf("Argo CD cluster Secrets left: %d", len(secrets.Items))
+		}
+	})
+}
+
+// TestExperimentOutcomes covers the endings other than success: a failing
+// validation workflow fails the experiment; a missing template in manual
+// mode runs a workflow that waits for `argo resume`; an unsupported
+// cluster type fails its target without composing anything for it.
+func TestExperimentOutcomes(t *testing.T) {
+	ns := namespace(t)
+	applyComponents(t)
+	workflowTemplate(t, "always-fails", "Failed")
+
+	failing := example(t, "experiment/hub-smoke.yaml", ns)
+	failing.SetName("failing")
+	_ = unstructured.SetNestedField(failing.Object, "always-fails", "spec", "workflow", "template")
+	_ = unstructured.SetNestedField(failing.Object, "workflow", "spec", "workflow", "completion", "mode")
+	apply(t, failing, example(t, "experiment/hub-smoke.yaml", ns), example(t, "experiment/unsupported-cluster.yaml", ns))
+
+	until := func(name, phase, want string) {
+		eventually(t, 3*time.Minute, name+" "+phase, func() (bool, string) {
+			x := get(t, experimentAPI, "Experiment", ns, name)
+			if x == nil {
+				return false, "no experiment"
+			}
+			p, msg := phaseOf(x)
+			return p == phase && strings.Contains(msg, want), p + ": " + msg
+		})
+	}
+	until("failing", "Failed", "failed: child 'validate' failed")
+	until("hub-smoke", "Running", "waits for `argo resume -n argo "+ns+"-hub-smoke-validation-")
+	until("on-vcluster", "Failed", "cluster type vcluster is not supported yet")
+	if c := composedByResourceName(t, ns, "on-vcluster"); len(c) != 1 || c["expiry"] == nil {
+		t.Errorf("an unsupported target composed %d resources: %v", len(c), keysOf(c))
+	}
+	x := get(t, experimentAPI, "Experiment", ns, "failing")
+	if ready, _, _ := condition(x, "Ready"); ready == "True" {
+		t.Error("a failed experiment is Ready")
+	}
+}
+
+func keysOf[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
