@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -90,8 +91,24 @@ func (c Cluster) ConfigJSON() ([]byte, error) {
 
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
+// MaxErrorBytes bounds the errors FromKubeconfig returns: they end up in
+// status conditions, and names in a kubeconfig can be long.
+const MaxErrorBytes = 1024
+
 // FromKubeconfig reads the current context of a kubeconfig.
 func FromKubeconfig(data []byte) (*Cluster, error) {
+	c, err := fromKubeconfig(data)
+	if err != nil && len(err.Error()) > MaxErrorBytes {
+		msg := err.Error()[:MaxErrorBytes-len("…")]
+		for !utf8.ValidString(msg) {
+			msg = msg[:len(msg)-1]
+		}
+		return nil, errors.New(msg + "…")
+	}
+	return c, err
+}
+
+func fromKubeconfig(data []byte) (*Cluster, error) {
 	if len(data) == 0 {
 		return nil, errors.New("the kubeconfig is empty")
 	}
@@ -177,8 +194,12 @@ func execConfig(e *clientcmdapi.ExecConfig) *ExecProviderConfig {
 // ServerURL checks an API server address: an https URL with a host and
 // nothing after the path. A trailing slash is dropped, as Argo CD does.
 func ServerURL(s string) (string, error) {
+	// Credentials have no place in a server URL, and are not quoted back.
+	if strings.Contains(s, "@") {
+		return "", errors.New("the server URL carries user info; credentials belong in the kubeconfig's user")
+	}
 	u, err := url.Parse(s)
-	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return "", fmt.Errorf("server %q is not an https URL of an API server", bound(s))
 	}
 	return strings.TrimRight(s, "/"), nil
