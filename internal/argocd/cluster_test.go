@@ -199,4 +199,21 @@ func TestSecret(t *testing.T) {
 	if !UpToDate(live, s) || live.Labels["added-by-someone"] != "x" {
 		t.Error("apply lost data or another's label")
 	}
+
+	// A label dropped from the registration goes; others' labels stay.
+	r.Labels = map[string]string{"tier": "gold"}
+	want, err := r.Secret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if UpToDate(live, want) {
+		t.Error("a dropped label leaves the secret up to date")
+	}
+	Apply(live, want)
+	if _, ok := live.Labels["team"]; ok || live.Labels["tier"] != "gold" || live.Labels["added-by-someone"] != "x" || live.Labels[LabelSecretType] != SecretTypeCluster {
+		t.Errorf("labels after dropping team: %v", live.Labels)
+	}
+	if !UpToDate(live, want) {
+		t.Error("not up to date after apply")
+	}
 }

@@ -3,6 +3,8 @@ package argocd
 import (
 	"bytes"
 	"maps"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +22,9 @@ const (
 	// owns the Secret. A Secret without it, or with another owner, is never
 	// overwritten or deleted.
 	AnnotationOwner = "argocd.fleetplane.io/registration"
+	// AnnotationLabels lists the label keys the registration asked for, so
+	// that a key dropped from it is removed while labels others added stay.
+	AnnotationLabels = "argocd.fleetplane.io/labels"
 )
 
 // SecretName is the cluster Secret of a cluster name.
@@ -62,7 +67,7 @@ func (r Registration) Secret() (*corev1.Secret, error) {
 			Name:        SecretName(r.Name),
 			Namespace:   r.Namespace,
 			Labels:      labels,
-			Annotations: map[string]string{AnnotationOwner: r.Owner},
+			Annotations: map[string]string{AnnotationOwner: r.Owner, AnnotationLabels: strings.Join(slices.Sorted(maps.Keys(r.Labels)), ",")},
 		},
 		Type: corev1.SecretTypeOpaque,
 		Data: data,
@@ -90,7 +95,24 @@ func UpToDate(live, want *corev1.Secret) bool {
 			return false
 		}
 	}
-	return true
+	for _, k := range dropped(live, want) {
+		if _, ok := live.Labels[k]; ok {
+			return false
+		}
+	}
+	return live.Annotations[AnnotationLabels] == want.Annotations[AnnotationLabels]
+}
+
+// dropped lists label keys live was given by its registration that want no
+// longer has.
+func dropped(live, want *corev1.Secret) []string {
+	var out []string
+	for _, k := range strings.Split(live.Annotations[AnnotationLabels], ",") {
+		if _, keep := want.Labels[k]; k != "" && !keep {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // Apply copies want's data and labels onto live, keeping labels and
@@ -100,6 +122,9 @@ func Apply(live, want *corev1.Secret) {
 	live.StringData = nil
 	if live.Labels == nil {
 		live.Labels = map[string]string{}
+	}
+	for _, k := range dropped(live, want) {
+		delete(live.Labels, k)
 	}
 	maps.Copy(live.Labels, want.Labels)
 	if live.Annotations == nil {

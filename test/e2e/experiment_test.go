@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -288,6 +289,24 @@ func TestExperimentGatewayTutorial(t *testing.T) {
 		want := []string{"experiment-name", "app-endpoint", "app-name", "loadgen-endpoint", "loadgen-name", "p99-budget-ms"}
 		if !slices.Equal(names, want) {
 			t.Errorf("parameters %v, want %v", names, want)
+		}
+	})
+
+	t.Run("the experiment expires a day after it was created", func(t *testing.T) {
+		x := xrOf()
+		want := x.GetCreationTimestamp().Add(24 * time.Hour).UTC().Format(time.RFC3339)
+		e := c["expiry"]
+		if e == nil {
+			t.Fatal("no Expiry")
+		}
+		at, _, _ := unstructured.NestedString(e.Object, "spec", "forProvider", "expiresAt")
+		uid, _, _ := unstructured.NestedString(e.Object, "spec", "forProvider", "target", "uid")
+		status, _, _ := unstructured.NestedString(x.Object, "status", "expiresAt")
+		if at != want || status != want || uid != string(x.GetUID()) {
+			t.Errorf("Expiry at %s for UID %s, status.expiresAt %s; want %s for %s", at, uid, status, want, x.GetUID())
+		}
+		if owner := metav1.GetControllerOf(e); owner == nil || owner.UID != x.GetUID() {
+			t.Errorf("the Expiry's controller is %v, not the experiment", owner)
 		}
 	})
 

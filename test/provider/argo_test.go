@@ -115,6 +115,18 @@ func TestClusterRegistration(t *testing.T) {
 		return strings.Contains(string(data["config"]), "token-two"), "still the old token"
 	})
 
+	// Labels follow the spec; a label someone else added stays.
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: argoNS, Name: "cluster-gke-app"}}
+	update(t, secret, func() { secret.Labels["team"] = "platform" })
+	reg := registration(ns, "app", "", "")
+	update(t, reg, func() { reg.Spec.ForProvider.Labels = map[string]string{"tier": "gold"} })
+	eventually(t, 30*time.Second, "the Secret's labels to follow the registration", func() (bool, string) {
+		s := get(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: argoNS, Name: "cluster-gke-app"}})
+		_, old := s.Labels["experiments.fleetplane.io/experiment"]
+		return !old && s.Labels["tier"] == "gold" && s.Labels["team"] == "platform" && s.Labels["argocd.argoproj.io/secret-type"] == "cluster",
+			fmt.Sprintf("labels %v", s.Labels)
+	})
+
 	if err := kube.Delete(context.Background(), registration(ns, "app", "", "")); err != nil {
 		t.Fatal(err)
 	}
