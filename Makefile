@@ -55,5 +55,5 @@ bench: ## Run the benchmarks with allocation figures.
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: demo
-demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a federated fleet on local Kusto servers.
+demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a federated fleet on local Kusto servers, an experiment on stand-ins.
 	$(GO) run ./test/demo

@@ -1,7 +1,8 @@
 // Command demo runs fleetplane locally, offline: a control plane with
 // Crossplane, fleetplane's packages installed through Crossplane's package
-// manager, and a federated fleet of one hub and three partitions on local
-// Kusto servers. `make demo` runs it.
+// manager, a federated fleet of one hub and three partitions on local Kusto
+// servers, and the gateway-tutorial Experiment on stand-ins for GKE, Argo CD
+// and Argo Workflows. `make demo` runs it.
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetplane/fleetplane/internal/kql"
@@ -50,7 +52,7 @@ func run(exit bool, interval time.Duration) error {
 	ctx := context.Background()
 	start := time.Now()
 	say("starting etcd, kube-apiserver and Crossplane; building and installing fleetplane's packages")
-	env, err := environment.Start(ctx, root, dir, environment.Options{Interval: interval, Logf: say})
+	env, err := environment.Start(ctx, root, dir, environment.Options{Interval: interval, Logf: say, Experiments: true})
 	if err != nil {
 		return fmt.Errorf("%w\nlogs are in %s", err, dir)
 	}
@@ -122,6 +124,9 @@ func run(exit bool, interval time.Duration) error {
 	if err := printFunctions(ctx, hub.URL); err != nil {
 		return err
 	}
+	if err := experiment(ctx, env, root); err != nil {
+		return fmt.Errorf("%w\nlogs are in %s", err, dir)
+	}
 	for _, p := range []struct {
 		name string
 		rss  func() (int64, error)
@@ -137,11 +142,13 @@ The fleet runs. Try, in another terminal:
 
   export KUBECONFIG=%s
   kubectl get adxclusters -n fleet          # if kubectl is installed
+  kubectl get experiments -n experiments
   %s beta trace adxcluster hub -n fleet
+  %s beta trace experiment gateway-tutorial -n experiments
   curl -s %s/fleetplane/functions?db=Metrics
 
 Logs of every process are in %s.
-`, env.CP.Kubeconfig, cli, hub.URL, dir)
+`, env.CP.Kubeconfig, cli, cli, hub.URL, dir)
 	if exit {
 		return nil
 	}
@@ -214,6 +221,67 @@ func printFunctions(ctx context.Context, endpoint string) error {
 		}
 		sort.Strings(lines)
 		say(".show functions in hub database %s:\n%s", db, strings.Join(lines, "\n"))
+	}
+	return nil
+}
+
+// experiment applies the example Components and the gateway tutorial, and
+// follows the Experiment's phases to Complete.
+func experiment(ctx context.Context, env *environment.Env, root string) error {
+	const ns = "experiments"
+	if err := env.WorkflowTemplate(ctx, "gateway-validation", "Succeeded"); err != nil {
+		return err
+	}
+	files, _ := filepath.Glob(filepath.Join(root, "examples", "experiment", "components", "*.yaml"))
+	files = append(files, filepath.Join(root, "examples", "experiment", "gateway-tutorial.yaml"))
+	objs := []*unstructured.Unstructured{{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(b, &u.Object); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		objs = append(objs, u)
+	}
+	applied := time.Now()
+	for _, u := range objs {
+		if err := env.Kube.Create(ctx, u); err != nil {
+			return fmt.Errorf("apply %s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+	}
+	say("applied examples/experiment/components and examples/experiment/gateway-tutorial.yaml: a GKE app target and a hub load generator that depends on it")
+
+	xr := &unstructured.Unstructured{}
+	xr.SetAPIVersion("experiments.fleetplane.io/v1alpha1")
+	xr.SetKind("Experiment")
+	last := ""
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the experiment did not complete in 5 minutes (phase %q)", last)
+		}
+		if err := env.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gateway-tutorial"}, xr); err != nil {
+			continue
+		}
+		phase, _, _ := unstructured.NestedString(xr.Object, "status", "phase")
+		if phase == "" || phase == last {
+			continue
+		}
+		last = phase
+		say("experiment gateway-tutorial: %s after %s", phase, time.Since(applied).Round(100*time.Millisecond))
+		if phase == "Complete" || phase == "Failed" {
+			break
+		}
+	}
+	out, err := env.Trace("experiment", "gateway-tutorial", ns)
+	if err != nil {
+		return fmt.Errorf("crossplane beta trace: %v\n%s", err, out)
+	}
+	say("crossplane beta trace experiment gateway-tutorial -n %s\n%s", ns, out)
+	if last != "Complete" {
+		return fmt.Errorf("the experiment ended %s", last)
 	}
 	return nil
 }

@@ -60,15 +60,7 @@ func applyComponents(t *testing.T) {
 
 func workflowTemplate(t *testing.T, name, outcome string) {
 	t.Helper()
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "argoproj.io/v1alpha1", "kind": "WorkflowTemplate",
-		"metadata": map[string]any{"namespace": environment.WorkflowsNamespace, "name": name, "labels": map[string]any{standin.OutcomeLabel: outcome}},
-		"spec": map[string]any{
-			"entrypoint": "validate",
-			"templates":  []any{map[string]any{"name": "validate", "container": map[string]any{"image": "alpine:3.20", "command": []any{"true"}}}},
-		},
-	}}
-	if err := env.Kube.Create(context.Background(), u); err != nil && !kerrors.IsAlreadyExists(err) {
+	if err := env.WorkflowTemplate(context.Background(), name, outcome); err != nil {
 		t.Fatal(err)
 	}
 }

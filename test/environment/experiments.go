@@ -151,3 +151,21 @@ func (e *Env) installProviderKubernetes(ctx context.Context) (*controlplane.Proc
 	}
 	return nil, fmt.Errorf("cannot create provider-kubernetes' ClusterProviderConfig: %w", last)
 }
+
+// WorkflowTemplate creates a WorkflowTemplate in the workflow namespace
+// whose Workflows the Argo Workflows stand-in ends with outcome
+// (Succeeded, Failed); one that exists is left as it is.
+func (e *Env) WorkflowTemplate(ctx context.Context, name, outcome string) error {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "argoproj.io/v1alpha1", "kind": "WorkflowTemplate",
+		"metadata": map[string]any{"namespace": WorkflowsNamespace, "name": name, "labels": map[string]any{standin.OutcomeLabel: outcome}},
+		"spec": map[string]any{
+			"entrypoint": "validate",
+			"templates":  []any{map[string]any{"name": "validate", "container": map[string]any{"image": "alpine:3.20", "command": []any{"true"}}}},
+		},
+	}}
+	if err := e.Kube.Create(ctx, u); err != nil && !kerrors.IsAlreadyExists(err) {
+		return fmt.Errorf("WorkflowTemplate %s: %w", name, err)
+	}
+	return nil
+}
