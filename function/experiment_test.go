@@ -380,3 +380,17 @@ func TestComponentIsChecked(t *testing.T) {
 	}
 	g.wantNames()
 }
+
+func TestWatchApplicationsIsOptIn(t *testing.T) {
+	observed := map[string]string{
+		"cluster-app":      gkeCluster(true),
+		"nodepool-app":     observedMR("container.gcp.m.upbound.io/v1beta1", "NodePool", "np", true, ""),
+		"registration-app": observedMR("argocd.m.fleetplane.io/v1alpha1", "ClusterRegistration", "r", true, ""),
+	}
+	c := call{xr: gatewayTutorial, input: experimentInput, observed: observed, required: componentsFound(envoyComponent, k6Component)}
+	if w := (got{t, run(t, c)}).value("application-app", "spec.watch"); w != nil {
+		t.Errorf("spec.watch = %v without the input asking for it: provider-kubernetes' watches are alpha", w)
+	}
+	c.input = experimentInput + "  watchApplications: true\n"
+	(got{t, run(t, c)}).want("application-app", "spec.watch", true)
+}

@@ -18,6 +18,7 @@ type Config struct {
 	GCPProject        string
 	GCP               xpv2.ProviderConfigReference
 	Kubernetes        xpv2.ProviderConfigReference
+	WatchApplications bool
 	Fleetplane        xpv2.ProviderConfigReference
 }
 
@@ -55,6 +56,7 @@ func ConfigFrom(in *v1beta1.Input) Config {
 		}
 	}
 	ref(&cfg.Kubernetes, e.KubernetesProviderConfigRef)
+	cfg.WatchApplications = e.WatchApplications
 	ref(&cfg.Fleetplane, e.ProviderConfigRef)
 	if e.GCP != nil {
 		ref(&cfg.GCP, e.GCP.ProviderConfigRef)

@@ -204,11 +204,15 @@ func (r renderer) application(t v1alpha1.Target, server string, comps []Resolved
 	o := composed.New()
 	o.SetAPIVersion("kubernetes.m.crossplane.io/v1alpha1")
 	o.SetKind("Object")
-	o.Object["spec"] = map[string]any{
+	spec := map[string]any{
 		"forProvider":       map[string]any{"manifest": app},
 		"readiness":         map[string]any{"policy": "DeriveFromCelQuery", "celQuery": healthyAndSynced},
 		"providerConfigRef": map[string]any{"kind": r.cfg.Kubernetes.Kind, "name": r.cfg.Kubernetes.Name},
 	}
+	if r.cfg.WatchApplications {
+		spec["watch"] = true
+	}
+	o.Object["spec"] = spec
 	return o
 }
 

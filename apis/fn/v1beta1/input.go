@@ -110,6 +110,13 @@ type Experiments struct {
 	// +optional
 	KubernetesProviderConfigRef *ProviderConfigReference `json:"kubernetesProviderConfigRef,omitempty"`
 
+	// WatchApplications sets spec.watch on those Objects, so that
+	// provider-kubernetes reports an Application's health as it changes
+	// rather than at its next poll. provider-kubernetes honours it only with
+	// its alpha watches feature on (--enable-watches).
+	// +optional
+	WatchApplications bool `json:"watchApplications,omitempty"`
+
 	// ProviderConfigRef of provider-fleetplane's ClusterRegistration,
 	// WorkflowRun and Expiry. Defaults to ClusterProviderConfig "default".
 	// +optional
