@@ -9,10 +9,10 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/compose"
 )
 
 func init() {
@@ -225,7 +225,7 @@ func (r renderer) heartbeat(endpoint string) (*composed.Unstructured, error) {
 			ManagedIdentityClientID: t.ManagedIdentityClientID,
 		})
 	}
-	return typed(hb)
+	return compose.Typed(hb)
 }
 
 func (r renderer) heartbeatTable(endpoint string) (*composed.Unstructured, error) {
@@ -249,7 +249,7 @@ func (r renderer) heartbeatTable(endpoint string) (*composed.Unstructured, error
 			Columns:  append([]kustov1alpha1.Column(nil), HeartbeatColumns...),
 		},
 	}}
-	return typed(t)
+	return compose.Typed(t)
 }
 
 func (r renderer) federation(endpoint string) (*composed.Unstructured, error) {
@@ -274,7 +274,7 @@ func (r renderer) federation(endpoint string) (*composed.Unstructured, error) {
 	if f.BlockedClusters != nil {
 		fed.Spec.ForProvider.BlockedClusters = f.BlockedClusters.DeepCopy()
 	}
-	return typed(fed)
+	return compose.Typed(fed)
 }
 
 // tierOf is the tier Azure derives from a SKU name.
@@ -283,16 +283,4 @@ func tierOf(sku string) v1alpha1.Tier {
 		return v1alpha1.TierBasic
 	}
 	return v1alpha1.TierStandard
-}
-
-// typed converts a typed managed resource into desired state. The zero
-// status a Go struct always carries is dropped: functions own no status of
-// the resources they compose.
-func typed(o runtime.Object) (*composed.Unstructured, error) {
-	u, err := composed.From(o)
-	if err != nil {
-		return nil, err
-	}
-	delete(u.Object, "status")
-	return u, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composite"
 	"github.com/crossplane/function-sdk-go/response"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fleetplane/fleetplane/internal/observe"
 )
@@ -232,4 +233,16 @@ func RequireByName(rsp *fnv1.RunFunctionResponse, key, apiVersion, kind, name st
 		Kind:       kind,
 		Match:      &fnv1.ResourceSelector_MatchName{MatchName: name},
 	}
+}
+
+// Typed converts a typed resource into desired state. The zero status a Go
+// struct always carries is dropped: functions own no status of the
+// resources they compose.
+func Typed(o runtime.Object) (*composed.Unstructured, error) {
+	u, err := composed.From(o)
+	if err != nil {
+		return nil, err
+	}
+	delete(u.Object, "status")
+	return u, nil
 }

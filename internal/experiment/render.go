@@ -17,6 +17,7 @@ import (
 	"github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
 	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
 	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/compose"
 )
 
 func init() {
@@ -143,7 +144,7 @@ func (r renderer) fleetplaneSpec() xpv2.ManagedResourceSpec {
 }
 
 func (r renderer) registration(t v1alpha1.Target, server string) (*composed.Unstructured, error) {
-	return typed(&argocdv1alpha1.ClusterRegistration{Spec: argocdv1alpha1.ClusterRegistrationSpec{
+	return compose.Typed(&argocdv1alpha1.ClusterRegistration{Spec: argocdv1alpha1.ClusterRegistrationSpec{
 		ManagedResourceSpec: r.fleetplaneSpec(),
 		ForProvider: argocdv1alpha1.ClusterRegistrationParameters{
 			ClusterName:         r.gkeName(t.Name),
@@ -262,7 +263,7 @@ func (r renderer) workflowRun(params []workflowsv1alpha1.Parameter) (*composed.U
 	if c := r.xr.Spec.Workflow.Completion; c != nil && c.Mode == v1alpha1.CompletionManual {
 		onMissing = workflowsv1alpha1.MissingTemplateSuspend
 	}
-	return typed(&workflowsv1alpha1.WorkflowRun{Spec: workflowsv1alpha1.WorkflowRunSpec{
+	return compose.Typed(&workflowsv1alpha1.WorkflowRun{Spec: workflowsv1alpha1.WorkflowRunSpec{
 		ManagedResourceSpec: r.fleetplaneSpec(),
 		ForProvider: workflowsv1alpha1.WorkflowRunParameters{
 			Namespace:           r.cfg.WorkflowNamespace,
@@ -311,7 +312,7 @@ func (r renderer) expiresAt() time.Time {
 }
 
 func (r renderer) expiry() (*composed.Unstructured, error) {
-	return typed(&lifecyclev1alpha1.Expiry{Spec: lifecyclev1alpha1.ExpirySpec{
+	return compose.Typed(&lifecyclev1alpha1.Expiry{Spec: lifecyclev1alpha1.ExpirySpec{
 		ManagedResourceSpec: r.fleetplaneSpec(),
 		ForProvider: lifecyclev1alpha1.ExpiryParameters{
 			Target: lifecyclev1alpha1.ObjectRef{
@@ -334,15 +335,6 @@ func usage(of, by *composed.Unstructured, reason string) *composed.Unstructured 
 	u.SetKind("Usage")
 	u.Object["spec"] = map[string]any{"of": ref(of), "by": ref(by), "reason": reason, "replayDeletion": true}
 	return u
-}
-
-func typed(o runtime.Object) (*composed.Unstructured, error) {
-	u, err := composed.From(o)
-	if err != nil {
-		return nil, err
-	}
-	delete(u.Object, "status")
-	return u, nil
 }
 
 func toAny(m map[string]string) map[string]any {
