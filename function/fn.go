@@ -17,11 +17,10 @@ import (
 	expv1alpha1 "github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
 	"github.com/fleetplane/fleetplane/internal/adxcluster"
+	"github.com/fleetplane/fleetplane/internal/component"
+	"github.com/fleetplane/fleetplane/internal/compose"
 	"github.com/fleetplane/fleetplane/internal/experiment"
 )
-
-// composer composes one kind of composite resource.
-type composer func(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input) error
 
 // Function is fleetplane's composition function: it hands each request to
 // the composer of the XR's kind.
@@ -29,35 +28,20 @@ type Function struct {
 	fnv1.UnimplementedFunctionRunnerServiceServer
 
 	log       logging.Logger
-	composers map[schema.GroupKind]composer
+	composers map[schema.GroupKind]compose.Composer
 }
 
-// NewFunction returns the function with every kind it composes.
+// NewFunction returns the function with every kind it composes: one line
+// per kind.
 func NewFunction(log logging.Logger) *Function {
 	return &Function{
 		log: log,
-		composers: map[schema.GroupKind]composer{
-			adxv1alpha1.ADXClusterGroupVersionKind.GroupKind(): composeADXCluster,
-			expv1alpha1.ExperimentGroupVersionKind.GroupKind(): composeExperiment,
-			expv1alpha1.ComponentGroupVersionKind.GroupKind():  composeComponent,
+		composers: map[schema.GroupKind]compose.Composer{
+			adxv1alpha1.ADXClusterGroupVersionKind.GroupKind(): adxcluster.Composer,
+			expv1alpha1.ExperimentGroupVersionKind.GroupKind(): experiment.Composer,
+			expv1alpha1.ComponentGroupVersionKind.GroupKind():  component.Composer,
 		},
 	}
-}
-
-func composeADXCluster(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input) error {
-	cfg, err := adxcluster.ConfigFrom(in)
-	if err != nil {
-		return err
-	}
-	return adxcluster.Compose(req, rsp, cfg)
-}
-
-func composeExperiment(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input) error {
-	return experiment.Compose(req, rsp, experiment.ConfigFrom(in))
-}
-
-func composeComponent(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, _ *v1beta1.Input) error {
-	return experiment.ComposeComponent(req, rsp)
 }
 
 // RunFunction composes the XR in req.
@@ -79,12 +63,12 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	gvk := xr.Resource.GroupVersionKind()
 	log := f.log.WithValues("kind", gvk.Kind, "namespace", xr.Resource.GetNamespace(), "name", xr.Resource.GetName(), "tag", req.GetMeta().GetTag())
 
-	compose, ok := f.composers[gvk.GroupKind()]
+	c, ok := f.composers[gvk.GroupKind()]
 	if !ok {
 		response.Fatal(rsp, fmt.Errorf("function-fleetplane does not compose %s; it composes %s", gvk.GroupKind(), f.kinds()))
 		return rsp, nil
 	}
-	if err := compose(req, rsp, in); err != nil {
+	if err := c.Compose(req, rsp, in); err != nil {
 		log.Info("Cannot compose", "error", err)
 		response.Fatal(rsp, err)
 		return rsp, nil

@@ -15,13 +15,8 @@ import (
 	"strings"
 	"time"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/response"
-	"google.golang.org/protobuf/types/known/durationpb"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/compose"
@@ -57,62 +52,37 @@ const (
 	labelsRequirement           = "fleetplane-cluster-labels"
 )
 
-// Compose adds the ADXCluster's composed resources, status and condition to
-// rsp. Errors are for requests it cannot make sense of; everything a user
-// can fix is reported through the condition instead.
-func Compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, cfg Config) error {
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
-		return fmt.Errorf("cannot read the observed ADXCluster: %w", err)
-	}
-	xr := &v1alpha1.ADXCluster{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(oxr.Resource.Object, xr); err != nil {
-		return fmt.Errorf("cannot decode the observed ADXCluster: %w", err)
-	}
-	observed, err := request.GetObservedComposedResources(req)
-	if err != nil {
-		return fmt.Errorf("cannot read observed composed resources: %w", err)
-	}
+// Composer composes ADXClusters.
+var Composer = compose.Run(plan)
 
-	c := &composer{xr: xr, set: compose.NewSet(observed), render: renderer{xr: xr, cfg: cfg}, status: xr.Status}
-	if err := c.plan(); err != nil {
-		return err
+// plan decides an ADXCluster's composed resources, status and condition.
+func plan(r *compose.Request[v1alpha1.ADXCluster]) (compose.Outcome, error) {
+	cfg, err := ConfigFrom(r.Input)
+	if err != nil {
+		return compose.Outcome{}, err
+	}
+	xr := r.XR
+	p := &planner{xr: xr, set: r.Resources, render: renderer{xr: xr, cfg: cfg}, status: xr.Status}
+	if err := p.plan(); err != nil {
+		return compose.Outcome{}, err
 	}
 	if xr.Spec.CriteriaExpression != "" {
-		c.gate(req, rsp, cfg)
+		p.gate(r, cfg)
 		// Crossplane watches composed resources, not the EnvironmentConfig
 		// the labels live in: come back sooner than the default to notice
 		// a label change.
-		rsp.Meta.Ttl = durationpb.New(criteriaTTL)
+		r.ComposeAgainWithin(criteriaTTL)
 	}
-
-	if err := c.set.Write(rsp); err != nil {
-		return fmt.Errorf("cannot write desired composed resources: %w", err)
-	}
-	dxr, err := request.GetDesiredCompositeResource(req)
-	if err != nil {
-		return fmt.Errorf("cannot read the desired ADXCluster: %w", err)
-	}
-	c.status.ObservedGeneration = xr.GetGeneration()
-	st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&c.status)
-	if err != nil {
-		return fmt.Errorf("cannot encode status: %w", err)
-	}
-	if len(st) > 0 {
-		dxr.Resource.Object["status"] = st
-	}
-	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
-		return fmt.Errorf("cannot write the desired ADXCluster: %w", err)
-	}
-	if c.frozen || len(c.set.Held()) > 0 || c.cond.Status == corev1.ConditionFalse {
-		compose.MarkCompositeNotReady(rsp)
-	}
-	compose.Report(rsp, oxr.Resource, c.cond)
-	return nil
+	p.status.ObservedGeneration = xr.GetGeneration()
+	return compose.Outcome{
+		Status:    &p.status,
+		Condition: p.cond,
+		Pending:   p.frozen || p.cond.Status == corev1.ConditionFalse,
+	}, nil
 }
 
-// composer plans one ADXCluster.
-type composer struct {
+// planner plans one ADXCluster.
+type planner struct {
 	xr     *v1alpha1.ADXCluster
 	set    *compose.Set
 	render renderer
@@ -123,83 +93,86 @@ type composer struct {
 	frozen bool
 }
 
-func (c *composer) plan() error {
-	spec := c.xr.Spec
+func (p *planner) plan() error {
+	spec := p.xr.Spec
 	var endpoint string
 	federate := false
 	switch {
 	case spec.Provision == nil:
 		endpoint, federate = spec.Endpoint, spec.Endpoint != ""
-		c.status = v1alpha1.ADXClusterStatus{Endpoint: spec.Endpoint}
-		c.cond = condition(corev1.ConditionTrue, ReasonProvisioningSkipped,
+		p.status = v1alpha1.ADXClusterStatus{Endpoint: spec.Endpoint}
+		p.cond = condition(corev1.ConditionTrue, ReasonProvisioningSkipped,
 			fmt.Sprintf("Bring-your-own cluster at %s; nothing is provisioned.", spec.Endpoint))
 	case len(missingProvisionFields(spec.Provision)) > 0:
-		c.cond = condition(corev1.ConditionFalse, ReasonProvisioningInvalid,
+		p.cond = condition(corev1.ConditionFalse, ReasonProvisioningInvalid,
 			fmt.Sprintf("spec.provision lacks %s; nothing is provisioned until %s set.",
 				strings.Join(missingProvisionFields(spec.Provision), ", "),
 				plural(len(missingProvisionFields(spec.Provision)), "it is", "they are")))
-		c.cond.Warning = true
-		c.freeze()
+		p.cond.Warning = true
+		p.freeze()
 	default:
-		endpoint, federate = c.provision()
+		endpoint, federate = p.provision()
 	}
-	return c.federation(endpoint, federate)
+	return p.federation(endpoint, federate)
 }
 
 // provision composes the Azure resources in order and says which endpoint,
 // if any, federation may use.
-func (c *composer) provision() (string, bool) {
-	spec := c.xr.Spec
-	r := c.render
-	c.set.Add(NameResourceGroup, r.resourceGroup(), true)
-	c.set.Add(NameCluster, r.cluster(), c.set.Ready(NameResourceGroup))
+func (p *planner) provision() (string, bool) {
+	spec := p.xr.Spec
+	r := p.render
+	p.set.Add(NameResourceGroup, r.resourceGroup())
+	p.set.Add(NameCluster, r.cluster(), NameResourceGroup)
 
-	uri, _ := c.observedString(NameCluster, "status.atProvider.uri")
-	clusterReady := c.set.Ready(NameCluster) && uri != ""
+	// Databases need the cluster running, which upjet reports Ready only
+	// together with its URI; both are checked, as a URI-less cluster
+	// cannot serve the databases' clients either.
+	uri, _ := p.observedString(NameCluster, "status.atProvider.uri")
+	clusterReady := p.set.Ready(NameCluster) && uri != ""
 	azure := []resource.Name{NameResourceGroup, NameCluster}
 	for _, db := range r.databases() {
-		c.set.Add(DatabaseName(db.DatabaseName), r.database(db), clusterReady)
+		p.set.AddWhen(uri != "", DatabaseName(db.DatabaseName), r.database(db), NameCluster)
 		azure = append(azure, DatabaseName(db.DatabaseName))
 	}
-	for _, name := range c.discoveredDatabases(r.databases()) {
-		c.set.Add(DatabaseName(name), r.discoveredDatabase(name), clusterReady)
+	for _, name := range p.discoveredDatabases(r.databases()) {
+		p.set.AddWhen(uri != "", DatabaseName(name), r.discoveredDatabase(name), NameCluster)
 		azure = append(azure, DatabaseName(name))
 	}
 
-	forbidden, failed := c.azureFailures(azure)
+	forbidden, failed := p.azureFailures(azure)
 	switch {
 	case forbidden != "":
 		ep := uri
 		if ep == "" {
 			ep = spec.Endpoint
 		}
-		c.status.Endpoint = ep
+		p.status.Endpoint = ep
 		msg := forbidden + " "
 		if ep != "" {
 			msg += "Federation continues on " + ep + "."
 		} else {
 			msg += "No endpoint is known: set spec.endpoint to federate meanwhile."
 		}
-		c.cond = condition(corev1.ConditionTrue, ReasonPermissionRestricted, msg)
-		c.cond.Warning = true
+		p.cond = condition(corev1.ConditionTrue, ReasonPermissionRestricted, msg)
+		p.cond.Warning = true
 		return ep, ep != ""
 	case clusterReady:
-		c.status.Endpoint = uri
-		c.status.AppliedProvisionState = c.appliedState()
-		c.cond = condition(corev1.ConditionTrue, ReasonClusterReady,
+		p.status.Endpoint = uri
+		p.status.AppliedProvisionState = p.appliedState()
+		p.cond = condition(corev1.ConditionTrue, ReasonClusterReady,
 			fmt.Sprintf("Cluster %s is running at %s.", spec.ClusterName, uri))
 		return uri, true
 	case failed != "":
-		c.cond = condition(corev1.ConditionFalse, ReasonFailed, failed)
-		c.cond.Warning = true
-	case c.set.Exists(NameCluster):
-		c.cond = condition(corev1.ConditionUnknown, ReasonWaiting,
+		p.cond = condition(corev1.ConditionFalse, ReasonFailed, failed)
+		p.cond.Warning = true
+	case p.set.Exists(NameCluster):
+		p.cond = condition(corev1.ConditionUnknown, ReasonWaiting,
 			fmt.Sprintf("Waiting for Azure to finish cluster %s.", spec.ClusterName))
-	case c.set.Exists(NameResourceGroup):
-		c.cond = condition(corev1.ConditionUnknown, ReasonCreating,
+	case p.set.Exists(NameResourceGroup):
+		p.cond = condition(corev1.ConditionUnknown, ReasonCreating,
 			fmt.Sprintf("Creating resource group %s; cluster %s follows once it is ready.", spec.Provision.ResourceGroup, spec.ClusterName))
 	default:
-		c.cond = condition(corev1.ConditionUnknown, ReasonCreating,
+		p.cond = condition(corev1.ConditionUnknown, ReasonCreating,
 			fmt.Sprintf("Creating resource group %s for cluster %s.", spec.Provision.ResourceGroup, spec.ClusterName))
 	}
 	return "", false
@@ -217,8 +190,8 @@ var databaseName = regexp.MustCompile(`^[a-zA-Z0-9_]{1,260}$`)
 // missing, and dropping its resource would delete it under
 // deletionPolicy Delete). Names come from heartbeats, so they are checked
 // and their number capped.
-func (c *composer) discoveredDatabases(declared []v1alpha1.DatabaseSpec) []string {
-	if c.xr.Spec.Role != v1alpha1.RoleFederated {
+func (p *planner) discoveredDatabases(declared []v1alpha1.DatabaseSpec) []string {
+	if p.xr.Spec.Role != v1alpha1.RoleFederated {
 		return nil
 	}
 	have := map[string]bool{}
@@ -226,12 +199,12 @@ func (c *composer) discoveredDatabases(declared []v1alpha1.DatabaseSpec) []strin
 		have[strings.ToLower(d.DatabaseName)] = true
 	}
 	found := map[string]bool{}
-	for name, o := range c.set.ObservedAll() {
-		if strings.HasPrefix(string(name), databasePrefix) && o.GetAnnotations()[discoveredAnnotation] == "true" {
+	for _, name := range p.set.ObservedNames() {
+		if strings.HasPrefix(string(name), databasePrefix) && p.set.Observed(name).GetAnnotations()[discoveredAnnotation] == "true" {
 			found[strings.TrimPrefix(string(name), databasePrefix)] = true
 		}
 	}
-	if f := c.set.Observed(NameFederation); f != nil {
+	if f := p.set.Observed(NameFederation); f != nil {
 		var missing []string
 		if err := f.GetValueInto("status.atProvider.missingDatabases", &missing); err == nil {
 			for _, m := range missing {
@@ -256,9 +229,9 @@ func (c *composer) discoveredDatabases(declared []v1alpha1.DatabaseSpec) []strin
 
 // azureFailures describes the first authorization refusal and the first
 // other failure among the composed Azure resources.
-func (c *composer) azureFailures(names []resource.Name) (forbidden, failed string) {
+func (p *planner) azureFailures(names []resource.Name) (forbidden, failed string) {
 	for _, n := range names {
-		o := c.set.Observed(n)
+		o := p.set.Observed(n)
 		f, ok := observe.Failed(o)
 		if !ok {
 			continue
@@ -275,13 +248,13 @@ func (c *composer) azureFailures(names []resource.Name) (forbidden, failed strin
 }
 
 // appliedState is what the running cluster has, read from its MR.
-func (c *composer) appliedState() *v1alpha1.AppliedProvisionState {
-	sku, _ := c.observedString(NameCluster, "status.atProvider.sku.name")
+func (p *planner) appliedState() *v1alpha1.AppliedProvisionState {
+	sku, _ := p.observedString(NameCluster, "status.atProvider.sku.name")
 	if sku == "" {
-		sku, _ = c.observedString(NameCluster, "spec.forProvider.sku.name")
+		sku, _ = p.observedString(NameCluster, "spec.forProvider.sku.name")
 	}
 	var ids []string
-	if o := c.set.Observed(NameCluster); o != nil {
+	if o := p.set.Observed(NameCluster); o != nil {
 		if err := o.GetValueInto("status.atProvider.identity.identityIds", &ids); err != nil {
 			ids = nil
 		}
@@ -291,104 +264,97 @@ func (c *composer) appliedState() *v1alpha1.AppliedProvisionState {
 }
 
 // federation composes the role's Kusto resources on endpoint. When the
-// endpoint is not usable yet, resources that exist are kept, rendered on
-// the endpoint the XR last reported.
-func (c *composer) federation(endpoint string, ready bool) error {
-	spec := c.xr.Spec
-	if spec.Role == "" || spec.Federation == nil || c.frozen {
+// endpoint is not usable yet, resources that exist are still rendered, on
+// the endpoint the XR last reported, or kept as they are without one.
+func (p *planner) federation(endpoint string, usable bool) error {
+	spec := p.xr.Spec
+	if spec.Role == "" || spec.Federation == nil || p.frozen {
 		return nil
 	}
-	if !ready {
-		endpoint = c.xr.Status.Endpoint
+	if !usable {
+		endpoint = p.xr.Status.Endpoint
 	}
 	if endpoint == "" {
-		for _, n := range []resource.Name{NameHeartbeat, NameHeartbeatTable, NameFederation} {
-			c.keep(n)
-		}
+		p.set.Keep(NameHeartbeat, NameHeartbeatTable, NameFederation)
 		return nil
 	}
 	switch spec.Role {
 	case v1alpha1.RolePartition:
-		hb, err := c.render.heartbeat(endpoint)
+		hb, err := p.render.heartbeat(endpoint)
 		if err != nil {
 			return fmt.Errorf("cannot render the heartbeat: %w", err)
 		}
-		c.set.Add(NameHeartbeat, hb, ready)
+		p.set.AddWhen(usable, NameHeartbeat, hb)
 	case v1alpha1.RoleFederated:
-		gate := ready
-		if spec.Provision != nil && c.cond.Reason != ReasonPermissionRestricted {
-			gate = gate && c.set.Ready(DatabaseName(spec.Federation.HeartbeatDatabase))
+		var after []resource.Name
+		if spec.Provision != nil && p.cond.Reason != ReasonPermissionRestricted {
+			// A provisioned hub's heartbeat table lives in a database it
+			// composes; with Azure access refused that database is out
+			// of reach, and the table goes on the known endpoint.
+			after = append(after, DatabaseName(spec.Federation.HeartbeatDatabase))
 		}
-		t, err := c.render.heartbeatTable(endpoint)
+		t, err := p.render.heartbeatTable(endpoint)
 		if err != nil {
 			return fmt.Errorf("cannot render the heartbeat table: %w", err)
 		}
-		c.set.Add(NameHeartbeatTable, t, gate)
-		f, err := c.render.federation(endpoint)
+		p.set.AddWhen(usable, NameHeartbeatTable, t, after...)
+		f, err := p.render.federation(endpoint)
 		if err != nil {
 			return fmt.Errorf("cannot render the federation: %w", err)
 		}
-		c.set.Add(NameFederation, f, c.set.Ready(NameHeartbeatTable))
+		p.set.Add(NameFederation, f, NameHeartbeatTable)
 	}
 	return nil
 }
 
-// keep retains an existing resource the composer cannot render right now.
-func (c *composer) keep(n resource.Name) {
-	if o := c.set.Observed(n); o != nil {
-		c.set.Add(n, compose.Retain(o), false)
-	}
-}
-
 // gate applies criteriaExpression: unless it holds, the plan is frozen and
 // the condition says why.
-func (c *composer) gate(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, cfg Config) {
+func (p *planner) gate(r *compose.Request[v1alpha1.ADXCluster], cfg Config) {
 	name := cfg.EnvironmentConfigName
-	compose.RequireByName(rsp, labelsRequirement, environmentConfigAPIVersion, environmentConfigKind, name)
-	envs, resolved, err := request.GetRequiredResource(req, labelsRequirement)
+	envs, resolved, err := r.RequireByName(labelsRequirement, environmentConfigAPIVersion, environmentConfigKind, name)
 	switch {
 	case err != nil:
-		c.criteriaError(fmt.Sprintf("cannot read EnvironmentConfig %s: %v", name, err))
+		p.criteriaError(fmt.Sprintf("cannot read EnvironmentConfig %s: %v", name, err))
 		return
 	case !resolved:
 		// Crossplane calls again with the EnvironmentConfig; only that
 		// answer counts.
-		c.cond = condition(corev1.ConditionUnknown, ReasonCriteriaPending,
+		p.cond = condition(corev1.ConditionUnknown, ReasonCriteriaPending,
 			fmt.Sprintf("Waiting for EnvironmentConfig %s to evaluate criteriaExpression.", name))
-		c.freeze()
+		p.freeze()
 		return
 	case len(envs) == 0:
-		c.criteriaError(fmt.Sprintf("EnvironmentConfig %s, which holds the cluster labels criteriaExpression reads, does not exist.", name))
+		p.criteriaError(fmt.Sprintf("EnvironmentConfig %s, which holds the cluster labels criteriaExpression reads, does not exist.", name))
 		return
 	}
 	labels, err := labelsOf(envs[0].Resource.Object)
 	if err != nil {
-		c.criteriaError(fmt.Sprintf("EnvironmentConfig %s: %v", name, err))
+		p.criteriaError(fmt.Sprintf("EnvironmentConfig %s: %v", name, err))
 		return
 	}
-	ok, err := criteria.Evaluate(c.xr.Spec.CriteriaExpression, labels)
+	ok, err := criteria.Evaluate(p.xr.Spec.CriteriaExpression, labels)
 	switch {
 	case err != nil:
-		c.criteriaError(fmt.Sprintf("criteriaExpression: %v", err))
+		p.criteriaError(fmt.Sprintf("criteriaExpression: %v", err))
 	case !ok:
-		c.cond = condition(corev1.ConditionFalse, ReasonCriteriaExpressionFalse,
+		p.cond = condition(corev1.ConditionFalse, ReasonCriteriaExpressionFalse,
 			fmt.Sprintf("criteriaExpression is false for the labels in EnvironmentConfig %s; nothing new is composed and nothing is removed.", name))
-		c.freeze()
+		p.freeze()
 	}
 }
 
-func (c *composer) criteriaError(msg string) {
-	c.cond = condition(corev1.ConditionFalse, ReasonCriteriaExpressionError, observe.Bound(msg+" Nothing new is composed and nothing is removed."))
-	c.cond.Warning = true
-	c.freeze()
+func (p *planner) criteriaError(msg string) {
+	p.cond = condition(corev1.ConditionFalse, ReasonCriteriaExpressionError, observe.Bound(msg+" Nothing new is composed and nothing is removed."))
+	p.cond.Warning = true
+	p.freeze()
 }
 
 // freeze keeps what exists and composes nothing new; the status stays as
 // the XR last showed it.
-func (c *composer) freeze() {
-	c.frozen = true
-	c.status = c.xr.Status
-	c.set.Freeze()
+func (p *planner) freeze() {
+	p.frozen = true
+	p.status = p.xr.Status
+	p.set.Freeze()
 }
 
 // labelsOf reads the string map at data.labels of an EnvironmentConfig.
@@ -413,8 +379,8 @@ func labelsOf(env map[string]any) (map[string]string, error) {
 	return out, nil
 }
 
-func (c *composer) observedString(n resource.Name, path string) (string, bool) {
-	o := c.set.Observed(n)
+func (p *planner) observedString(n resource.Name, path string) (string, bool) {
+	o := p.set.Observed(n)
 	if o == nil {
 		return "", false
 	}

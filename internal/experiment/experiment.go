@@ -13,11 +13,8 @@ import (
 	"sort"
 	"strings"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
-	"github.com/crossplane/function-sdk-go/response"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,52 +39,28 @@ const (
 	targetFailed       = "Failed"
 )
 
-// Compose adds the Experiment's composed resources, status and condition
-// to rsp.
-func Compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, cfg Config) error {
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
-		return fmt.Errorf("cannot read the observed Experiment: %w", err)
-	}
-	xr := &v1alpha1.Experiment{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(oxr.Resource.Object, xr); err != nil {
-		return fmt.Errorf("cannot decode the observed Experiment: %w", err)
-	}
-	observed, err := request.GetObservedComposedResources(req)
-	if err != nil {
-		return fmt.Errorf("cannot read observed composed resources: %w", err)
-	}
-	components, resolved, err := requiredComponents(req, rsp, xr)
-	if err != nil {
-		return err
-	}
+// Composer composes Experiments.
+var Composer = compose.Run(plan)
 
-	p := &planner{xr: xr, set: compose.NewSet(observed), r: renderer{xr: xr, cfg: cfg}, cfg: cfg, components: components, componentsResolved: resolved}
+// plan decides an Experiment's composed resources, status and condition.
+func plan(r *compose.Request[v1alpha1.Experiment]) (compose.Outcome, error) {
+	cfg := ConfigFrom(r.Input)
+	xr := r.XR
+	components, resolved, err := requiredComponents(r, xr)
+	if err != nil {
+		return compose.Outcome{}, err
+	}
+	p := &planner{xr: xr, set: r.Resources, r: renderer{xr: xr, cfg: cfg}, cfg: cfg, components: components, componentsResolved: resolved}
 	if err := p.plan(); err != nil {
-		return err
+		return compose.Outcome{}, err
 	}
-	if err := p.set.Write(rsp); err != nil {
-		return fmt.Errorf("cannot write desired composed resources: %w", err)
-	}
-	dxr, err := request.GetDesiredCompositeResource(req)
-	if err != nil {
-		return fmt.Errorf("cannot read the desired Experiment: %w", err)
-	}
-	st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&p.status)
-	if err != nil {
-		return fmt.Errorf("cannot encode status: %w", err)
-	}
-	dxr.Resource.Object["status"] = st
-	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
-		return fmt.Errorf("cannot write the desired Experiment: %w", err)
-	}
-	if p.status.Phase != v1alpha1.PhaseComplete {
+	return compose.Outcome{
+		Status:    &p.status,
+		Condition: p.cond,
 		// Until the workflow succeeds the experiment is not done, even
 		// when every resource composed so far is ready.
-		compose.MarkCompositeNotReady(rsp)
-	}
-	compose.Report(rsp, oxr.Resource, p.cond)
-	return nil
+		Pending: p.status.Phase != v1alpha1.PhaseComplete,
+	}, nil
 }
 
 // componentsRequirement is the key under which Components are required.
@@ -96,15 +69,14 @@ func componentsRequirement(name string) string { return "component-" + name }
 // requiredComponents asks Crossplane for every Component the experiment
 // names and returns those it found. resolved is false until Crossplane has
 // answered for all of them.
-func requiredComponents(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, xr *v1alpha1.Experiment) (map[string]*v1alpha1.Component, bool, error) {
+func requiredComponents(r *compose.Request[v1alpha1.Experiment], xr *v1alpha1.Experiment) (map[string]*v1alpha1.Component, bool, error) {
 	out := map[string]*v1alpha1.Component{}
 	resolved := true
 	for _, t := range xr.Spec.Targets {
 		for _, ref := range t.Components {
 			name, _ := refName(ref)
 			key := componentsRequirement(name)
-			compose.RequireByName(rsp, key, v1alpha1.SchemeGroupVersion.String(), v1alpha1.ComponentKind, name)
-			items, ok, err := request.GetRequiredResource(req, key)
+			items, ok, err := r.RequireByName(key, v1alpha1.SchemeGroupVersion.String(), v1alpha1.ComponentKind, name)
 			if err != nil {
 				return nil, false, fmt.Errorf("cannot read Component %s: %w", name, err)
 			}
@@ -124,6 +96,7 @@ func requiredComponents(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespo
 	return out, resolved, nil
 }
 
+// planner plans one Experiment.
 type planner struct {
 	xr                 *v1alpha1.Experiment
 	set                *compose.Set
@@ -163,7 +136,7 @@ func (p *planner) plan() error {
 	if err != nil {
 		return err
 	}
-	p.set.Add(expiryName, exp, true)
+	p.set.Add(expiryName, exp)
 	p.status.ExpiresAt = &metav1.Time{Time: p.r.expiresAt()}
 	p.status.ObservedGeneration = xr.Generation
 
@@ -172,7 +145,6 @@ func (p *planner) plan() error {
 		p.fail("targets depend on each other in a cycle: %s", cycle)
 	}
 	appsReady := map[string]bool{}
-	servers := map[string]string{}
 	byName := map[string]v1alpha1.Target{}
 	for _, t := range xr.Spec.Targets {
 		byName[t.Name] = t
@@ -184,10 +156,10 @@ func (p *planner) plan() error {
 		statuses[t.Name] = st
 		if cycle != "" {
 			st.Phase, st.Message = targetFailed, "dependency cycle"
-			p.keepTarget(t.Name)
+			p.set.Keep(targetResources(t.Name)...)
 			continue
 		}
-		if err := p.target(t, st, appsReady, servers); err != nil {
+		if err := p.target(t, st, appsReady); err != nil {
 			return err
 		}
 	}
@@ -207,18 +179,18 @@ func (p *planner) plan() error {
 	return nil
 }
 
-// keepTarget keeps whatever a target already has composed when it can no
-// longer be planned (a failure elsewhere must not delete a cluster).
-func (p *planner) keepTarget(t string) {
-	for _, n := range []resource.Name{clusterName(t), nodePoolName(t), registrationName(t), applicationName(t)} {
-		if o := p.observed(n); o != nil {
-			p.set.Add(n, compose.Retain(o), false)
-		}
-	}
+// targetResources are a target's composed resources in creation order.
+func targetResources(t string) []resource.Name {
+	return []resource.Name{clusterName(t), nodePoolName(t), registrationName(t), applicationName(t)}
 }
 
-// target plans one target in dependency order and records its state.
-func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady map[string]bool, servers map[string]string) error {
+// target composes one target's resources and records its state. Targets
+// are planned in dependency order, so those it depends on are in the set.
+func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady map[string]bool) error {
+	// after is what the target's application is created after: its
+	// cluster's registration with Argo CD, and the applications of the
+	// targets it depends on.
+	var after []resource.Name
 	var server string
 	switch t.Cluster.Type {
 	case v1alpha1.ClusterHub:
@@ -226,102 +198,122 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 		st.ClusterName, st.Endpoint = "hub", server
 	case v1alpha1.ClusterGKE:
 		st.ClusterName = p.r.gkeName(t.Name)
-		p.set.Add(clusterName(t.Name), p.r.cluster(t), true)
-		st.Phase = targetProvisioning
-		if !p.ready(clusterName(t.Name)) {
-			p.waitOn(st, "cluster %s is provisioning", st.ClusterName)
-			p.keepRest(t)
-			return nil
-		}
-		p.set.Add(nodePoolName(t.Name), p.r.nodePool(t), true)
-		ep, _ := p.observed(clusterName(t.Name)).GetString("status.atProvider.endpoint")
-		if ep != "" {
+		p.set.Add(clusterName(t.Name), p.r.cluster(t))
+		p.set.Add(nodePoolName(t.Name), p.r.nodePool(t), clusterName(t.Name))
+		if ep := p.clusterEndpoint(t.Name); ep != "" {
 			server = "https://" + strings.TrimPrefix(ep, "https://")
 			st.Endpoint = server
 		}
-		if !p.ready(nodePoolName(t.Name)) || server == "" {
-			p.waitOn(st, "node pool of cluster %s is provisioning", st.ClusterName)
-			p.keepRest(t)
-			return nil
+		if server == "" {
+			// Argo CD cannot be told where the cluster is yet.
+			p.set.Keep(registrationName(t.Name))
+		} else {
+			reg, err := p.r.registration(t, server)
+			if err != nil {
+				return err
+			}
+			p.set.Add(registrationName(t.Name), reg, nodePoolName(t.Name))
 		}
-		reg, err := p.r.registration(t, server)
-		if err != nil {
-			return err
-		}
-		p.set.Add(registrationName(t.Name), reg, true)
-		if !p.ready(registrationName(t.Name)) {
-			st.Phase = targetRegistering
-			p.waitOn(st, "registering cluster %s with Argo CD", st.ClusterName)
-			p.keepRest(t)
-			return nil
-		}
+		after = append(after, registrationName(t.Name))
 	default:
 		st.Phase = targetFailed
 		st.Message = fmt.Sprintf("cluster type %s is not supported yet: fleetplane composes gke and hub clusters, and will not half-provision a %s one", t.Cluster.Type, t.Cluster.Type)
 		p.fail("target %s: %s", t.Name, st.Message)
-		p.keepTarget(t.Name)
+		p.set.Keep(targetResources(t.Name)...)
 		return nil
 	}
-	servers[t.Name] = server
-
-	var pending []string
 	for _, d := range t.Depends {
-		if !appsReady[d] {
-			pending = append(pending, d)
-		}
-	}
-	if len(pending) > 0 {
-		sort.Strings(pending)
-		st.Phase = targetWaiting
-		p.waitOn(st, "waiting for %s to be Healthy and Synced", strings.Join(pending, ", "))
-		p.waiting[len(p.waiting)-1] += " (after " + strings.Join(pending, ", ") + ")"
-		p.keepRest(t)
-		return nil
+		after = append(after, applicationName(d))
 	}
 
-	if !p.componentsResolved {
-		st.Phase = targetDeploying
-		p.waitOn(st, "resolving components")
-		p.keepRest(t)
+	comps, err := p.resolve(t, st)
+	switch {
+	case err != nil:
+		st.Phase, st.Message = targetFailed, err.Error()
+		p.fail("target %s: %v", t.Name, err)
+		p.set.Keep(applicationName(t.Name))
 		return nil
+	case comps == nil || server == "":
+		p.set.Keep(applicationName(t.Name))
+	default:
+		p.set.Add(applicationName(t.Name), p.r.application(t, server, comps), after...)
+	}
+	p.targetPhase(t, st, server)
+	appsReady[t.Name] = st.Phase == targetReady
+	return nil
+}
+
+// clusterEndpoint is the endpoint GKE reports for a target's cluster.
+func (p *planner) clusterEndpoint(t string) string {
+	o := p.observed(clusterName(t))
+	if o == nil {
+		return ""
+	}
+	ep, _ := o.GetString("status.atProvider.endpoint")
+	return ep
+}
+
+// resolve resolves a target's components; nil without an error while
+// Crossplane has not supplied the Components yet.
+func (p *planner) resolve(t v1alpha1.Target, st *v1alpha1.TargetStatus) ([]Resolved, error) {
+	if !p.componentsResolved {
+		return nil, nil
 	}
 	var comps []Resolved
 	for _, ref := range t.Components {
 		name, _ := refName(ref)
 		c, err := Resolve(ref, p.components[name], p.cfg)
 		if err != nil {
-			st.Phase, st.Message = targetFailed, err.Error()
-			p.fail("target %s: %v", t.Name, err)
-			p.keepRest(t)
-			return nil
+			return nil, err
 		}
 		comps = append(comps, c)
 		st.Components = append(st.Components, c.Name+" ("+c.Origin+")")
 	}
 	if len(comps) == 0 {
-		st.Phase, st.Message = targetFailed, "no components to deploy"
-		p.fail("target %s: no components to deploy", t.Name)
-		p.keepRest(t)
-		return nil
+		return nil, fmt.Errorf("no components to deploy")
 	}
-	p.set.Add(applicationName(t.Name), p.r.application(t, server, comps), true)
-	if !p.ready(applicationName(t.Name)) {
-		st.Phase = targetDeploying
-		p.waitOn(st, "Argo CD application %s is not Healthy and Synced yet", p.r.appName(t.Name))
-		return nil
-	}
-	st.Phase = targetReady
-	appsReady[t.Name] = true
-	return nil
+	return comps, nil
 }
 
-// keepRest keeps a target's later resources that already exist while an
-// earlier one is not ready.
-func (p *planner) keepRest(t v1alpha1.Target) {
-	for _, n := range []resource.Name{nodePoolName(t.Name), registrationName(t.Name), applicationName(t.Name)} {
-		if o := p.observed(n); o != nil && !p.set.Desired(n) {
-			p.set.Add(n, compose.Retain(o), false)
+// targetPhase says what a target waits for: the first step, in creation
+// order, that is not Ready.
+func (p *planner) targetPhase(t v1alpha1.Target, st *v1alpha1.TargetStatus, server string) {
+	if t.Cluster.Type == v1alpha1.ClusterGKE {
+		switch {
+		case !p.ready(clusterName(t.Name)):
+			st.Phase = targetProvisioning
+			p.waitOn(st, "cluster %s is provisioning", st.ClusterName)
+			return
+		case !p.ready(nodePoolName(t.Name)) || server == "":
+			st.Phase = targetProvisioning
+			p.waitOn(st, "node pool of cluster %s is provisioning", st.ClusterName)
+			return
+		case !p.ready(registrationName(t.Name)):
+			st.Phase = targetRegistering
+			p.waitOn(st, "registering cluster %s with Argo CD", st.ClusterName)
+			return
 		}
+	}
+	var pending []string
+	for _, d := range t.Depends {
+		if !p.ready(applicationName(d)) {
+			pending = append(pending, d)
+		}
+	}
+	switch {
+	case len(pending) > 0:
+		sort.Strings(pending)
+		st.Phase = targetWaiting
+		p.waitOn(st, "waiting for %s to be Healthy and Synced", strings.Join(pending, ", "))
+		p.waiting[len(p.waiting)-1] += " (after " + strings.Join(pending, ", ") + ")"
+	case !p.componentsResolved:
+		st.Phase = targetDeploying
+		p.waitOn(st, "resolving components")
+	case !p.ready(applicationName(t.Name)):
+		st.Phase = targetDeploying
+		p.waitOn(st, "Argo CD application %s is not Healthy and Synced yet", p.r.appName(t.Name))
+	default:
+		st.Phase = targetReady
 	}
 }
 
@@ -359,7 +351,7 @@ func (p *planner) workflow(allApps bool) error {
 	if len(p.failed) > 0 && !p.set.Exists(workflowName) {
 		return nil
 	}
-	p.set.Add(workflowName, wf, allApps)
+	p.set.AddWhen(allApps, workflowName, wf)
 	o := p.observed(workflowName)
 	if o == nil {
 		return nil
@@ -402,7 +394,7 @@ func (p *planner) usages() {
 			return
 		}
 		name := resource.Name("usage-" + string(of) + "-by-" + string(by))
-		p.set.Add(name, usage(o, b, reason), true)
+		p.set.Add(name, usage(o, b, reason))
 		p.set.MarkReady(name)
 	}
 	for _, t := range p.xr.Spec.Targets {

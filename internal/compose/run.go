@@ -1,0 +1,178 @@
+// Package compose is the skeleton every fleetplane composer shares: it
+// turns a RunFunctionRequest into a typed XR and a Set of composed
+// resources, hands them to the kind's plan, and writes what the plan
+// decided (composed resources with readiness, the XR's status, its
+// readiness and one custom condition, with an event only on transitions)
+// into the RunFunctionResponse. A kind writes only its plan.
+package compose
+
+import (
+	"fmt"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+	"github.com/crossplane/function-sdk-go/response"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
+)
+
+// A Composer composes one kind of composite resource. function-fleetplane
+// dispatches each request to the Composer of the XR's kind.
+type Composer interface {
+	Compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input) error
+}
+
+// A Plan is what one kind decides for its XR X: it adds composed resources
+// to r.Resources and says what the XR reports. Errors are for requests it
+// cannot make sense of (a broken function input, for example); everything
+// a user can fix belongs in the outcome's condition instead.
+type Plan[X any] func(r *Request[X]) (Outcome, error)
+
+// Outcome is what a plan reports on its XR.
+type Outcome struct {
+	// Status, when not nil, is written as the desired XR's status. It is
+	// a typed status struct of the XR.
+	Status any
+	// Condition is the kind's one custom condition.
+	Condition Condition
+	// Pending keeps the XR from being Ready although every composed
+	// resource is: the kind has more to do (a workflow to finish, a gate
+	// that is closed). The XR is also not Ready while resources are held.
+	Pending bool
+}
+
+// Request is one call of a plan.
+type Request[X any] struct {
+	// XR is the observed composite resource.
+	XR *X
+	// Resources collects what the plan composes, over what is observed.
+	Resources *Set
+	// Input is the function input; never nil.
+	Input *v1beta1.Input
+
+	req *fnv1.RunFunctionRequest
+	rsp *fnv1.RunFunctionResponse
+}
+
+// RequireByName asks Crossplane for a resource by name under key and
+// returns what Crossplane supplied. resolved is false until Crossplane has
+// answered for key; only a resolved answer is meaningful, and an empty one
+// means the resource does not exist.
+func (r *Request[X]) RequireByName(key, apiVersion, kind, name string) (items []resource.Required, resolved bool, err error) {
+	if r.rsp.Requirements == nil {
+		r.rsp.Requirements = &fnv1.Requirements{}
+	}
+	if r.rsp.Requirements.Resources == nil {
+		r.rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
+	}
+	r.rsp.Requirements.Resources[key] = &fnv1.ResourceSelector{
+		ApiVersion: apiVersion,
+		Kind:       kind,
+		Match:      &fnv1.ResourceSelector_MatchName{MatchName: name},
+	}
+	return request.GetRequiredResource(r.req, key)
+}
+
+// ComposeAgainWithin shortens how long Crossplane may wait before it
+// composes the XR again, for state Crossplane does not watch.
+func (r *Request[X]) ComposeAgainWithin(d time.Duration) {
+	if r.rsp.Meta == nil {
+		r.rsp.Meta = &fnv1.ResponseMeta{}
+	}
+	if cur := r.rsp.Meta.GetTtl(); cur == nil || cur.AsDuration() > d {
+		r.rsp.Meta.Ttl = durationpb.New(d)
+	}
+}
+
+// Run returns the Composer of the kind whose plan this is.
+func Run[X any](plan Plan[X]) Composer {
+	return kind[X]{plan: plan}
+}
+
+type kind[X any] struct{ plan Plan[X] }
+
+func (k kind[X]) Compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input) error {
+	oxr, err := request.GetObservedCompositeResource(req)
+	if err != nil {
+		return fmt.Errorf("cannot read the observed composite resource: %w", err)
+	}
+	kindName := oxr.Resource.GetKind()
+	xr := new(X)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(oxr.Resource.Object, xr); err != nil {
+		return fmt.Errorf("cannot decode the observed %s: %w", kindName, err)
+	}
+	observed, err := request.GetObservedComposedResources(req)
+	if err != nil {
+		return fmt.Errorf("cannot read observed composed resources: %w", err)
+	}
+	if in == nil {
+		in = &v1beta1.Input{}
+	}
+	r := &Request[X]{XR: xr, Resources: NewSet(observed), Input: in, req: req, rsp: rsp}
+	out, err := k.plan(r)
+	if err != nil {
+		return err
+	}
+
+	if err := r.Resources.Write(rsp); err != nil {
+		return fmt.Errorf("cannot write desired composed resources: %w", err)
+	}
+	dxr, err := request.GetDesiredCompositeResource(req)
+	if err != nil {
+		return fmt.Errorf("cannot read the desired %s: %w", kindName, err)
+	}
+	if out.Status != nil {
+		st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(out.Status)
+		if err != nil {
+			return fmt.Errorf("cannot encode the status of the %s: %w", kindName, err)
+		}
+		if len(st) > 0 {
+			dxr.Resource.Object["status"] = st
+		}
+	}
+	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
+		return fmt.Errorf("cannot write the desired %s: %w", kindName, err)
+	}
+	if out.Pending || len(r.Resources.held) > 0 {
+		// Crossplane would derive readiness from the composed resources
+		// alone, which may all be ready although the XR is not.
+		markCompositeNotReady(rsp)
+	}
+	if out.Condition.Type != "" {
+		Report(rsp, oxr.Resource, out.Condition)
+	}
+	return nil
+}
+
+// Write puts the set into the response's desired state, next to what
+// earlier pipeline steps desired.
+func (s *Set) Write(rsp *fnv1.RunFunctionResponse) error {
+	return response.SetDesiredComposedResources(rsp, s.desired)
+}
+
+func markCompositeNotReady(rsp *fnv1.RunFunctionResponse) {
+	if rsp.GetDesired() == nil {
+		rsp.Desired = &fnv1.State{}
+	}
+	if rsp.Desired.Composite == nil {
+		rsp.Desired.Composite = &fnv1.Resource{}
+	}
+	rsp.Desired.Composite.Ready = fnv1.Ready_READY_FALSE
+}
+
+// Typed converts a typed resource into desired state. The zero status a Go
+// struct always carries is dropped: functions own no status of the
+// resources they compose.
+func Typed(o runtime.Object) (*composed.Unstructured, error) {
+	u, err := composed.From(o)
+	if err != nil {
+		return nil, err
+	}
+	delete(u.Object, "status")
+	return u, nil
+}

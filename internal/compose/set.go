@@ -1,0 +1,185 @@
+package compose
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/fleetplane/fleetplane/internal/observe"
+)
+
+// Set accumulates the resources one XR composes, with the order in which
+// they may be created expressed as data: each resource names the resources
+// it comes after.
+//
+// The rule, the same for every kind:
+//
+//   - A resource that does not exist yet is created only once every
+//     resource it comes after is Ready (and any extra precondition its
+//     composer states holds). Until then it is held, and the XR is not
+//     Ready.
+//   - A resource that exists is always composed from the current spec,
+//     whatever its predecessors' state: a user's edit reaches it at once,
+//     because holding it back would let one broken predecessor freeze the
+//     fix for everything after it. Order governs creation, not updates.
+//   - A resource that exists is never dropped because a predecessor
+//     turned unready or the composer cannot render it right now: dropping
+//     it from the desired state would delete it. Composers call Keep for
+//     those, which re-emits it as observed.
+type Set struct {
+	observed map[resource.Name]resource.ObservedComposed
+	desired  map[resource.Name]*resource.DesiredComposed
+	held     []resource.Name
+}
+
+// NewSet starts a Set over the observed composed resources.
+func NewSet(observed map[resource.Name]resource.ObservedComposed) *Set {
+	if observed == nil {
+		observed = map[resource.Name]resource.ObservedComposed{}
+	}
+	return &Set{observed: observed, desired: map[resource.Name]*resource.DesiredComposed{}}
+}
+
+// Observed returns the observed resource of that name, or nil.
+func (s *Set) Observed(name resource.Name) *composed.Unstructured {
+	o, ok := s.observed[name]
+	if !ok {
+		return nil
+	}
+	return o.Resource
+}
+
+// ObservedNames lists the names of every observed resource, sorted.
+func (s *Set) ObservedNames() []resource.Name {
+	out := make([]resource.Name, 0, len(s.observed))
+	for n := range s.observed {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Exists reports whether a resource of that name has been composed before.
+func (s *Set) Exists(name resource.Name) bool {
+	_, ok := s.observed[name]
+	return ok
+}
+
+// Add composes obj under name, created only once every resource in after
+// is Ready; see Set for the rule. It reports whether obj is in the desired
+// state.
+func (s *Set) Add(name resource.Name, obj *composed.Unstructured, after ...resource.Name) bool {
+	return s.AddWhen(true, name, obj, after...)
+}
+
+// AddWhen is Add with a further precondition for creation that is not a
+// composed resource's readiness, such as an endpoint being known or the
+// inputs a resource is rendered from being resolved.
+func (s *Set) AddWhen(ok bool, name resource.Name, obj *composed.Unstructured, after ...resource.Name) bool {
+	if !s.Exists(name) {
+		for _, a := range after {
+			ok = ok && s.Ready(a)
+		}
+		if !ok {
+			s.held = append(s.held, name)
+			return false
+		}
+	}
+	s.put(name, obj)
+	return true
+}
+
+// Keep composes, as observed, every named resource that exists: for
+// resources the composer cannot render right now. Those that do not exist
+// stay absent.
+func (s *Set) Keep(names ...resource.Name) {
+	for _, n := range names {
+		if o := s.Observed(n); o != nil && !s.Desired(n) {
+			s.put(n, Retain(o))
+		}
+	}
+}
+
+func (s *Set) put(name resource.Name, obj *composed.Unstructured) {
+	d := &resource.DesiredComposed{Resource: obj, Ready: resource.ReadyFalse}
+	if observe.Ready(s.Observed(name)) {
+		d.Ready = resource.ReadyTrue
+	}
+	s.desired[name] = d
+}
+
+// Desired reports whether the named resource is in the desired state.
+func (s *Set) Desired(name resource.Name) bool {
+	_, ok := s.desired[name]
+	return ok
+}
+
+// MarkReady marks a desired resource ready whatever its observed state,
+// for kinds that have no readiness of their own, such as Usages.
+func (s *Set) MarkReady(name resource.Name) {
+	if d, ok := s.desired[name]; ok {
+		d.Ready = resource.ReadyTrue
+	}
+}
+
+// Ready reports whether the named resource is desired and ready.
+func (s *Set) Ready(name resource.Name) bool {
+	d, ok := s.desired[name]
+	return ok && d.Ready == resource.ReadyTrue
+}
+
+// Held lists, sorted, the resources held back waiting for predecessors.
+func (s *Set) Held() []string {
+	out := make([]string, len(s.held))
+	for i, n := range s.held {
+		out[i] = string(n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Freeze reduces the set to what already exists: nothing new is composed
+// and nothing existing is deleted. A resource the composer still renders
+// keeps its rendering (the Set's rule: edits reach what exists); one it no
+// longer renders is kept as observed.
+func (s *Set) Freeze() {
+	for name := range s.desired {
+		if !s.Exists(name) {
+			delete(s.desired, name)
+			s.held = append(s.held, name)
+		}
+	}
+	s.Keep(s.ObservedNames()...)
+}
+
+// Retain turns an observed resource back into desired state that leaves it
+// as it is: its kind, name, labels, annotations and spec. Crossplane's own
+// bookkeeping annotations are left out so that the apply never rewinds them,
+// except the external name, which must never be lost.
+func Retain(o *composed.Unstructured) *composed.Unstructured {
+	out := composed.New()
+	out.SetAPIVersion(o.GetAPIVersion())
+	out.SetKind(o.GetKind())
+	if spec, ok := o.Object["spec"]; ok {
+		out.Object["spec"] = spec
+	}
+	if labels := withoutCrossplaneKeys(o.GetLabels(), ""); len(labels) > 0 {
+		out.SetLabels(labels)
+	}
+	if ann := withoutCrossplaneKeys(o.GetAnnotations(), "crossplane.io/external-name"); len(ann) > 0 {
+		out.SetAnnotations(ann)
+	}
+	return out
+}
+
+func withoutCrossplaneKeys(in map[string]string, keep string) map[string]string {
+	out := map[string]string{}
+	for k, v := range in {
+		if k == keep || !strings.Contains(k, "crossplane.io/") {
+			out[k] = v
+		}
+	}
+	return out
+}
