@@ -55,13 +55,11 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 			return rsp, nil
 		}
 	}
-	xr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
-		response.Fatal(rsp, errors.Wrap(err, "cannot read the observed composite resource"))
-		return rsp, nil
-	}
-	gvk := xr.Resource.GroupVersionKind()
-	log := f.log.WithValues("kind", gvk.Kind, "namespace", xr.Resource.GetNamespace(), "name", xr.Resource.GetName(), "tag", req.GetMeta().GetTag())
+	// Only the kind is needed to dispatch; the composer decodes the XR.
+	xr := req.GetObserved().GetComposite().GetResource().GetFields()
+	md := xr["metadata"].GetStructValue().GetFields()
+	gvk := schema.FromAPIVersionAndKind(xr["apiVersion"].GetStringValue(), xr["kind"].GetStringValue())
+	log := f.log.WithValues("kind", gvk.Kind, "namespace", md["namespace"].GetStringValue(), "name", md["name"].GetStringValue(), "tag", req.GetMeta().GetTag())
 
 	c, ok := f.composers[gvk.GroupKind()]
 	if !ok {

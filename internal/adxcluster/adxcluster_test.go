@@ -1,0 +1,520 @@
+package adxcluster
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
+	"google.golang.org/protobuf/proto"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
+	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
+	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	ct "github.com/fleetplane/fleetplane/internal/compose/composetest"
+)
+
+// Fixtures: one XR per mode, each changed by the test that needs more.
+
+func adx(name, clusterName string, spec v1alpha1.ADXClusterSpec) *v1alpha1.ADXCluster {
+	spec.ClusterName = clusterName
+	return &v1alpha1.ADXCluster{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.ADXClusterKind},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", Generation: 3},
+		Spec:       spec,
+	}
+}
+
+func byo() *v1alpha1.ADXCluster {
+	return adx("shared-adx", "shared-adx", v1alpha1.ADXClusterSpec{Endpoint: "https://shared-adx.kusto.windows.net"})
+}
+
+func provisioned() *v1alpha1.ADXCluster {
+	return adx("obs", "obseastus2", v1alpha1.ADXClusterSpec{Provision: &v1alpha1.ProvisionSpec{
+		SubscriptionID: "00000000-0000-0000-0000-000000000000",
+		ResourceGroup:  "observability-eastus2",
+		Location:       "eastus2",
+		SkuName:        "Standard_L8as_v3",
+		Tier:           v1alpha1.TierStandard,
+	}})
+}
+
+func partition() *v1alpha1.ADXCluster {
+	return adx("eu-partition", "eu-partition", v1alpha1.ADXClusterSpec{
+		Endpoint: "https://eu-partition.kusto.windows.net",
+		Role:     v1alpha1.RolePartition,
+		Federation: &v1alpha1.FederationSpec{
+			FederatedTargets: []v1alpha1.FederatedTarget{{
+				Endpoint: "https://hub.kusto.windows.net", HeartbeatDatabase: "FleetDiscovery", HeartbeatTable: "Heartbeats",
+				ManagedIdentityClientID: "22222222-2222-2222-2222-222222222222",
+			}},
+			Partitioning: map[string]string{"geo": "EU", "tenant": "contoso"},
+		},
+	})
+}
+
+func hub() *v1alpha1.ADXCluster {
+	return adx("global-hub", "global-hub", v1alpha1.ADXClusterSpec{
+		Endpoint: "https://global-hub.kusto.windows.net",
+		Role:     v1alpha1.RoleFederated,
+		Federation: &v1alpha1.FederationSpec{
+			HeartbeatDatabase: "FleetDiscovery", HeartbeatTable: "Heartbeats", HeartbeatTTL: "2h",
+			BlockedClusters: &kustov1alpha1.BlockedClusters{
+				Static:        []string{"https://rogue-partition.kusto.windows.net"},
+				KustoFunction: &kustov1alpha1.KustoFunctionRef{Database: "FleetDiscovery", Name: "GetBlockedPartitions"},
+			},
+		},
+	})
+}
+
+// provisionedHub is a provisioned cluster in the hub role.
+func provisionedHub() *v1alpha1.ADXCluster {
+	xr := provisioned()
+	xr.Spec.Role = v1alpha1.RoleFederated
+	xr.Spec.Federation = &v1alpha1.FederationSpec{HeartbeatDatabase: "FleetDiscovery", HeartbeatTable: "Heartbeats"}
+	return xr
+}
+
+// Observed composed resources.
+
+func resourceGroup() *ct.Resource {
+	return ct.Observed(azureAPIVersion, "ResourceGroup", "observability-eastus2")
+}
+
+func cluster() *ct.Resource { return ct.Observed(kustoAPIVersion, "Cluster", "obseastus2") }
+
+func runningCluster() *ct.Resource {
+	return cluster().Ready().
+		AtProvider("uri", "https://obseastus2.eastus2.kusto.windows.net").
+		AtProvider("sku", map[string]any{"name": "Standard_L8as_v3", "capacity": 2})
+}
+
+func database(name string) *ct.Resource { return ct.Observed(kustoAPIVersion, "Database", name) }
+
+func fleetplaneMR(kind string) *ct.Resource {
+	return ct.Observed(kustov1alpha1.SchemeGroupVersion.String(), kind, strings.ToLower(kind))
+}
+
+func run(t *testing.T, c ct.Call) ct.Response {
+	t.Helper()
+	return ct.Run(t, Composer, c)
+}
+
+func wantCondition(r ct.Response, status fnv1.Status, reason string, msgParts ...string) {
+	r.T.Helper()
+	r.WantCondition(ConditionType, status, reason, msgParts...)
+}
+
+func reported(reason, status string) []ct.Condition {
+	return []ct.Condition{{Type: ConditionType, Status: status, Reason: reason}}
+}
+
+func TestBringYourOwnCluster(t *testing.T) {
+	r := run(t, ct.Call{XR: byo()})
+	r.WantNames()
+	wantCondition(r, fnv1.Status_STATUS_CONDITION_TRUE, ReasonProvisioningSkipped, "https://shared-adx.kusto.windows.net")
+	r.WantEvent(fnv1.Severity_SEVERITY_NORMAL, ReasonProvisioningSkipped)
+	r.Want("", "status", map[string]any{"endpoint": "https://shared-adx.kusto.windows.net", "observedGeneration": 3})
+	r.WantDerivedReadiness()
+
+	// Steady state: the same reason again is no transition, so no event.
+	r = run(t, ct.Call{XR: byo(), XRConditions: reported(ReasonProvisioningSkipped, "True")})
+	r.WantEvent(0, "")
+}
+
+func TestProvisionInvalid(t *testing.T) {
+	xr := provisioned()
+	xr.Spec.Provision.SkuName, xr.Spec.Provision.Tier = "", ""
+	r := run(t, ct.Call{XR: xr})
+	r.WantNames()
+	wantCondition(r, fnv1.Status_STATUS_CONDITION_FALSE, ReasonProvisioningInvalid, "skuName, tier", "they are")
+	r.WantEvent(fnv1.Severity_SEVERITY_WARNING, ReasonProvisioningInvalid)
+	r.WantNotReady()
+
+	// What exists stays: an edit that breaks provision never deletes.
+	r = run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready()}})
+	r.WantNames("resource-group")
+	r.Want("resource-group", "metadata.annotations", map[string]any{externalName: "observability-eastus2"})
+}
+
+func TestProvisionOrder(t *testing.T) {
+	in := &v1beta1.Input{Azure: &v1beta1.Azure{Subscriptions: []v1beta1.SubscriptionProviderConfig{{
+		SubscriptionID:    "00000000-0000-0000-0000-000000000000",
+		ProviderConfigRef: v1beta1.ProviderConfigReference{Kind: "ProviderConfig", Name: "azure-observability"},
+	}}}}
+	cases := map[string]struct {
+		xr       []ct.Condition
+		observed map[string]*ct.Resource
+		names    []string
+		status   fnv1.Status
+		reason   string
+		ready    bool
+	}{
+		"fresh: only the resource group": {
+			names: []string{"resource-group"}, status: fnv1.Status_STATUS_CONDITION_UNKNOWN, reason: ReasonCreating,
+		},
+		"resource group ready: the cluster": {
+			observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready()},
+			names:    []string{"resource-group", "cluster"}, status: fnv1.Status_STATUS_CONDITION_UNKNOWN, reason: ReasonCreating,
+		},
+		"cluster provisioning: waiting, databases held": {
+			observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready(), "cluster": cluster()},
+			names:    []string{"resource-group", "cluster"}, status: fnv1.Status_STATUS_CONDITION_UNKNOWN, reason: ReasonWaiting,
+		},
+		"cluster ready without a URI yet: databases held": {
+			observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready(), "cluster": cluster().Ready()},
+			names:    []string{"resource-group", "cluster"}, status: fnv1.Status_STATUS_CONDITION_UNKNOWN, reason: ReasonWaiting,
+		},
+		"cluster running: the databases": {
+			xr:       reported(ReasonWaiting, "Unknown"),
+			observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready(), "cluster": runningCluster()},
+			names:    []string{"resource-group", "cluster", "database-Metrics", "database-Logs"}, status: fnv1.Status_STATUS_CONDITION_TRUE, reason: ReasonClusterReady, ready: true,
+		},
+		"cluster turns unready: databases are kept": {
+			observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready(), "cluster": cluster(), "database-Metrics": database("Metrics").Ready()},
+			names:    []string{"resource-group", "cluster", "database-Metrics"}, status: fnv1.Status_STATUS_CONDITION_UNKNOWN, reason: ReasonWaiting,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := run(t, ct.Call{XR: provisioned(), XRConditions: tc.xr, Input: in, Observed: tc.observed})
+			r.WantNames(tc.names...)
+			wantCondition(r, tc.status, tc.reason)
+			if tc.ready {
+				r.WantDerivedReadiness()
+			} else {
+				r.WantNotReady()
+			}
+			if r.Has("resource-group") && observedReady(tc.observed["resource-group"]) && r.ReadyOf("resource-group") != fnv1.Ready_READY_TRUE {
+				t.Error("a ready resource group must be marked ready")
+			}
+			// Every Azure resource goes to the subscription's ProviderConfig
+			// and is kept in Azure when its MR goes.
+			for _, n := range r.Names() {
+				r.Want(n, "spec.providerConfigRef", map[string]any{"kind": "ProviderConfig", "name": "azure-observability"})
+				r.Want(n, "spec.managementPolicies", []string{"Observe", "Create", "Update", "LateInitialize"})
+			}
+		})
+	}
+}
+
+func observedReady(r *ct.Resource) bool {
+	if r == nil {
+		return false
+	}
+	conds, _ := r.Object()["status"].(map[string]any)["conditions"].([]any)
+	for _, c := range conds {
+		if m := c.(map[string]any); m["type"] == "Ready" {
+			return m["status"] == "True"
+		}
+	}
+	return false
+}
+
+func TestProvisionedResources(t *testing.T) {
+	r := run(t, ct.Call{XR: provisioned(), Observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready(), "cluster": runningCluster()}})
+	r.Want("resource-group", "apiVersion", "azure.m.upbound.io/v1beta1")
+	r.Want("resource-group", "spec.forProvider", map[string]any{"location": "eastus2"})
+	r.Want("cluster", "apiVersion", "kusto.azure.m.upbound.io/v1beta1")
+	r.Want("cluster", "metadata.annotations", map[string]any{externalName: "obseastus2"})
+	r.Want("cluster", "spec.forProvider", map[string]any{
+		"location": "eastus2", "resourceGroupName": "observability-eastus2",
+		"sku":             map[string]any{"name": "Standard_L8as_v3", "capacity": 2},
+		"identity":        map[string]any{"type": "SystemAssigned"},
+		"autoStopEnabled": false,
+	})
+	r.Want("cluster", "spec.providerConfigRef", map[string]any{"kind": "ClusterProviderConfig", "name": "default"})
+	r.Want("database-Metrics", "spec.forProvider", map[string]any{"location": "eastus2", "clusterName": "obseastus2", "resourceGroupName": "observability-eastus2"})
+	r.Want("database-Logs", "metadata.annotations", map[string]any{externalName: "Logs"})
+	wantCondition(r, fnv1.Status_STATUS_CONDITION_TRUE, ReasonClusterReady, "https://obseastus2.eastus2.kusto.windows.net")
+	r.Want("", "status.endpoint", "https://obseastus2.eastus2.kusto.windows.net")
+	r.Want("", "status.appliedProvisionState", map[string]any{"skuName": "Standard_L8as_v3", "tier": "Standard"})
+}
+
+func TestProvisionOptions(t *testing.T) {
+	xr := provisioned()
+	p := xr.Spec.Provision
+	p.AutoScale, p.AutoScaleMin, p.AutoScaleMax = true, 3, 12
+	p.UserAssignedIdentities = []string{
+		"/subscriptions/0/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/zeta",
+		"/subscriptions/0/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/alpha",
+	}
+	xr.Spec.DeletionPolicy = v1alpha1.DeletionDelete
+	days := int32(90)
+	xr.Spec.Databases = []v1alpha1.DatabaseSpec{{DatabaseName: "Traces", TelemetryType: v1alpha1.TelemetryTraces, RetentionInDays: &days}}
+
+	r := run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready(), "cluster": runningCluster()}})
+	r.WantNames("resource-group", "cluster", "database-Traces")
+	r.Want("cluster", "spec.forProvider.optimizedAutoScale", map[string]any{"minimumInstances": 3, "maximumInstances": 12})
+	r.Want("cluster", "spec.forProvider.sku", map[string]any{"name": "Standard_L8as_v3"})
+	r.Want("cluster", "spec.forProvider.identity", map[string]any{"type": "UserAssigned", "identityIds": []string{
+		"/subscriptions/0/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/alpha",
+		"/subscriptions/0/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/zeta",
+	}})
+	r.Want("cluster", "spec.managementPolicies", []string{"*"})
+	r.Want("database-Traces", "spec.forProvider.softDeletePeriod", "P90D")
+}
+
+// TestEditsReachWhatExists is the gating rule of compose.Set for
+// ADXClusters: a spec edit reaches every composed resource that exists,
+// whether or not the resources before it are Ready.
+func TestEditsReachWhatExists(t *testing.T) {
+	xr := provisioned()
+	xr.Spec.Provision.SkuName = "Standard_L16as_v3"
+	days := int32(7)
+	xr.Spec.Databases = []v1alpha1.DatabaseSpec{{DatabaseName: "Metrics", RetentionInDays: &days}}
+	// The resource group is being re-created and the cluster is updating:
+	// neither is Ready.
+	r := run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{
+		"resource-group": resourceGroup(), "cluster": cluster(), "database-Metrics": database("Metrics").Ready(),
+	}})
+	r.WantNames("resource-group", "cluster", "database-Metrics")
+	r.Want("cluster", "spec.forProvider.sku.name", "Standard_L16as_v3")
+	r.Want("database-Metrics", "spec.forProvider.softDeletePeriod", "P7D")
+	if r.ReadyOf("cluster") != fnv1.Ready_READY_FALSE {
+		t.Error("an updating cluster is not ready, so neither is the XR")
+	}
+
+	// A hub whose heartbeat table is not Ready still gets its edited
+	// Federation.
+	h := hub()
+	h.Spec.Federation.HeartbeatTTL = "4h"
+	r = run(t, ct.Call{XR: h, Observed: map[string]*ct.Resource{"heartbeat-table": fleetplaneMR("Table"), "federation": fleetplaneMR("Federation").Ready()}})
+	r.Want("federation", "spec.forProvider.heartbeatTTL", "4h")
+}
+
+func TestAzureFailures(t *testing.T) {
+	t.Run("403 restricts permission and federation proceeds", func(t *testing.T) {
+		xr := provisioned()
+		xr.Spec.Endpoint = "https://obseastus2.eastus2.kusto.windows.net"
+		xr.Spec.Role = v1alpha1.RolePartition
+		xr.Spec.Federation = &v1alpha1.FederationSpec{FederatedTargets: []v1alpha1.FederatedTarget{{Endpoint: "https://hub.kusto.windows.net", HeartbeatDatabase: "FleetDiscovery", HeartbeatTable: "Heartbeats"}}}
+		denied := cluster().Failing(`async create failed: creating Cluster: unexpected status 403 (403 Forbidden) with error: AuthorizationFailed: The client does not have authorization`)
+		r := run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready(), "cluster": denied}})
+		wantCondition(r, fnv1.Status_STATUS_CONDITION_TRUE, ReasonPermissionRestricted, "AuthorizationFailed", "Federation continues on https://obseastus2.eastus2.kusto.windows.net")
+		r.WantEvent(fnv1.Severity_SEVERITY_WARNING, ReasonPermissionRestricted)
+		r.WantNames("resource-group", "cluster", "heartbeat")
+		r.Want("heartbeat", "spec.forProvider.endpoint", "https://obseastus2.eastus2.kusto.windows.net")
+		r.Want("", "status.endpoint", "https://obseastus2.eastus2.kusto.windows.net")
+	})
+	t.Run("403 without a known endpoint says how to federate", func(t *testing.T) {
+		r := run(t, ct.Call{XR: provisioned(), Observed: map[string]*ct.Resource{"resource-group": resourceGroup().Failing("403 Forbidden")}})
+		wantCondition(r, fnv1.Status_STATUS_CONDITION_TRUE, ReasonPermissionRestricted, "set spec.endpoint")
+	})
+	t.Run("other errors fail the condition", func(t *testing.T) {
+		bad := cluster().Failing(`async create failed: SkuNotAvailable in eastus2`)
+		r := run(t, ct.Call{XR: provisioned(), Observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready(), "cluster": bad}})
+		wantCondition(r, fnv1.Status_STATUS_CONDITION_FALSE, ReasonFailed, "SkuNotAvailable", "Cluster obseastus2")
+		r.WantNames("resource-group", "cluster")
+		r.WantNotReady()
+	})
+}
+
+func TestPartition(t *testing.T) {
+	in := &v1beta1.Input{Kusto: &v1beta1.Kusto{Interval: "10s", ProviderConfigRef: &v1beta1.ProviderConfigReference{Kind: "ProviderConfig", Name: "local-kusto"}}}
+	r := run(t, ct.Call{XR: partition(), Input: in})
+	r.WantNames("heartbeat")
+	r.Want("heartbeat", "apiVersion", "kusto.m.fleetplane.io/v1alpha1")
+	r.Want("heartbeat", "kind", "Heartbeat")
+	r.Want("heartbeat", "spec", map[string]any{
+		"forProvider": map[string]any{
+			"endpoint":     "https://eu-partition.kusto.windows.net",
+			"interval":     "10s",
+			"partitioning": map[string]any{"geo": "EU", "tenant": "contoso"},
+			"targets": []any{map[string]any{
+				"endpoint": "https://hub.kusto.windows.net", "heartbeatDatabase": "FleetDiscovery",
+				"heartbeatTable": "Heartbeats", "managedIdentityClientId": "22222222-2222-2222-2222-222222222222",
+			}},
+		},
+		"providerConfigRef": map[string]any{"kind": "ProviderConfig", "name": "local-kusto"},
+	})
+	if r.Value("heartbeat", "status") != nil {
+		t.Error("a function must not set a composed resource's status")
+	}
+	if r.ReadyOf("heartbeat") != fnv1.Ready_READY_FALSE {
+		t.Error("a heartbeat not yet observed is not ready")
+	}
+}
+
+func TestFederatedHub(t *testing.T) {
+	r := run(t, ct.Call{XR: hub()})
+	r.WantNames("heartbeat-table")
+	r.Want("heartbeat-table", "spec.forProvider", map[string]any{
+		"endpoint": "https://global-hub.kusto.windows.net", "database": "FleetDiscovery", "table": "Heartbeats",
+		"columns": []any{
+			map[string]any{"name": "Timestamp", "type": "datetime"},
+			map[string]any{"name": "ClusterEndpoint", "type": "string"},
+			map[string]any{"name": "Schema", "type": "dynamic"},
+			map[string]any{"name": "PartitionMetadata", "type": "dynamic"},
+		},
+	})
+	r.Want("heartbeat-table", "spec.managementPolicies", []string{"Observe", "Create", "Update", "LateInitialize"})
+	r.WantNotReady()
+
+	r = run(t, ct.Call{XR: hub(), Observed: map[string]*ct.Resource{"heartbeat-table": fleetplaneMR("Table").Ready()}})
+	r.WantNames("heartbeat-table", "federation")
+	r.Want("federation", "spec.forProvider", map[string]any{
+		"endpoint": "https://global-hub.kusto.windows.net", "heartbeatDatabase": "FleetDiscovery", "heartbeatTable": "Heartbeats",
+		"heartbeatTTL": "2h", "interval": "10m0s", "allowInsecureEndpoints": false,
+		"blockedClusters": map[string]any{
+			"static":        []string{"https://rogue-partition.kusto.windows.net"},
+			"kustoFunction": map[string]any{"database": "FleetDiscovery", "name": "GetBlockedPartitions"},
+		},
+	})
+	r.WantDerivedReadiness()
+}
+
+func TestProvisionedHub(t *testing.T) {
+	observed := map[string]*ct.Resource{"resource-group": resourceGroup().Ready(), "cluster": runningCluster()}
+	r := run(t, ct.Call{XR: provisionedHub(), Observed: observed})
+	// The heartbeat database joins the defaults; its table waits for it.
+	r.WantNames("resource-group", "cluster", "database-Metrics", "database-Logs", "database-FleetDiscovery")
+	r.WantNotReady()
+
+	observed["database-FleetDiscovery"] = database("FleetDiscovery").Ready()
+	r = run(t, ct.Call{XR: provisionedHub(), Observed: observed})
+	r.WantNames("resource-group", "cluster", "database-Metrics", "database-Logs", "database-FleetDiscovery", "heartbeat-table")
+	r.Want("heartbeat-table", "spec.forProvider.endpoint", "https://obseastus2.eastus2.kusto.windows.net")
+}
+
+func TestProvisionedHubCreatesDiscoveredDatabases(t *testing.T) {
+	fed := fleetplaneMR("Federation").Ready().AtProvider("missingDatabases", []any{"Traces", "bad'name", "Metrics"})
+	observed := map[string]*ct.Resource{
+		"resource-group": resourceGroup().Ready(), "cluster": runningCluster(), "database-FleetDiscovery": database("FleetDiscovery").Ready(),
+		"heartbeat-table": fleetplaneMR("Table").Ready(), "federation": fed,
+	}
+	r := run(t, ct.Call{XR: provisionedHub(), Observed: observed})
+	r.WantNames("resource-group", "cluster", "database-Metrics", "database-Logs", "database-FleetDiscovery", "database-Traces", "heartbeat-table", "federation")
+	r.Want("database-Traces", "metadata.annotations", map[string]any{externalName: "Traces", discoveredAnnotation: "true"})
+	r.Want("database-Metrics", "metadata.annotations", map[string]any{externalName: "Metrics"})
+
+	// Once it exists the hub no longer reports it missing; it stays composed.
+	observed["federation"] = fleetplaneMR("Federation").Ready()
+	observed["database-Traces"] = database("Traces").Ready().Annotate(discoveredAnnotation, "true")
+	r = run(t, ct.Call{XR: provisionedHub(), Observed: observed})
+	if !r.Has("database-Traces") {
+		t.Error("a discovered database must stay composed once created")
+	}
+
+	// A bring-your-own hub never provisions.
+	r = run(t, ct.Call{XR: hub(), Observed: map[string]*ct.Resource{"heartbeat-table": fleetplaneMR("Table").Ready(), "federation": fed}})
+	r.WantNames("heartbeat-table", "federation")
+}
+
+func labels(data any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": environmentConfigAPIVersion, "kind": environmentConfigKind,
+		"metadata": map[string]any{"name": v1beta1.DefaultEnvironmentConfigName},
+		"data":     map[string]any{"labels": data},
+	}}
+}
+
+var euGold = labels(map[string]any{"geo": "eu", "tier": "gold"})
+
+func gated(expr string) *v1alpha1.ADXCluster {
+	xr := partition()
+	xr.Spec.CriteriaExpression = expr
+	return xr
+}
+
+func found(objs ...runtime.Object) map[string][]runtime.Object {
+	return map[string][]runtime.Object{labelsRequirement: objs}
+}
+
+func TestCriteriaExpression(t *testing.T) {
+	t.Run("first call asks for the labels and composes nothing", func(t *testing.T) {
+		r := run(t, ct.Call{XR: gated(`geo == "eu"`)})
+		r.WantNames()
+		sel := r.GetRequirements().GetResources()[labelsRequirement]
+		if sel.GetKind() != environmentConfigKind || sel.GetMatchName() != v1beta1.DefaultEnvironmentConfigName || sel.GetApiVersion() != environmentConfigAPIVersion {
+			t.Errorf("requirement = %v", sel)
+		}
+		if ttl := r.GetMeta().GetTtl().AsDuration(); ttl != criteriaTTL {
+			t.Errorf("TTL = %s, want %s so that label changes are noticed", ttl, criteriaTTL)
+		}
+		wantCondition(r, fnv1.Status_STATUS_CONDITION_UNKNOWN, ReasonCriteriaPending)
+	})
+	for _, expr := range []string{`labels["geo"] == "eu" && labels.has("tier")`, `geo == "eu" && tier == "gold"`} {
+		t.Run("true: "+expr, func(t *testing.T) {
+			r := run(t, ct.Call{XR: gated(expr), Required: found(euGold)})
+			r.WantNames("heartbeat")
+			wantCondition(r, fnv1.Status_STATUS_CONDITION_TRUE, ReasonProvisioningSkipped)
+			if r.GetRequirements().GetResources()[labelsRequirement] == nil {
+				t.Error("the requirement must stay stable across calls")
+			}
+		})
+	}
+	t.Run("false composes nothing new and keeps what exists", func(t *testing.T) {
+		xr := gated(`geo == "us"`)
+		xr.Spec.Role = "" // removed while gated
+		r := run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{"heartbeat": fleetplaneMR("Heartbeat").Ready()}, Required: found(euGold)})
+		wantCondition(r, fnv1.Status_STATUS_CONDITION_FALSE, ReasonCriteriaExpressionFalse)
+		r.WantEvent(fnv1.Severity_SEVERITY_NORMAL, ReasonCriteriaExpressionFalse)
+		r.WantNames("heartbeat")
+		r.Want("heartbeat", "metadata.annotations", map[string]any{externalName: "heartbeat"})
+		if r.Value("heartbeat", "status") != nil {
+			t.Error("a kept resource must not carry its status into desired state")
+		}
+		r.WantNotReady()
+
+		r = run(t, ct.Call{XR: gated(`geo == "us"`), Required: found(euGold)})
+		r.WantNames()
+	})
+	t.Run("errors", func(t *testing.T) {
+		for name, c := range map[string]struct {
+			expr     string
+			required []runtime.Object
+			msg      string
+		}{
+			"unknown label":  {`region == "eu"`, []runtime.Object{euGold}, "undeclared reference to 'region'"},
+			"syntax":         {`geo ==`, []runtime.Object{euGold}, "parse"},
+			"no env config":  {`geo == "eu"`, nil, "does not exist"},
+			"labels not map": {`geo == "eu"`, []runtime.Object{labels([]any{"a"})}, "map of strings"},
+			"label not text": {`geo == "eu"`, []runtime.Object{labels(map[string]any{"geo": int64(1)})}, "data.labels.geo must be a string"},
+		} {
+			t.Run(name, func(t *testing.T) {
+				r := run(t, ct.Call{XR: gated(c.expr), Required: map[string][]runtime.Object{labelsRequirement: c.required}})
+				wantCondition(r, fnv1.Status_STATUS_CONDITION_FALSE, ReasonCriteriaExpressionError, c.msg, "nothing is removed")
+				r.WantEvent(fnv1.Severity_SEVERITY_WARNING, ReasonCriteriaExpressionError)
+				r.WantNames()
+			})
+		}
+	})
+	t.Run("environment config name from input", func(t *testing.T) {
+		in := &v1beta1.Input{Criteria: &v1beta1.Criteria{EnvironmentConfigName: "operator-labels"}}
+		r := run(t, ct.Call{XR: gated(`geo == "eu"`), Input: in})
+		if n := r.GetRequirements().GetResources()[labelsRequirement].GetMatchName(); n != "operator-labels" {
+			t.Errorf("required EnvironmentConfig = %q, want operator-labels", n)
+		}
+	})
+}
+
+func TestBadInput(t *testing.T) {
+	for name, interval := range map[string]string{"not a duration": "soon", "too short": "10ms"} {
+		t.Run(name, func(t *testing.T) {
+			req := ct.Call{XR: byo()}.Request(t)
+			err := Composer.Compose(req, response.To(req, time.Minute), &v1beta1.Input{Kusto: &v1beta1.Kusto{Interval: interval}})
+			if err == nil || !strings.Contains(err.Error(), `kusto.interval "`+interval+`"`) {
+				t.Errorf("error = %v, want one naming kusto.interval", err)
+			}
+		})
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	c := ct.Call{XR: hub(), Observed: map[string]*ct.Resource{"heartbeat-table": fleetplaneMR("Table").Ready()}}
+	first, err := proto.MarshalOptions{Deterministic: true}.Marshal(run(t, c).RunFunctionResponse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		again, _ := proto.MarshalOptions{Deterministic: true}.Marshal(run(t, c).RunFunctionResponse)
+		if string(again) != string(first) {
+			t.Fatal("the same request rendered different responses")
+		}
+	}
+}

@@ -1,0 +1,263 @@
+// Package composetest builds RunFunctionRequests from typed fixtures and
+// reads RunFunctionResponses, for the table tests of every composer.
+//
+// An XR is a typed Go object; observed composed resources are built with
+// Observed and a few verbs (Ready, Failing, AtProvider), so a test says
+// what state a resource is in, not how Crossplane spells it.
+package composetest
+
+import (
+	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/compose"
+)
+
+// Call is one RunFunction request.
+type Call struct {
+	// XR is the observed composite resource, typed, with its TypeMeta set.
+	XR runtime.Object
+	// XRConditions are conditions the observed XR carries (its Go type
+	// has no field for them: Crossplane adds them to every XR).
+	XRConditions []Condition
+	// Input is the function input; nil sends none.
+	Input *v1beta1.Input
+	// Observed composed resources by composition resource name.
+	Observed map[string]*Resource
+	// Required resources by requirement key. A nil map means Crossplane
+	// has not answered yet; an empty list, that nothing matched.
+	Required map[string][]runtime.Object
+}
+
+// Condition is a condition on an observed object.
+type Condition struct {
+	Type, Status, Reason, Message string
+}
+
+// Request builds the RunFunctionRequest.
+func (c Call) Request(t testing.TB) *fnv1.RunFunctionRequest {
+	t.Helper()
+	xr := toMap(t, c.XR)
+	if len(c.XRConditions) > 0 {
+		status, _ := xr["status"].(map[string]any)
+		if status == nil {
+			status = map[string]any{}
+		}
+		status["conditions"] = conditions(c.XRConditions)
+		xr["status"] = status
+	}
+	req := &fnv1.RunFunctionRequest{
+		Meta:     &fnv1.RequestMeta{Tag: "test"},
+		Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: toStruct(t, xr)}},
+		Desired:  &fnv1.State{Composite: &fnv1.Resource{Resource: &structpb.Struct{Fields: map[string]*structpb.Value{}}}},
+	}
+	if c.Input != nil {
+		in := c.Input.DeepCopy()
+		in.APIVersion, in.Kind = v1beta1.SchemeGroupVersion.String(), "Input"
+		req.Input = toStruct(t, toMap(t, in))
+	}
+	if len(c.Observed) > 0 {
+		req.Observed.Resources = map[string]*fnv1.Resource{}
+		for name, r := range c.Observed {
+			req.Observed.Resources[name] = &fnv1.Resource{Resource: toStruct(t, r.Object())}
+		}
+	}
+	if c.Required != nil {
+		req.RequiredResources = map[string]*fnv1.Resources{}
+		for key, objs := range c.Required {
+			rs := &fnv1.Resources{}
+			for _, o := range objs {
+				rs.Items = append(rs.Items, &fnv1.Resource{Resource: toStruct(t, toMap(t, o))})
+			}
+			req.RequiredResources[key] = rs
+		}
+	}
+	return req
+}
+
+// Run calls the composer the way function-fleetplane does, and fails the
+// test on an error: tests of errors call Compose themselves.
+func Run(t *testing.T, c compose.Composer, call Call) Response {
+	t.Helper()
+	req := call.Request(t)
+	rsp := response.To(req, response.DefaultTTL)
+	if err := c.Compose(req, rsp, call.Input); err != nil {
+		t.Fatalf("Compose: %v", err)
+	}
+	return Response{T: t, RunFunctionResponse: rsp}
+}
+
+func conditions(cs []Condition) []any {
+	out := make([]any, len(cs))
+	for i, c := range cs {
+		m := map[string]any{"type": c.Type, "status": c.Status, "reason": c.Reason}
+		if c.Message != "" {
+			m["message"] = c.Message
+		}
+		out[i] = m
+	}
+	return out
+}
+
+func toMap(t testing.TB, o runtime.Object) map[string]any {
+	t.Helper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil {
+		t.Fatalf("cannot convert %T: %v", o, err)
+	}
+	return prune(m).(map[string]any)
+}
+
+// prune drops the nulls typed objects carry for unset fields (a zero
+// creationTimestamp, for one), which the API server would never send.
+func prune(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if e == nil {
+				delete(x, k)
+				continue
+			}
+			x[k] = prune(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = prune(e)
+		}
+	}
+	return v
+}
+
+func toStruct(t testing.TB, m map[string]any) *structpb.Struct {
+	t.Helper()
+	s, err := structpb.NewStruct(normalize(m).(map[string]any))
+	if err != nil {
+		t.Fatalf("cannot convert to a protobuf struct: %v", err)
+	}
+	return s
+}
+
+// normalize turns the integer types the converter emits into float64, as
+// JSON decoding does, for structpb.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = normalize(e)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = normalize(e)
+		}
+		return x
+	case []string:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = e
+		}
+		return out
+	case map[string]string:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = e
+		}
+		return out
+	case int:
+		return float64(x)
+	case int32:
+		return float64(x)
+	case int64:
+		return float64(x)
+	default:
+		return v
+	}
+}
+
+// Resource is an observed composed resource under construction.
+type Resource struct {
+	obj map[string]any
+}
+
+// Observed starts an observed resource of a kind with an external name.
+// It is neither Ready nor failing until a verb says so.
+func Observed(apiVersion, kind, externalName string) *Resource {
+	return &Resource{obj: map[string]any{
+		"apiVersion": apiVersion,
+		"kind":       kind,
+		"metadata": map[string]any{
+			"name":        strings.ToLower(kind) + "-" + strings.ToLower(externalName),
+			"annotations": map[string]any{"crossplane.io/external-name": externalName},
+		},
+		"status": map[string]any{"conditions": conditions([]Condition{
+			{Type: "Ready", Status: "False", Reason: "Creating"},
+			{Type: "Synced", Status: "True", Reason: "ReconcileSuccess"},
+		})},
+	}}
+}
+
+// Object returns the resource as Crossplane sends it.
+func (r *Resource) Object() map[string]any { return r.obj }
+
+// Ready marks the resource Ready=True, Synced=True.
+func (r *Resource) Ready() *Resource {
+	return r.withConditions(Condition{Type: "Ready", Status: "True", Reason: "Available"}, Condition{Type: "Synced", Status: "True", Reason: "ReconcileSuccess"})
+}
+
+// Failing marks the resource Ready=False and Synced=False with the
+// provider's message.
+func (r *Resource) Failing(msg string) *Resource {
+	return r.withConditions(Condition{Type: "Ready", Status: "False", Reason: "Creating"}, Condition{Type: "Synced", Status: "False", Reason: "ReconcileError", Message: msg})
+}
+
+func (r *Resource) withConditions(cs ...Condition) *Resource {
+	r.status()["conditions"] = conditions(cs)
+	return r
+}
+
+func (r *Resource) status() map[string]any {
+	s, _ := r.obj["status"].(map[string]any)
+	if s == nil {
+		s = map[string]any{}
+		r.obj["status"] = s
+	}
+	return s
+}
+
+// AtProvider sets status.atProvider.<path> (dotted) to v.
+func (r *Resource) AtProvider(path string, v any) *Resource {
+	setPath(r.status(), "atProvider."+path, v)
+	return r
+}
+
+// Set sets any dotted path of the object, such as spec.forProvider.x.
+func (r *Resource) Set(path string, v any) *Resource {
+	setPath(r.obj, path, v)
+	return r
+}
+
+// Annotate adds an annotation.
+func (r *Resource) Annotate(key, value string) *Resource {
+	md := r.obj["metadata"].(map[string]any)
+	md["annotations"].(map[string]any)[key] = value
+	return r
+}
+
+func setPath(m map[string]any, path string, v any) {
+	parts := strings.Split(path, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, _ := m[p].(map[string]any)
+		if next == nil {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	m[parts[len(parts)-1]] = normalize(v)
+}
