@@ -165,7 +165,9 @@ func TestRunEventsOnlyOnTransitions(t *testing.T) {
 
 func TestRunErrors(t *testing.T) {
 	ok := compose.Run[toy](func(*compose.Request[toy]) (compose.Outcome, error) { return compose.Outcome{}, nil })
-	failing := compose.Run[toy](func(*compose.Request[toy]) (compose.Outcome, error) { return compose.Outcome{}, errors.New("input is broken") })
+	failing := compose.Run[toy](func(*compose.Request[toy]) (compose.Outcome, error) {
+		return compose.Outcome{}, errors.New("input is broken")
+	})
 	cases := map[string]struct {
 		c    compose.Composer
 		xr   *unstructured.Unstructured
