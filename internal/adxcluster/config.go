@@ -7,6 +7,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
+	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 )
 
 // Config is the function input as it applies to ADXCluster, with defaults.
@@ -32,7 +33,7 @@ func ConfigFrom(in *v1beta1.Input) (Config, error) {
 		AzureBySubscription:   map[string]xpv2.ProviderConfigReference{},
 		Kusto:                 def,
 	}
-	interval := v1beta1.DefaultFederationInterval
+	interval := ""
 	if in == nil {
 		in = &v1beta1.Input{}
 	}
@@ -55,11 +56,14 @@ func ConfigFrom(in *v1beta1.Input) (Config, error) {
 			interval = k.Interval
 		}
 	}
-	d, err := time.ParseDuration(interval)
-	if err != nil || d < time.Second {
-		return Config{}, fmt.Errorf("input kusto.interval %q must be a Go duration of at least 1s", interval)
+	cfg.Interval = kustov1alpha1.DefaultInterval
+	if interval != "" {
+		d, err := time.ParseDuration(interval)
+		if err != nil || d < time.Second {
+			return Config{}, fmt.Errorf("input kusto.interval %q must be a Go duration of at least 1s", interval)
+		}
+		cfg.Interval = d
 	}
-	cfg.Interval = d
 	return cfg, nil
 }
 

@@ -16,10 +16,10 @@ import (
 	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
 	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/controller/config"
-	"github.com/fleetplane/fleetplane/internal/controller/connect"
 	"github.com/fleetplane/fleetplane/internal/controller/expiry"
 	"github.com/fleetplane/fleetplane/internal/controller/federation"
 	"github.com/fleetplane/fleetplane/internal/controller/heartbeat"
+	"github.com/fleetplane/fleetplane/internal/controller/kustoconn"
 	"github.com/fleetplane/fleetplane/internal/controller/registration"
 	"github.com/fleetplane/fleetplane/internal/controller/table"
 	"github.com/fleetplane/fleetplane/internal/controller/workflowrun"
@@ -32,8 +32,8 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts kusto.Options) error {
 	if err := config.Setup(mgr, o); err != nil {
 		return err
 	}
-	c := connect.NewConnector(mgr.GetClient(), opts)
-	withKusto := func(setup func(ctrl.Manager, controller.Options, *connect.Connector) error) func(ctrl.Manager, controller.Options) error {
+	c := kustoconn.NewConnector(mgr.GetClient(), opts)
+	withKusto := func(setup func(ctrl.Manager, controller.Options, *kustoconn.Connector) error) func(ctrl.Manager, controller.Options) error {
 		return func(mgr ctrl.Manager, o controller.Options) error { return setup(mgr, o, c) }
 	}
 	for _, s := range []struct {

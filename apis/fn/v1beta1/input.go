@@ -38,7 +38,6 @@ const (
 	DefaultEnvironmentConfigName = "fleetplane-cluster-labels"
 	DefaultProviderConfigKind    = "ClusterProviderConfig"
 	DefaultProviderConfigName    = "default"
-	DefaultFederationInterval    = "10m"
 )
 
 // Input configures function-fleetplane for one Composition. Every field is

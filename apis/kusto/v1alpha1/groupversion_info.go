@@ -7,6 +7,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
@@ -41,3 +43,8 @@ var (
 func init() {
 	SchemeBuilder.Register(&Table{}, &TableList{}, &Heartbeat{}, &HeartbeatList{}, &Federation{}, &FederationList{})
 }
+
+// DefaultInterval is the time between two heartbeats, or two federation
+// cycles, when a managed resource sets none. It is also the default of
+// the function input's kusto.interval, and the CRDs' "10m" default.
+const DefaultInterval = 10 * time.Minute

@@ -30,14 +30,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
-	"github.com/fleetplane/fleetplane/internal/controller/connect"
+	"github.com/fleetplane/fleetplane/internal/controller/setup"
 )
 
 // Setup adds the Expiry controller to mgr.
 func Setup(mgr ctrl.Manager, o controller.Options) error {
 	c := &connector{read: mgr.GetAPIReader(), write: mgr.GetClient(), now: time.Now}
-	return connect.SetupManaged(mgr, o, v1alpha1.ExpiryGroupVersionKind, &v1alpha1.Expiry{}, c,
-		managed.WithInitializers(), managed.WithPollIntervalHook(pollHook))
+	return setup.Managed(mgr, o, v1alpha1.ExpiryGroupVersionKind, &v1alpha1.Expiry{}, c, setup.Options{
+		Reconciler: []managed.ReconcilerOption{managed.WithInitializers(), managed.WithPollIntervalHook(pollHook)},
+	})
 }
 
 // pollHook comes back when the expiry is due, not a poll interval later.

@@ -16,13 +16,14 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
-	"github.com/fleetplane/fleetplane/internal/controller/connect"
+	"github.com/fleetplane/fleetplane/internal/controller/cycle"
+	"github.com/fleetplane/fleetplane/internal/controller/kustoconn"
+	"github.com/fleetplane/fleetplane/internal/controller/setup"
 	fed "github.com/fleetplane/fleetplane/internal/federation"
 	"github.com/fleetplane/fleetplane/internal/observe"
 )
@@ -36,25 +37,17 @@ const (
 )
 
 // Setup adds the Federation controller to mgr.
-func Setup(mgr ctrl.Manager, o controller.Options, c *connect.Connector) error {
-	return connect.SetupManaged(mgr, o, v1alpha1.FederationGroupVersionKind, &v1alpha1.Federation{}, &connector{c: c},
-		managed.WithPollIntervalHook(pollHook), managed.WithTimeout(10*time.Minute))
+func Setup(mgr ctrl.Manager, o controller.Options, c *kustoconn.Connector) error {
+	return setup.Managed(mgr, o, v1alpha1.FederationGroupVersionKind, &v1alpha1.Federation{}, &connector{c: c}, periodic(time.Now).Options())
 }
 
-func interval(mg *v1alpha1.Federation) time.Duration {
-	if i := mg.Spec.ForProvider.Interval; i != nil && i.Duration > 0 {
-		return i.Duration
+// periodic says where a Federation keeps its cycle.
+func periodic(now func() time.Time) cycle.Kind[*v1alpha1.Federation] {
+	return cycle.Kind[*v1alpha1.Federation]{
+		Last:     func(f *v1alpha1.Federation) *metav1.Time { return f.Status.AtProvider.LastSyncTime },
+		Interval: func(f *v1alpha1.Federation) time.Duration { return cycle.Interval(f.Spec.ForProvider.Interval) },
+		Now:      now,
 	}
-	return 10 * time.Minute
-}
-
-func pollHook(mg resource.Managed, poll time.Duration) time.Duration {
-	f, ok := mg.(*v1alpha1.Federation)
-	if !ok || f.Status.AtProvider.LastSyncTime == nil {
-		return poll
-	}
-	_, until := connect.Due(f.Status.AtProvider.LastSyncTime.Time, interval(f), time.Now())
-	return min(max(until, time.Second), poll)
 }
 
 var ttlPattern = regexp.MustCompile(`^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$`)
@@ -83,17 +76,31 @@ func ParseTTL(s string) (time.Duration, error) {
 	return d, nil
 }
 
-type connector struct{ c *connect.Connector }
+// hubClient is what a federation cycle needs of the hub.
+type hubClient interface {
+	fed.Kusto
+	Close() error
+}
+
+type connector struct{ c *kustoconn.Connector }
 
 func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Federation) (managed.TypedExternalClient[*v1alpha1.Federation], error) {
 	s, err := c.c.Connect(ctx, mg)
 	if err != nil {
 		return nil, err
 	}
-	return &external{s: s}, nil
+	return newExternal(func(endpoint string) (hubClient, error) { return s.Client(endpoint, "") }, time.Now), nil
 }
 
-type external struct{ s *connect.Session }
+func newExternal(open func(endpoint string) (hubClient, error), now func() time.Time) *external {
+	return &external{open: open, now: now, kind: periodic(now)}
+}
+
+type external struct {
+	open func(endpoint string) (hubClient, error)
+	now  func() time.Time
+	kind cycle.Kind[*v1alpha1.Federation]
+}
 
 func (e *external) Observe(_ context.Context, mg *v1alpha1.Federation) (managed.ExternalObservation, error) {
 	if meta.WasDeleted(mg) {
@@ -101,14 +108,8 @@ func (e *external) Observe(_ context.Context, mg *v1alpha1.Federation) (managed.
 		// goes; fleetplane deletes nothing users may rely on.
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
-	at := mg.Status.AtProvider
-	var last time.Time
-	if at.LastSyncTime != nil {
-		last = at.LastSyncTime.Time
-	}
-	due, _ := connect.Due(last, interval(mg), time.Now())
 	setAvailability(mg)
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: !due}, nil
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: !e.kind.Due(mg)}, nil
 }
 
 // setAvailability marks the federation Available when its last cycle ran
@@ -136,7 +137,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	hub, err := e.s.Client(p.Endpoint, "")
+	hub, err := e.open(p.Endpoint)
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
@@ -194,7 +195,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 		Tables:           int32(plan.Tables),
 		Functions:        int32(plan.Functions),
 		CommandsIssued:   int32(plan.Count()),
-		LastSyncTime:     &metav1.Time{Time: time.Now().UTC()},
+		LastSyncTime:     &metav1.Time{Time: e.now().UTC()},
 		MissingDatabases: plan.MissingDatabases,
 	}
 	for i, part := range parts {

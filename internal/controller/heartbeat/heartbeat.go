@@ -15,13 +15,14 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
-	"github.com/fleetplane/fleetplane/internal/controller/connect"
+	"github.com/fleetplane/fleetplane/internal/controller/cycle"
+	"github.com/fleetplane/fleetplane/internal/controller/kustoconn"
+	"github.com/fleetplane/fleetplane/internal/controller/setup"
 	hb "github.com/fleetplane/fleetplane/internal/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/kql"
 	"github.com/fleetplane/fleetplane/internal/observe"
@@ -39,43 +40,50 @@ const (
 )
 
 // Setup adds the Heartbeat controller to mgr.
-func Setup(mgr ctrl.Manager, o controller.Options, c *connect.Connector) error {
-	return connect.SetupManaged(mgr, o, v1alpha1.HeartbeatGroupVersionKind, &v1alpha1.Heartbeat{}, &connector{c: c},
-		managed.WithPollIntervalHook(pollHook), managed.WithTimeout(10*time.Minute))
+func Setup(mgr ctrl.Manager, o controller.Options, c *kustoconn.Connector) error {
+	return setup.Managed(mgr, o, v1alpha1.HeartbeatGroupVersionKind, &v1alpha1.Heartbeat{}, &connector{c: c}, periodic(time.Now).Options())
 }
 
-func interval(mg *v1alpha1.Heartbeat) time.Duration {
-	if i := mg.Spec.ForProvider.Interval; i != nil && i.Duration > 0 {
-		return i.Duration
+// periodic says where a Heartbeat keeps its cycle.
+func periodic(now func() time.Time) cycle.Kind[*v1alpha1.Heartbeat] {
+	return cycle.Kind[*v1alpha1.Heartbeat]{
+		Last:     func(h *v1alpha1.Heartbeat) *metav1.Time { return h.Status.AtProvider.LastHeartbeatTime },
+		Interval: func(h *v1alpha1.Heartbeat) time.Duration { return cycle.Interval(h.Spec.ForProvider.Interval) },
+		Now:      now,
 	}
-	return 10 * time.Minute
 }
 
-// pollHook comes back when the next heartbeat is due, or at the poll
-// interval if that is sooner.
-func pollHook(mg resource.Managed, poll time.Duration) time.Duration {
-	h, ok := mg.(*v1alpha1.Heartbeat)
-	if !ok || h.Status.AtProvider.LastHeartbeatTime == nil {
-		return poll
-	}
-	_, until := connect.Due(h.Status.AtProvider.LastHeartbeatTime.Time, interval(h), time.Now())
-	if until < time.Second {
-		until = time.Second
-	}
-	return min(until, poll)
+// kustoClient is what a heartbeat needs of a Kusto cluster.
+type kustoClient interface {
+	hb.Mgmt
+	Endpoint() string
+	Close() error
 }
 
-type connector struct{ c *connect.Connector }
+// opener opens a client to an endpoint, as a user-assigned identity when
+// one is named.
+type opener func(endpoint, managedIdentityClientID string) (kustoClient, error)
+
+type connector struct{ c *kustoconn.Connector }
 
 func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.TypedExternalClient[*v1alpha1.Heartbeat], error) {
 	s, err := c.c.Connect(ctx, mg)
 	if err != nil {
 		return nil, err
 	}
-	return &external{s: s}, nil
+	open := func(endpoint, id string) (kustoClient, error) { return s.Client(endpoint, id) }
+	return newExternal(open, time.Now), nil
 }
 
-type external struct{ s *connect.Session }
+func newExternal(open opener, now func() time.Time) *external {
+	return &external{open: open, now: now, kind: periodic(now)}
+}
+
+type external struct {
+	open opener
+	now  func() time.Time
+	kind cycle.Kind[*v1alpha1.Heartbeat]
+}
 
 func targetKey(endpoint, db, table string) string { return endpoint + "|" + db + "|" + table }
 
@@ -85,15 +93,8 @@ func (e *external) Observe(_ context.Context, mg *v1alpha1.Heartbeat) (managed.E
 		// age past their TTL.
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
-	now := time.Now()
-	at := mg.Status.AtProvider
-	var last time.Time
-	if at.LastHeartbeatTime != nil {
-		last = at.LastHeartbeatTime.Time
-	}
-	due, _ := connect.Due(last, interval(mg), now)
-
-	changed := setAvailability(mg, now)
+	due := e.kind.Due(mg)
+	changed := setAvailability(mg, e.now())
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: !due && !changed}, nil
 }
 
@@ -109,7 +110,7 @@ func setAvailability(mg *v1alpha1.Heartbeat, now time.Time) (newTargets bool) {
 	for _, t := range mg.Spec.ForProvider.Targets {
 		s, ok := status[targetKey(t.Endpoint, t.HeartbeatDatabase, t.HeartbeatTable)]
 		newTargets = newTargets || !ok
-		if ok && s.LastSuccessTime != nil && now.Sub(s.LastSuccessTime.Time) <= interval(mg)+grace {
+		if ok && s.LastSuccessTime != nil && now.Sub(s.LastSuccessTime.Time) <= cycle.Interval(mg.Spec.ForProvider.Interval)+grace {
 			continue
 		}
 		reason := "no heartbeat yet"
@@ -134,7 +135,7 @@ func (e *external) Create(context.Context, *v1alpha1.Heartbeat) (managed.Externa
 // Update sends one heartbeat.
 func (e *external) Update(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.ExternalUpdate, error) {
 	p := mg.Spec.ForProvider
-	partition, err := e.s.Client(p.Endpoint, "")
+	partition, err := e.open(p.Endpoint, "")
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
@@ -146,7 +147,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.
 	if err != nil {
 		return managed.ExternalUpdate{}, fmt.Errorf("cannot read the partition's schema: %w", err)
 	}
-	now := time.Now().UTC()
+	now := e.now().UTC()
 	rec, err := hb.Row{Timestamp: now, Endpoint: partition.Endpoint(), Schema: schema, Metadata: p.Partitioning}.Record()
 	if err != nil {
 		return managed.ExternalUpdate{}, err
@@ -204,7 +205,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.
 }
 
 func (e *external) send(ctx context.Context, t v1alpha1.HeartbeatTarget, record string) error {
-	c, err := e.s.Client(t.Endpoint, t.ManagedIdentityClientID)
+	c, err := e.open(t.Endpoint, t.ManagedIdentityClientID)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ import (
 
 	"github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/argocd"
-	"github.com/fleetplane/fleetplane/internal/controller/connect"
+	"github.com/fleetplane/fleetplane/internal/controller/setup"
 )
 
 // Setup adds the ClusterRegistration controller to mgr.
@@ -33,8 +33,9 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 	c := &connector{read: mgr.GetAPIReader(), write: mgr.GetClient()}
 	// No creation grace period: reads go straight to the API server,
 	// which is never behind a write.
-	return connect.SetupManaged(mgr, o, v1alpha1.ClusterRegistrationGroupVersionKind, &v1alpha1.ClusterRegistration{}, c,
-		managed.WithInitializers(), managed.WithCreationGracePeriod(0))
+	return setup.Managed(mgr, o, v1alpha1.ClusterRegistrationGroupVersionKind, &v1alpha1.ClusterRegistration{}, c, setup.Options{
+		Reconciler: []managed.ReconcilerOption{managed.WithInitializers(), managed.WithCreationGracePeriod(0)},
+	})
 }
 
 type connector struct {

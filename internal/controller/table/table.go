@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/Azure/azure-kusto-go/azkustodata/query"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
@@ -15,17 +16,18 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
-	"github.com/fleetplane/fleetplane/internal/controller/connect"
+	"github.com/fleetplane/fleetplane/internal/controller/kustoconn"
+	"github.com/fleetplane/fleetplane/internal/controller/setup"
 	"github.com/fleetplane/fleetplane/internal/kql"
 	"github.com/fleetplane/fleetplane/internal/kusto"
 )
 
 // Setup adds the Table controller to mgr.
-func Setup(mgr ctrl.Manager, o controller.Options, c *connect.Connector) error {
-	return connect.SetupManaged(mgr, o, v1alpha1.TableGroupVersionKind, &v1alpha1.Table{}, &connector{c: c})
+func Setup(mgr ctrl.Manager, o controller.Options, c *kustoconn.Connector) error {
+	return setup.Managed(mgr, o, v1alpha1.TableGroupVersionKind, &v1alpha1.Table{}, &connector{c: c}, setup.Options{})
 }
 
-type connector struct{ c *connect.Connector }
+type connector struct{ c *kustoconn.Connector }
 
 func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Table) (managed.TypedExternalClient[*v1alpha1.Table], error) {
 	s, err := c.c.Connect(ctx, mg)
@@ -39,7 +41,13 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Table) (managed.Ty
 	return &external{k: k}, nil
 }
 
-type external struct{ k *kusto.Client }
+// kustoClient is what a Table needs of its cluster.
+type kustoClient interface {
+	Mgmt(ctx context.Context, db, command string) ([]query.Row, error)
+	Close() error
+}
+
+type external struct{ k kustoClient }
 
 func columns(p v1alpha1.TableParameters) []kql.Column {
 	out := make([]kql.Column, len(p.Columns))

@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
-	"github.com/fleetplane/fleetplane/internal/controller/connect"
+	"github.com/fleetplane/fleetplane/internal/controller/setup"
 	"github.com/fleetplane/fleetplane/internal/workflow"
 )
 
@@ -39,8 +39,9 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 	// No initializer: the external name is the run name submitted, set
 	// only once it was. No creation grace period: reads go straight to
 	// the API server, which is never behind a write.
-	return connect.SetupManaged(mgr, o, v1alpha1.WorkflowRunGroupVersionKind, &v1alpha1.WorkflowRun{}, c,
-		managed.WithInitializers(), managed.WithCreationGracePeriod(0))
+	return setup.Managed(mgr, o, v1alpha1.WorkflowRunGroupVersionKind, &v1alpha1.WorkflowRun{}, c, setup.Options{
+		Reconciler: []managed.ReconcilerOption{managed.WithInitializers(), managed.WithCreationGracePeriod(0)},
+	})
 }
 
 type connector struct {

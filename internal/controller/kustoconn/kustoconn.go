@@ -1,0 +1,62 @@
+// Package kustoconn is what every provider-fleetplane controller does
+// before it talks to Kusto: record that the managed resource uses its
+// ProviderConfig, resolve the credentials, and open a client.
+package kustoconn
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetplane/fleetplane/apis/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/credentials"
+	"github.com/fleetplane/fleetplane/internal/kusto"
+)
+
+// Connector resolves credentials and opens Kusto clients.
+type Connector struct {
+	usage    *resource.ProviderConfigUsageTracker
+	resolver *credentials.Resolver
+	// Options apply to every client.
+	Options kusto.Options
+}
+
+// NewConnector returns a connector reading ProviderConfigs with kube.
+func NewConnector(kube client.Client, opts kusto.Options) *Connector {
+	return &Connector{
+		usage:    resource.NewProviderConfigUsageTracker(kube, &v1alpha1.ProviderConfigUsage{}),
+		resolver: &credentials.Resolver{Kube: kube},
+		Options:  opts,
+	}
+}
+
+// Session is the resolved credentials of one managed resource, from which
+// clients to any of its endpoints are opened.
+type Session struct {
+	source  *credentials.Source
+	options kusto.Options
+}
+
+// Connect tracks mg's ProviderConfig usage and resolves its credentials.
+func (c *Connector) Connect(ctx context.Context, mg resource.ModernManaged) (*Session, error) {
+	if err := c.usage.Track(ctx, mg); err != nil {
+		return nil, fmt.Errorf("cannot track ProviderConfig usage: %w", err)
+	}
+	src, err := c.resolver.Resolve(ctx, mg)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{source: src, options: c.Options}, nil
+}
+
+// Client opens a client to endpoint, as the managed identity clientID when
+// given.
+func (s *Session) Client(endpoint, managedIdentityClientID string) (*kusto.Client, error) {
+	cred, err := s.source.Credential(managedIdentityClientID)
+	if err != nil {
+		return nil, err
+	}
+	return kusto.New(endpoint, cred, s.options)
+}
