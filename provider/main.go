@@ -28,11 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	argocdv1alpha1 "github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
-	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
-	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
-	"github.com/fleetplane/fleetplane/apis/v1alpha1"
-	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
+	"github.com/fleetplane/fleetplane/apis"
 	fpcontroller "github.com/fleetplane/fleetplane/internal/controller"
 	"github.com/fleetplane/fleetplane/internal/kusto"
 )
@@ -69,8 +65,7 @@ func (c *CLI) Run() error {
 		return fmt.Errorf("cannot load the Kubernetes configuration: %w", err)
 	}
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, v1alpha1.AddToScheme, kustov1alpha1.AddToScheme,
-		argocdv1alpha1.AddToScheme, workflowsv1alpha1.AddToScheme, lifecyclev1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, apis.Managed.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return err
 		}

@@ -15,13 +15,6 @@ import (
 	"github.com/fleetplane/fleetplane/internal/compose"
 )
 
-func init() {
-	// composed.From needs the scheme of every typed object it converts.
-	if err := kustov1alpha1.AddToScheme(composed.Scheme); err != nil {
-		panic(err)
-	}
-}
-
 // Composition resource names: the stable keys Crossplane matches observed
 // to desired resources by.
 const (

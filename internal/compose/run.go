@@ -18,8 +18,17 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/fleetplane/fleetplane/apis"
 	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
 )
+
+func init() {
+	// composed.From, behind Typed, needs the scheme of every typed object
+	// it converts.
+	if err := apis.AddToScheme(composed.Scheme); err != nil {
+		panic(err)
+	}
+}
 
 // A Composer composes one kind of composite resource. function-fleetplane
 // dispatches each request to the Composer of the XR's kind.

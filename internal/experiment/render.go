@@ -11,7 +11,6 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	argocdv1alpha1 "github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
@@ -19,14 +18,6 @@ import (
 	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/compose"
 )
-
-func init() {
-	for _, add := range []func(*runtime.Scheme) error{argocdv1alpha1.AddToScheme, workflowsv1alpha1.AddToScheme, lifecyclev1alpha1.AddToScheme} {
-		if err := add(composed.Scheme); err != nil {
-			panic(err)
-		}
-	}
-}
 
 // Composition resource names.
 func clusterName(t string) resource.Name      { return resource.Name("cluster-" + t) }

@@ -26,6 +26,7 @@ import (
 	"github.com/fleetplane/fleetplane/internal/kql"
 	"github.com/fleetplane/fleetplane/test/environment"
 	"github.com/fleetplane/fleetplane/test/kustoserver"
+	"github.com/fleetplane/fleetplane/test/support"
 )
 
 var env *environment.Env
@@ -35,8 +36,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	wd, _ := os.Getwd()
-	root := filepath.Clean(filepath.Join(wd, "..", ".."))
+	root := support.Root()
 	dir, err := os.MkdirTemp("", "fleetplane-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -80,33 +80,12 @@ func printLogs(dir string) {
 	}
 }
 
-// eventually polls cond until it holds or the timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s: %s", timeout, what, why)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	support.Eventually(t, timeout, what, cond)
 }
 
-func namespace(t *testing.T) string {
-	t.Helper()
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	if err := env.Kube.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
-	return name
-}
+func namespace(t *testing.T) string { t.Helper(); return support.Namespace(t, env.Kube) }
 
 func kusto(t *testing.T, dbs ...string) *kustoserver.Server {
 	t.Helper()
@@ -115,15 +94,6 @@ func kusto(t *testing.T, dbs ...string) *kustoserver.Server {
 		t.Fatal(err)
 	}
 	return s
-}
-
-func mustExec(t *testing.T, s *kustoserver.Server, db string, cmds ...string) {
-	t.Helper()
-	for _, c := range cmds {
-		if err := s.Exec(db, c); err != nil {
-			t.Fatalf("%s: %v", c, err)
-		}
-	}
 }
 
 // xr parses an ADXCluster manifest, as kubectl apply -f would take it.
@@ -230,7 +200,7 @@ func TestFederatedFleet(t *testing.T) {
 	var parts []*kustoserver.Server
 	for i := range 3 {
 		p := kusto(t, "Metrics")
-		mustExec(t, p, "Metrics", ".create table ['cpu'] (['v']:real)", fmt.Sprintf(".create table ['mem%d'] (['v']:real)", i))
+		support.KustoExec(t, p, "Metrics", ".create table ['cpu'] (['v']:real)", fmt.Sprintf(".create table ['mem%d'] (['v']:real)", i))
 		parts = append(parts, p)
 	}
 	start := time.Now()
@@ -249,7 +219,7 @@ func TestFederatedFleet(t *testing.T) {
 	t.Logf("kubectl apply to hub functions ready: %s", time.Since(start).Round(100*time.Millisecond))
 
 	t.Run("a new partition table reaches the hub", func(t *testing.T) {
-		mustExec(t, parts[0], "Metrics", ".create table ['gpu'] (['v']:real)")
+		support.KustoExec(t, parts[0], "Metrics", ".create table ['gpu'] (['v']:real)")
 		eventually(t, 30*time.Second, "function gpu", func() (bool, string) {
 			_, ok := hub.Functions("Metrics")["gpu"]
 			return ok, "not yet"

@@ -30,16 +30,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	adxv1alpha1 "github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
-	argocdv1alpha1 "github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
-	experimentsv1alpha1 "github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
-	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
-	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
+	"github.com/fleetplane/fleetplane/apis"
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
-	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
 	"github.com/fleetplane/fleetplane/test/controlplane"
 	"github.com/fleetplane/fleetplane/test/kustoserver"
 	"github.com/fleetplane/fleetplane/test/standin"
+	"github.com/fleetplane/fleetplane/test/support"
 )
 
 // Package sources, as the Configuration's dependsOn names them.
@@ -138,8 +134,7 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	e.phase("crossplane ready", t)
 
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, pkgv1.AddToScheme, v1alpha1.AddToScheme, kustov1alpha1.AddToScheme, adxv1alpha1.AddToScheme,
-		experimentsv1alpha1.AddToScheme, argocdv1alpha1.AddToScheme, workflowsv1alpha1.AddToScheme, lifecyclev1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, pkgv1.AddToScheme, apis.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, err
 		}
@@ -149,14 +144,11 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	}
 
 	// The upjet Azure CRDs, served by the stand-in.
-	upjet, err := controlplane.Tool(root, "upjet-azure-crds")
+	upjet, err := support.UpjetAzureCRDs(root)
 	if err != nil {
 		return nil, err
 	}
-	if err := controlplane.InstallCRDs(ctx, e.CP.Config,
-		filepath.Join(upjet, "azure.m.upbound.io_resourcegroups.yaml"),
-		filepath.Join(upjet, "kusto.azure.m.upbound.io_clusters.yaml"),
-		filepath.Join(upjet, "kusto.azure.m.upbound.io_databases.yaml")); err != nil {
+	if err := controlplane.InstallCRDs(ctx, e.CP.Config, upjet...); err != nil {
 		return nil, err
 	}
 	sctx, cancel := context.WithCancel(context.Background())

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fleetplane/fleetplane/test/controlplane"
 	"github.com/fleetplane/fleetplane/test/standin"
+	"github.com/fleetplane/fleetplane/test/support"
 )
 
 // Where the Experiment composition's defaults put things.
@@ -42,21 +43,11 @@ type Experiments struct {
 
 // startExperiments installs and starts everything Experiments need.
 func (e *Env) startExperiments(ctx context.Context, sctx context.Context) (*Experiments, error) {
-	var crds []string
-	for _, mod := range []string{"argocd-crds", "argo-workflows-crds"} {
-		dir, err := controlplane.Tool(e.Root, mod)
-		if err != nil {
-			return nil, err
-		}
-		files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
-		for _, f := range files {
-			if filepath.Base(f) != "kustomization.yaml" {
-				crds = append(crds, f)
-			}
-		}
+	crds, err := support.ArgoCRDs(e.Root)
+	if err != nil {
+		return nil, err
 	}
-	gke, _ := filepath.Glob(filepath.Join(e.Root, "test", "standin", "crds", "*.yaml"))
-	crds = append(crds, gke...)
+	crds = append(crds, support.GKECRDs(e.Root)...)
 	if err := controlplane.InstallCRDs(ctx, e.CP.Config, crds...); err != nil {
 		return nil, err
 	}
@@ -72,7 +63,6 @@ func (e *Env) startExperiments(ctx context.Context, sctx context.Context) (*Expe
 	go x.ArgoCD.Run(sctx)
 	go x.Workflows.Run(sctx)
 
-	var err error
 	if x.Provider, err = e.installProviderKubernetes(ctx); err != nil {
 		return nil, err
 	}

@@ -9,14 +9,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fleetplane/fleetplane/test/support"
 )
 
 // generated are the paths `make generate` owns.
 var generated = []string{"apis", "package/configuration/xrds", "package/provider/crds", "package/function/input"}
 
 func TestGeneratedFilesAreCurrent(t *testing.T) {
-	wd, _ := os.Getwd()
-	root := filepath.Clean(filepath.Join(wd, "..", ".."))
+	root := support.Root()
 
 	// Regenerate in a copy of the tracked tree, so the check never touches
 	// the working tree and ignores untracked files.

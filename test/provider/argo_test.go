@@ -20,6 +20,7 @@ import (
 	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
 	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/workflow"
+	"github.com/fleetplane/fleetplane/test/support"
 )
 
 func kubeconfigSecret(ns, name, token string) *corev1.Secret {
@@ -79,7 +80,7 @@ func secretData(t *testing.T, ns, name string) (map[string][]byte, bool) {
 
 func TestClusterRegistration(t *testing.T) {
 	ns := namespace(t)
-	argoNS := namespaceNamed(t, "argocd-"+t.Name())
+	argoNS := support.NamespaceNamed(t, kube, "argocd-"+t.Name())
 	create(t, kubeconfigSecret(ns, "gke-app-kubeconfig", "token-one"), registration(ns, "app", "gke-app", argoNS))
 
 	var cfg map[string]any
@@ -140,7 +141,7 @@ func TestClusterRegistration(t *testing.T) {
 // and a kubeconfig that cannot work is reported without its contents.
 func TestClusterRegistrationRefuses(t *testing.T) {
 	ns := namespace(t)
-	argoNS := namespaceNamed(t, "argocd-"+t.Name())
+	argoNS := support.NamespaceNamed(t, kube, "argocd-"+t.Name())
 	foreign := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: argoNS, Name: "cluster-taken", Labels: map[string]string{"argocd.argoproj.io/secret-type": "cluster"}},
 		Data:       map[string][]byte{"name": []byte("taken"), "server": []byte("https://prod")},
@@ -253,7 +254,7 @@ func waitRun(t *testing.T, ns, name, what string, cond func(*workflowsv1alpha1.W
 
 func TestWorkflowRun(t *testing.T) {
 	ns := namespace(t)
-	argoNS := namespaceNamed(t, "argo-"+t.Name())
+	argoNS := support.NamespaceNamed(t, kube, "argo-"+t.Name())
 	create(t, workflowTemplate(argoNS, "gateway-validation"), workflowRun(ns, "validation", argoNS, "gw-validation-g1", "gateway-validation", workflowsv1alpha1.MissingTemplateFail))
 
 	var wf *unstructured.Unstructured
@@ -337,7 +338,7 @@ func TestWorkflowRun(t *testing.T) {
 
 func TestWorkflowRunMissingTemplate(t *testing.T) {
 	ns := namespace(t)
-	argoNS := namespaceNamed(t, "argo-"+t.Name())
+	argoNS := support.NamespaceNamed(t, kube, "argo-"+t.Name())
 	create(t,
 		workflowRun(ns, "strict", argoNS, "strict-g1", "not-there-yet", workflowsv1alpha1.MissingTemplateFail),
 		workflowRun(ns, "manual", argoNS, "manual-g1", "never-there", workflowsv1alpha1.MissingTemplateSuspend))

@@ -24,14 +24,13 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	argocdv1alpha1 "github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
+	"github.com/fleetplane/fleetplane/apis"
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
-	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
-	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/kql"
 	"github.com/fleetplane/fleetplane/test/controlplane"
 	"github.com/fleetplane/fleetplane/test/kustoserver"
+	"github.com/fleetplane/fleetplane/test/support"
 )
 
 var (
@@ -44,8 +43,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	wd, _ := os.Getwd()
-	root := filepath.Clean(filepath.Join(wd, "..", ".."))
+	root := support.Root()
 	dir, err := os.MkdirTemp("", "fleetplane-provider-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -59,23 +57,14 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer cp.Stop()
-	crds, _ := filepath.Glob(filepath.Join(root, "package", "provider", "crds", "*.yaml"))
 	// The real Argo CD and Argo Workflows CRDs, so that what the provider
 	// writes is validated by their schemas.
-	for _, mod := range []string{"argocd-crds", "argo-workflows-crds"} {
-		dir, err := controlplane.Tool(root, mod)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
-		for _, f := range files {
-			if filepath.Base(f) != "kustomization.yaml" {
-				crds = append(crds, f)
-			}
-		}
+	argo, err := support.ArgoCRDs(root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-	if err := controlplane.InstallCRDs(ctx, cp.Config, crds...); err != nil {
+	if err := controlplane.InstallCRDs(ctx, cp.Config, append(support.ProviderCRDs(root), argo...)...); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -96,8 +85,7 @@ func run(m *testing.M) int {
 	cp.Track(provider)
 
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, kustov1alpha1.AddToScheme,
-		argocdv1alpha1.AddToScheme, workflowsv1alpha1.AddToScheme, lifecyclev1alpha1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apis.AddToScheme} {
 		_ = add(scheme)
 	}
 	kube, err = client.New(cp.Config, client.Options{Scheme: scheme})
@@ -117,64 +105,19 @@ func run(m *testing.M) int {
 	return code
 }
 
-// eventually polls cond until it holds or the timeout passes; the last
-// explanation cond gave is the failure message.
+// eventually polls cond until it holds or the timeout passes, and fails
+// at once if the provider exits.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var why string
-	for {
-		ok, w := cond()
-		if ok {
-			return
-		}
-		why = w
+	support.Eventually(t, timeout, what, cond, func() error {
 		if provider.Exited() {
-			t.Fatalf("provider exited while waiting for %s:\n%s", what, provider.Tail(4000))
+			return fmt.Errorf("the provider exited:\n%s", provider.Tail(4000))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s: %s", timeout, what, why)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
-func namespace(t *testing.T) string {
-	t.Helper()
-	return namespaceNamed(t, t.Name())
-}
-
-// namespaceNamed creates a namespace for name, made DNS-safe.
-func namespaceNamed(t *testing.T, name string) string {
-	t.Helper()
-	name = strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(name))
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	if err := kube.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-		t.Fatal(err)
-	}
-	return name
-}
-
-func kustoServer(t *testing.T, dbs ...string) *kustoserver.Server {
-	t.Helper()
-	s := kustoserver.New(dbs...)
-	if err := s.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
-}
-
-func kustoExec(t *testing.T, s *kustoserver.Server, db string, cmds ...string) {
-	t.Helper()
-	for _, c := range cmds {
-		if err := s.Exec(db, c); err != nil {
-			t.Fatalf("%s: %v", c, err)
-		}
-	}
-}
+func namespace(t *testing.T) string { t.Helper(); return support.Namespace(t, kube) }
 
 var local = &xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "local"}
 
@@ -276,12 +219,12 @@ type fleet struct {
 
 func newFleet(t *testing.T, ttl string) *fleet {
 	t.Helper()
-	f := &fleet{ns: namespace(t), hub: kustoServer(t, "FleetDiscovery", "Metrics", "Logs")}
+	f := &fleet{ns: namespace(t), hub: support.KustoServer(t, "FleetDiscovery", "Metrics", "Logs")}
 	create(t, heartbeatTable(f.ns, f.hub.URL))
 	for i := range 3 {
-		p := kustoServer(t, "Metrics", "Logs")
-		kustoExec(t, p, "Metrics", ".create table ['cpu'] (['v']:real)", fmt.Sprintf(".create table ['only-p%d'] (['v']:real)", i+1))
-		kustoExec(t, p, "Logs", ".create table ['app'] (['m']:string)", ".create-or-alter function with (view=true) ['errors']() { ['app'] }")
+		p := support.KustoServer(t, "Metrics", "Logs")
+		support.KustoExec(t, p, "Metrics", ".create table ['cpu'] (['v']:real)", fmt.Sprintf(".create table ['only-p%d'] (['v']:real)", i+1))
+		support.KustoExec(t, p, "Logs", ".create table ['app'] (['m']:string)", ".create-or-alter function with (view=true) ['errors']() { ['app'] }")
 		f.partitions = append(f.partitions, p)
 		create(t, heartbeat(f.ns, fmt.Sprintf("p%d", i+1), p.URL, f.hub.URL))
 	}
@@ -356,7 +299,7 @@ func TestFederation(t *testing.T) {
 	})
 
 	t.Run("a new partition table reaches the hub", func(t *testing.T) {
-		kustoExec(t, f.partitions[1], "Metrics", ".create table ['gpu'] (['v']:real)")
+		support.KustoExec(t, f.partitions[1], "Metrics", ".create table ['gpu'] (['v']:real)")
 		eventually(t, 30*time.Second, "function gpu on the hub", func() (bool, string) {
 			fn, ok := f.hub.Functions("Metrics")["gpu"]
 			return ok && fn.Folder == "fleetplane", "not yet"
@@ -394,10 +337,10 @@ func TestSilentPartitionExpires(t *testing.T) {
 
 func TestFailingTargetLeavesOthersHealthy(t *testing.T) {
 	ns := namespace(t)
-	good := kustoServer(t, "FleetDiscovery")
-	bad := kustoServer(t, "FleetDiscovery")
-	part := kustoServer(t, "Metrics")
-	kustoExec(t, part, "Metrics", ".create table ['cpu'] (['v']:real)")
+	good := support.KustoServer(t, "FleetDiscovery")
+	bad := support.KustoServer(t, "FleetDiscovery")
+	part := support.KustoServer(t, "Metrics")
+	support.KustoExec(t, part, "Metrics", ".create table ['cpu'] (['v']:real)")
 	create(t, heartbeatTable(ns, good.URL))
 	bt := heartbeatTable(ns, bad.URL)
 	bt.Name = "heartbeats-bad"
@@ -434,7 +377,7 @@ func TestFailingTargetLeavesOthersHealthy(t *testing.T) {
 // but the commands fleetplane means to.
 func TestAdversarialHeartbeats(t *testing.T) {
 	ns := namespace(t)
-	hub := kustoServer(t, "FleetDiscovery", "Metrics")
+	hub := support.KustoServer(t, "FleetDiscovery", "Metrics")
 	create(t, heartbeatTable(ns, hub.URL))
 	eventually(t, 30*time.Second, "the heartbeat table", func() (bool, string) {
 		_, ok := hub.Tables("FleetDiscovery")["Heartbeats"]
@@ -454,7 +397,7 @@ func TestAdversarialHeartbeats(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		kustoExec(t, hub, "FleetDiscovery", cmd)
+		support.KustoExec(t, hub, "FleetDiscovery", cmd)
 	}
 	fo := federation(ns, hub.URL, "1h")
 	fo.Spec.ForProvider.AllowInsecureEndpoints = false

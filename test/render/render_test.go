@@ -19,31 +19,21 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/fleetplane/fleetplane/test/controlplane"
+	"github.com/fleetplane/fleetplane/test/support"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// repoRoot is two levels up from this package.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Clean(filepath.Join(wd, "..", ".."))
-}
-
 // tool builds (or finds in the cache) a pinned tool and returns its path.
 func tool(t testing.TB, root, name string) string {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(root, "tools", "tools.sh"), name)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	p, err := controlplane.Tool(root, name)
 	if err != nil {
-		t.Fatalf("tools/tools.sh %s: %v\n%s", name, err, stderr.String())
+		t.Fatal(err)
 	}
-	return strings.TrimSpace(string(out))
+	return p
 }
 
 // startFunction builds function-fleetplane and serves it without TLS on a
@@ -212,7 +202,7 @@ func created(t testing.TB, path string) (string, map[string]any) {
 }
 
 func TestRenderExamples(t *testing.T) {
-	root := repoRoot(t)
+	root := support.Root()
 	xp := tool(t, root, "crossplane")
 	addr := startFunction(t, root)
 	upjet := tool(t, root, "upjet-azure-crds")
@@ -288,7 +278,7 @@ func TestRenderExamples(t *testing.T) {
 // objects (Composition, activation policy) and the example EnvironmentConfig
 // against Crossplane's CRDs.
 func TestValidateExamples(t *testing.T) {
-	root := repoRoot(t)
+	root := support.Root()
 	xp := tool(t, root, "crossplane")
 	files, _ := filepath.Glob(filepath.Join(root, "examples", "adxcluster", "*.yaml"))
 	more, _ := filepath.Glob(filepath.Join(root, "examples", "adxcluster", "required", "*.yaml"))

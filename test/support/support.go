@@ -1,0 +1,170 @@
+// Package support is what fleetplane's tests share, whatever their layer:
+// polling with a deadline, namespaces named after tests, in-memory Kusto
+// servers and clients, the repository root, and the lists of CRD files
+// the harnesses install.
+package support
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetplane/fleetplane/internal/kusto"
+	"github.com/fleetplane/fleetplane/test/controlplane"
+	"github.com/fleetplane/fleetplane/test/kustoserver"
+)
+
+// Root is the repository root, found from the working directory of the
+// test (a package directory somewhere below it).
+func Root() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			panic("no go.mod above " + wd)
+		}
+	}
+}
+
+// Eventually polls cond every interval until it holds or timeout passes;
+// the last explanation cond gave is the failure message. alive, when
+// given, is checked first on every poll: an error from it (a process that
+// exited, say) fails at once instead of waiting out the deadline.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, string), alive ...func() error) {
+	t.Helper()
+	const interval = 200 * time.Millisecond
+	deadline := time.Now().Add(timeout)
+	for {
+		for _, a := range alive {
+			if err := a(); err != nil {
+				t.Fatalf("while waiting for %s: %v", what, err)
+			}
+		}
+		ok, why := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s: %s", timeout, what, why)
+		}
+		time.Sleep(interval)
+	}
+}
+
+// Namespace creates a namespace named after the test, DNS-safe.
+func Namespace(t testing.TB, kube client.Client) string {
+	t.Helper()
+	return NamespaceNamed(t, kube, t.Name())
+}
+
+// NamespaceNamed creates a namespace for name, DNS-safe.
+func NamespaceNamed(t testing.TB, kube client.Client, name string) string {
+	t.Helper()
+	name = strings.ToLower(strings.NewReplacer("/", "-", "_", "-", " ", "-").Replace(name))
+	if len(name) > 50 {
+		name = strings.TrimRight(name[:50], "-")
+	}
+	if err := kube.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// KustoServer starts an in-memory Kusto server with the databases, on a
+// loopback port, stopped when the test ends.
+func KustoServer(t testing.TB, dbs ...string) *kustoserver.Server {
+	t.Helper()
+	s := kustoserver.New(dbs...)
+	if err := s.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// KustoExec runs management commands on a server, failing the test on
+// the first that fails.
+func KustoExec(t testing.TB, s *kustoserver.Server, db string, cmds ...string) {
+	t.Helper()
+	for _, c := range cmds {
+		if err := s.Exec(db, c); err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+	}
+}
+
+// KustoClient is fleetplane's real client (azkustodata underneath) to a
+// local server, without credentials, retrying quickly so that fault tests
+// stay fast.
+func KustoClient(t testing.TB, s *kustoserver.Server) *kusto.Client {
+	t.Helper()
+	c, err := kusto.New(s.URL, nil, kusto.Options{Timeout: 10 * time.Second, Attempts: 2, Backoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// CRD files the harnesses install.
+
+// ProviderCRDs are provider-fleetplane's own.
+func ProviderCRDs(root string) []string {
+	files, _ := filepath.Glob(filepath.Join(root, "package", "provider", "crds", "*.yaml"))
+	return files
+}
+
+// ArgoCRDs are the real Argo CD and Argo Workflows CRDs, from their
+// modules at the pinned versions.
+func ArgoCRDs(root string) ([]string, error) {
+	var crds []string
+	for _, mod := range []string{"argocd-crds", "argo-workflows-crds"} {
+		dir, err := controlplane.Tool(root, mod)
+		if err != nil {
+			return nil, err
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		for _, f := range files {
+			if filepath.Base(f) != "kustomization.yaml" {
+				crds = append(crds, f)
+			}
+		}
+	}
+	if len(crds) == 0 {
+		return nil, fmt.Errorf("no Argo CRDs found")
+	}
+	return crds, nil
+}
+
+// UpjetAzureCRDs are the real upjet CRDs of the Azure kinds ADXCluster
+// composes.
+func UpjetAzureCRDs(root string) ([]string, error) {
+	dir, err := controlplane.Tool(root, "upjet-azure-crds")
+	if err != nil {
+		return nil, err
+	}
+	return []string{
+		filepath.Join(dir, "azure.m.upbound.io_resourcegroups.yaml"),
+		filepath.Join(dir, "kusto.azure.m.upbound.io_clusters.yaml"),
+		filepath.Join(dir, "kusto.azure.m.upbound.io_databases.yaml"),
+	}, nil
+}
+
+// GKECRDs are the stand-in GKE CRDs, a faithful subset of upstream's.
+func GKECRDs(root string) []string {
+	files, _ := filepath.Glob(filepath.Join(root, "test", "standin", "crds", "*.yaml"))
+	return files
+}
