@@ -1,0 +1,189 @@
+package federation
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/heartbeat"
+	"github.com/fleetplane/fleetplane/internal/kql"
+	"github.com/fleetplane/fleetplane/internal/kusto"
+	"github.com/fleetplane/fleetplane/test/kustoserver"
+	"github.com/fleetplane/fleetplane/test/support"
+)
+
+var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func clock() time.Time { return now }
+
+func federationOf(hub string) *v1alpha1.Federation {
+	return &v1alpha1.Federation{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "hub"},
+		Spec: v1alpha1.FederationSpec{ForProvider: v1alpha1.FederationParameters{
+			Endpoint: hub, HeartbeatDatabase: "FleetDiscovery", HeartbeatTable: "Heartbeats", HeartbeatTTL: "1h",
+			Interval: &metav1.Duration{Duration: time.Minute}, AllowInsecureEndpoints: true,
+		}},
+	}
+}
+
+func TestObserve(t *testing.T) {
+	synced := func(ago time.Duration, errs ...string) *v1alpha1.Federation {
+		f := federationOf("https://hub")
+		f.Status.AtProvider.LastSyncTime = &metav1.Time{Time: now.Add(-ago)}
+		f.Status.AtProvider.Errors = errs
+		return f
+	}
+	deleting := federationOf("https://hub")
+	deleting.DeletionTimestamp = &metav1.Time{Time: now}
+	cases := map[string]struct {
+		mg        *v1alpha1.Federation
+		want      managed.ExternalObservation
+		available corev1.ConditionStatus
+		message   string
+	}{
+		"deleting: the hub's functions stay": {mg: deleting, want: managed.ExternalObservation{}},
+		"never synced: due": {
+			mg: federationOf("https://hub"), want: managed.ExternalObservation{ResourceExists: true},
+			available: corev1.ConditionFalse, message: "no federation cycle has completed yet",
+		},
+		"synced within the interval": {
+			mg: synced(10 * time.Second), want: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+			available: corev1.ConditionTrue,
+		},
+		"synced an interval ago: due": {
+			mg: synced(time.Minute), want: managed.ExternalObservation{ResourceExists: true},
+			available: corev1.ConditionTrue,
+		},
+		"last cycle had errors": {
+			mg: synced(10*time.Second, "command failed: boom"), want: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+			available: corev1.ConditionFalse, message: "boom",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := newExternal(nil, clock).Observe(context.Background(), tc.mg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Observe (-want +got):\n%s", diff)
+			}
+			c := tc.mg.GetCondition(xpv2.TypeReady)
+			if tc.available != "" && (c.Status != tc.available || !strings.Contains(c.Message, tc.message)) {
+				t.Errorf("Ready = %s %q, want %s mentioning %q", c.Status, c.Message, tc.available, tc.message)
+			}
+		})
+	}
+}
+
+// hubWithHeartbeats is a hub whose heartbeat table holds one fresh row per
+// partition endpoint, each with a Metrics database and a cpu table. The
+// hub's clock is real: its TTL filter compares with the time it runs, so
+// rows carry the real time, and the test's clock only stamps status.
+func hubWithHeartbeats(t *testing.T, partitions ...string) *kustoserver.Server {
+	t.Helper()
+	hub := support.KustoServer(t, "FleetDiscovery", "Metrics")
+	support.KustoExec(t, hub, "FleetDiscovery", ".create table ['Heartbeats'] (['Timestamp']:datetime, ['ClusterEndpoint']:string, ['Schema']:dynamic, ['PartitionMetadata']:dynamic)")
+	for _, p := range partitions {
+		rec, err := heartbeat.Row{Timestamp: time.Now().UTC(), Endpoint: p, Schema: []heartbeat.DatabaseSchema{{Database: "Metrics", Tables: []string{"cpu"}}}}.Record()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd, err := kql.IngestInline("Heartbeats", rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		support.KustoExec(t, hub, "FleetDiscovery", cmd)
+	}
+	return hub
+}
+
+func open(endpoint string) (hubClient, error) {
+	return kusto.New(endpoint, nil, kusto.Options{Timeout: 5 * time.Second, Attempts: 1})
+}
+
+func TestUpdateRunsOneCycle(t *testing.T) {
+	hub := hubWithHeartbeats(t, "https://p1.kusto.windows.net", "https://p2.kusto.windows.net", "https://blocked.kusto.windows.net")
+	mg := federationOf(hub.URL)
+	mg.Spec.ForProvider.BlockedClusters = &v1alpha1.BlockedClusters{Static: []string{"https://blocked.kusto.windows.net"}}
+
+	e := newExternal(open, clock)
+	if _, err := e.Update(context.Background(), mg); err != nil {
+		t.Fatal(err)
+	}
+	at := mg.Status.AtProvider
+	if at.PartitionCount != 2 || at.BlockedMatched != 1 || at.Functions != 1 || at.CommandsIssued == 0 || !at.LastSyncTime.Equal(&metav1.Time{Time: now}) {
+		t.Errorf("atProvider = %+v", at)
+	}
+	if _, ok := hub.Functions("Metrics")["cpu"]; !ok {
+		t.Errorf("no cpu function on the hub: %v", hub.Functions("Metrics"))
+	}
+	if c := mg.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionTrue {
+		t.Errorf("Ready = %s %q", c.Status, c.Message)
+	}
+
+	// A second cycle finds nothing to do.
+	if _, err := e.Update(context.Background(), mg); err != nil {
+		t.Fatal(err)
+	}
+	if n := mg.Status.AtProvider.CommandsIssued; n != 0 {
+		t.Errorf("a steady cycle issued %d commands", n)
+	}
+}
+
+func TestUpdateFailures(t *testing.T) {
+	cases := map[string]struct {
+		mutate func(*v1alpha1.Federation)
+		fault  *kustoserver.Fault
+		want   string
+	}{
+		"a TTL that does not parse": {
+			mutate: func(f *v1alpha1.Federation) { f.Spec.ForProvider.HeartbeatTTL = "soon" },
+			want:   `heartbeatTTL "soon"`,
+		},
+		"heartbeats that cannot be read": {
+			fault: &kustoserver.Fault{Match: "arg_max", Status: 403},
+			want:  "cannot read heartbeats from FleetDiscovery.Heartbeats",
+		},
+		"a block list that cannot be read stops the cycle": {
+			mutate: func(f *v1alpha1.Federation) {
+				f.Spec.ForProvider.BlockedClusters = &v1alpha1.BlockedClusters{KustoFunction: &v1alpha1.KustoFunctionRef{Database: "FleetDiscovery", Name: "Blocked"}}
+			},
+			fault: &kustoserver.Fault{Match: "Blocked", Status: 403},
+			want:  "cannot read the block list from FleetDiscovery.Blocked",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			hub := hubWithHeartbeats(t, "https://p1.kusto.windows.net")
+			if tc.fault != nil {
+				if err := hub.InjectFault(*tc.fault); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mg := federationOf(hub.URL)
+			if tc.mutate != nil {
+				tc.mutate(mg)
+			}
+			hub.ResetCommands()
+			_, err := newExternal(open, clock).Update(context.Background(), mg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error = %v, want one mentioning %q", err, tc.want)
+			}
+			if n := hub.ScriptCommands(); n != 0 {
+				t.Errorf("a failed cycle ran %d commands on the hub", n)
+			}
+			if mg.Status.AtProvider.LastSyncTime != nil {
+				t.Error("a failed cycle must not count as a sync")
+			}
+		})
+	}
+}

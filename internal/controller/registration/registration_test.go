@@ -1,0 +1,199 @@
+package registration
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/fleetplane/fleetplane/apis"
+	"github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/argocd"
+)
+
+func scheme(t *testing.T) *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apis.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func kubeconfig(token string) *corev1.Secret {
+	kc := `apiVersion: v1
+kind: Config
+current-context: c
+clusters:
+- name: c
+  cluster: {server: "https://10.1.2.3", certificate-authority-data: Q0EK}
+contexts:
+- name: c
+  context: {cluster: c, user: u}
+users:
+- name: u
+  user: {token: "` + token + `"}
+`
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "gke-kubeconfig"}, Data: map[string][]byte{"kubeconfig": []byte(kc)}}
+}
+
+func registration() *v1alpha1.ClusterRegistration {
+	return &v1alpha1.ClusterRegistration{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "reg"},
+		Spec: v1alpha1.ClusterRegistrationSpec{ForProvider: v1alpha1.ClusterRegistrationParameters{
+			ClusterName: "gke", KubeconfigSecretRef: v1alpha1.SecretKeyRef{Name: "gke-kubeconfig", Key: "kubeconfig"},
+			ArgoCDNamespace: "argocd", Project: "experiments", Labels: map[string]string{"team": "a"},
+		}},
+	}
+}
+
+// argoSecret is the cluster Secret the registration renders, as Argo CD
+// would find it, for the kubeconfig with token.
+func argoSecret(t *testing.T, token string) *corev1.Secret {
+	t.Helper()
+	c, err := argocd.FromKubeconfig(kubeconfig(token).Data["kubeconfig"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := registration().Spec.ForProvider
+	s, err := argocd.Registration{Owner: "team-a/reg", Namespace: "argocd", Name: "gke", Project: p.Project, Labels: p.Labels, Cluster: *c}.Secret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.UID = "live-uid"
+	return s
+}
+
+func foreign() *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "cluster-gke", Annotations: map[string]string{argocd.AnnotationOwner: "team-b/other"}}}
+}
+
+func deleting(r *v1alpha1.ClusterRegistration) *v1alpha1.ClusterRegistration {
+	now := metav1.Now()
+	r.DeletionTimestamp = &now
+	return r
+}
+
+func TestObserve(t *testing.T) {
+	cases := map[string]struct {
+		objects []client.Object
+		mg      *v1alpha1.ClusterRegistration
+		want    managed.ExternalObservation
+		err     string
+	}{
+		"no kubeconfig yet": {
+			mg: registration(), err: "kubeconfig Secret team-a/gke-kubeconfig does not exist (yet)",
+		},
+		"a kubeconfig without the key": {
+			objects: []client.Object{&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "gke-kubeconfig"}}},
+			mg:      registration(), err: `has no key "kubeconfig"`,
+		},
+		"not registered yet": {
+			objects: []client.Object{kubeconfig("t1")},
+			mg:      registration(), want: managed.ExternalObservation{ResourceExists: false},
+		},
+		"registered as the kubeconfig says": {
+			objects: []client.Object{kubeconfig("t1"), argoSecret(t, "t1")},
+			mg:      registration(), want: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+		},
+		"the kubeconfig rotated": {
+			objects: []client.Object{kubeconfig("t2"), argoSecret(t, "t1")},
+			mg:      registration(), want: managed.ExternalObservation{ResourceExists: true, Diff: "cluster Secret differs"},
+		},
+		"a Secret someone else wrote is never overwritten": {
+			objects: []client.Object{kubeconfig("t1"), foreign()},
+			mg:      registration(), err: "was not written by this ClusterRegistration",
+		},
+		"nor deleted": {
+			objects: []client.Object{foreign()},
+			mg:      deleting(registration()), want: managed.ExternalObservation{ResourceExists: false},
+		},
+		"deleting needs no kubeconfig": {
+			objects: []client.Object{argoSecret(t, "t1")},
+			mg:      deleting(registration()), want: managed.ExternalObservation{ResourceExists: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			kube := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(tc.objects...).Build()
+			e := &external{read: kube, write: kube}
+			got, err := e.Observe(context.Background(), tc.mg)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("error = %v, want one mentioning %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Observe (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLifecycle(t *testing.T) {
+	ctx := context.Background()
+	kube := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(kubeconfig("t1")).Build()
+	mg := registration()
+	e := &external{read: kube, write: kube}
+	if _, err := e.Observe(ctx, mg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Create(ctx, mg); err != nil {
+		t.Fatal(err)
+	}
+	live := &corev1.Secret{}
+	if err := kube.Get(ctx, types.NamespacedName{Namespace: "argocd", Name: "cluster-gke"}, live); err != nil {
+		t.Fatal(err)
+	}
+	if live.Labels["argocd.argoproj.io/secret-type"] != "cluster" || string(live.Data["server"]) != "https://10.1.2.3" || mg.Status.AtProvider.SecretName != "cluster-gke" {
+		t.Errorf("created Secret %v / %s, status %+v", live.Labels, live.Data["server"], mg.Status.AtProvider)
+	}
+
+	// The token rotates: Update follows.
+	rotated := kubeconfig("t2")
+	existing := &corev1.Secret{}
+	_ = kube.Get(ctx, client.ObjectKeyFromObject(rotated), existing)
+	existing.Data = rotated.Data
+	if err := kube.Update(ctx, existing); err != nil {
+		t.Fatal(err)
+	}
+	e = &external{read: kube, write: kube}
+	if o, err := e.Observe(ctx, mg); err != nil || o.ResourceUpToDate {
+		t.Fatalf("Observe after rotation = %+v, %v", o, err)
+	}
+	if _, err := e.Update(ctx, mg); err != nil {
+		t.Fatal(err)
+	}
+	_ = kube.Get(ctx, types.NamespacedName{Namespace: "argocd", Name: "cluster-gke"}, live)
+	if !strings.Contains(string(live.Data["config"]), "t2") {
+		t.Error("the rotated token did not reach Argo CD's Secret")
+	}
+
+	// Delete removes only the Secret Observe saw as its own.
+	e = &external{read: kube, write: kube}
+	mg = deleting(registration())
+	if _, err := e.Observe(ctx, mg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Delete(ctx, mg); err != nil {
+		t.Fatal(err)
+	}
+	if err := kube.Get(ctx, types.NamespacedName{Namespace: "argocd", Name: "cluster-gke"}, live); !kerrors.IsNotFound(err) {
+		t.Errorf("Secret still there after Delete: %v", err)
+	}
+}
