@@ -16,16 +16,17 @@ tools: ## Build the pinned external tools into .cache/tools (skips what is cache
 	@$(TOOLS) >/dev/null
 
 .PHONY: generate
-generate: ## Regenerate deepcopy code, XRDs, CRDs and the function input schema from apis/.
-	@cg=$$($(TOOLS) controller-gen); \
+generate: ## Regenerate deepcopy code, method sets, XRDs, CRDs and the function input schema from apis/.
+	@cg=$$($(TOOLS) controller-gen); aj=$$($(TOOLS) angryjet); \
 	rm -rf $(GEN) && mkdir -p $(GEN)/xr; \
 	$$cg object paths=./apis/...; \
-	$$cg crd:crdVersions=v1 paths=./apis/adx/... paths=./apis/experiments/... output:crd:dir=$(GEN)/xr; \
+	find apis -name 'zz_generated.*.go' ! -name zz_generated.deepcopy.go -delete; \
+	$$aj generate-methodsets ./apis/...; \
+	$$cg crd:crdVersions=v1 $$(tools/apis.sh composite) output:crd:dir=$(GEN)/xr; \
 	rm -rf package/provider/crds package/function/input; \
-	$$cg crd:crdVersions=v1 paths=./apis/kusto/... paths=./apis/argocd/... paths=./apis/workflows/... paths=./apis/lifecycle/... paths=./apis/v1alpha1/... output:crd:dir=package/provider/crds; \
-	$(GO) run ./internal/methodgen/cmd/methodgen apis/kusto/v1alpha1 apis/argocd/v1alpha1 apis/workflows/v1alpha1 apis/lifecycle/v1alpha1 apis/v1alpha1; \
-	$$cg crd:crdVersions=v1 paths=./apis/fn/... output:crd:dir=package/function/input; \
-	$(GO) run ./internal/xrdgen/cmd/xrdgen -in $(GEN)/xr -out package/configuration/xrds
+	$$cg crd:crdVersions=v1 $$(tools/apis.sh managed) output:crd:dir=package/provider/crds; \
+	$$cg crd:crdVersions=v1 $$(tools/apis.sh input) output:crd:dir=package/function/input; \
+	$(GO) run ./tools/xrdgen -in $(GEN)/xr -out package/configuration/xrds
 
 .PHONY: package
 package: ## Build the function, provider and Configuration packages (.xpkg) offline into _output/.

@@ -2,7 +2,7 @@
 # Builds fleetplane's three Crossplane packages offline into _output/:
 #   function-fleetplane.xpkg and provider-fleetplane.xpkg, each embedding a
 #   runtime image (its static binary on an empty base, built without Docker
-#   by internal/ociimage), and fleetplane.xpkg, the Configuration.
+#   by tools/ociimage), and fleetplane.xpkg, the Configuration.
 # Prints the path and digest of each package.
 set -euo pipefail
 
@@ -14,7 +14,7 @@ xp=$(tools/tools.sh crossplane)
 mkdir -p "$out/bin" "$out/empty"
 for c in function provider; do
   CGO_ENABLED=0 go build -trimpath -ldflags=-s -o "$out/bin/$c-fleetplane" "./$c"
-  go run ./internal/ociimage/cmd/ociimage -binary "$out/bin/$c-fleetplane" -path "/$c-fleetplane" \
+  go run ./tools/ociimage -binary "$out/bin/$c-fleetplane" -path "/$c-fleetplane" \
     -tag "xpkg.fleetplane.io/runtime/$c-fleetplane:dev" -o "$out/$c-runtime.tar" >/dev/null
 done
 

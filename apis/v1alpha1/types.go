@@ -35,7 +35,6 @@ type ProviderConfigStatus struct {
 // A ProviderConfig configures provider-fleetplane for the managed
 // resources of its namespace.
 //
-// +fleetplane:methods=providerconfig
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="SOURCE",type="string",JSONPath=".spec.credentials.source"
@@ -61,7 +60,6 @@ type ProviderConfigList struct {
 // A ClusterProviderConfig configures provider-fleetplane for managed
 // resources in every namespace.
 //
-// +fleetplane:methods=providerconfig
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="SOURCE",type="string",JSONPath=".spec.credentials.source"
@@ -87,7 +85,6 @@ type ClusterProviderConfigList struct {
 // A ProviderConfigUsage records that a managed resource uses a
 // ProviderConfig.
 //
-// +fleetplane:methods=providerconfigusage
 // +kubebuilder:object:root=true
 // +kubebuilder:printcolumn:name="CONFIG-NAME",type="string",JSONPath=".providerConfigRef.name"
 // +kubebuilder:printcolumn:name="RESOURCE-KIND",type="string",JSONPath=".resourceRef.kind"
@@ -112,7 +109,6 @@ type ProviderConfigUsageList struct {
 // A ClusterProviderConfigUsage records that a managed resource uses a
 // ClusterProviderConfig.
 //
-// +fleetplane:methods=providerconfigusage
 // +kubebuilder:object:root=true
 // +kubebuilder:printcolumn:name="CONFIG-NAME",type="string",JSONPath=".providerConfigRef.name"
 // +kubebuilder:printcolumn:name="RESOURCE-KIND",type="string",JSONPath=".resourceRef.kind"

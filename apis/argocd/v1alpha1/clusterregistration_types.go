@@ -79,7 +79,6 @@ type ClusterRegistrationStatus struct {
 // kubeconfig Secret into the cluster Secret Argo CD reads, and removes it
 // when deleted.
 //
-// +fleetplane:methods=managed
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"

@@ -135,7 +135,6 @@ type FederationStatus struct {
 // A Federation keeps a hub cluster's tables, entity groups and macro-expand
 // functions in step with the heartbeats of its partitions.
 //
-// +fleetplane:methods=managed
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"

@@ -100,7 +100,6 @@ type HeartbeatStatus struct {
 // A Heartbeat reports a partition cluster's databases, tables and views to
 // the heartbeat tables of its hubs, once per interval.
 //
-// +fleetplane:methods=managed
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"

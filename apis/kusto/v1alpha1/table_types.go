@@ -65,7 +65,6 @@ type TableStatus struct {
 
 // A Table is a Kusto table whose columns fleetplane keeps present.
 //
-// +fleetplane:methods=managed
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"

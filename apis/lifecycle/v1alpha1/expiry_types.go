@@ -51,7 +51,6 @@ type ExpiryStatus struct {
 // An Expiry deletes an object, such as the Experiment that composed it,
 // once its time has come.
 //
-// +fleetplane:methods=managed
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"

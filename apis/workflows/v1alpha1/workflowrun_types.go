@@ -98,7 +98,6 @@ type WorkflowRunStatus struct {
 // A WorkflowRun submits one Argo Workflow from a WorkflowTemplate and
 // tracks its phase. It is Ready while the workflow exists.
 //
-// +fleetplane:methods=managed
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"

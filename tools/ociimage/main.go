@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"os"
 	"strings"
-
-	"github.com/fleetplane/fleetplane/internal/ociimage"
 )
 
 func main() {
-	var spec ociimage.Image
+	var spec Image
 	flag.StringVar(&spec.Binary, "binary", "", "static executable to put in the image")
 	flag.StringVar(&spec.Path, "path", "", "its path in the image, e.g. /function-fleetplane")
 	flag.StringVar(&spec.Tag, "tag", "", "image name in the tarball")
@@ -26,7 +24,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "ociimage: -binary, -path (absolute), -tag and -o are required")
 		os.Exit(2)
 	}
-	d, err := ociimage.Write(spec, *out)
+	d, err := Write(spec, *out)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ociimage:", err)
 		os.Exit(1)

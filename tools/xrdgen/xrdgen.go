@@ -1,7 +1,8 @@
-// Package xrdgen turns the CRDs controller-gen writes for fleetplane's
+// xrdgen turns the CRDs controller-gen writes for fleetplane's
 // composite resource types into Crossplane v2 CompositeResourceDefinitions,
 // so that the Go types in apis/ stay the one source of every XRD.
-package xrdgen
+
+package main
 
 import (
 	"encoding/json"

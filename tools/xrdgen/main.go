@@ -11,8 +11,6 @@ import (
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
-
-	"github.com/fleetplane/fleetplane/internal/xrdgen"
 )
 
 func main() {
@@ -49,11 +47,11 @@ func run(in, out string) error {
 		if err := yaml.UnmarshalStrict(raw, crd); err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
-		xrd, err := xrdgen.FromCRD(crd)
+		xrd, err := FromCRD(crd)
 		if err != nil {
 			return err
 		}
-		b, err := xrdgen.Marshal(xrd)
+		b, err := Marshal(xrd)
 		if err != nil {
 			return err
 		}

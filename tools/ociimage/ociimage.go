@@ -1,10 +1,11 @@
-// Package ociimage builds the runtime image of fleetplane's function and
+// ociimage builds the runtime image of fleetplane's function and
 // provider without a container engine: one static binary as the only layer
 // on an empty base, written as an OCI image tarball that
 // `crossplane xpkg build --embed-runtime-image-tarball` embeds. The same
 // package could then be pushed to a registry and run by Crossplane's
 // Deployment runtime.
-package ociimage
+
+package main
 
 import (
 	"archive/tar"

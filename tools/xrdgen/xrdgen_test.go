@@ -1,4 +1,4 @@
-package xrdgen
+package main
 
 import (
 	"encoding/json"
