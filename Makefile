@@ -36,9 +36,14 @@ package: ## Build the function, provider and Configuration packages (.xpkg) offl
 test: ## Run every test (unit, render golden, validation). CI runs this.
 	@$(TOOLS) >/dev/null
 	$(GO) vet ./...
+	@$$($(TOOLS) golangci-lint 2>/dev/null) run ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) test -count=1 ./...
 	@$(MAKE) --no-print-directory fuzz
+
+.PHONY: test-unit
+test-unit: ## The fast loop: every test that needs no tool build or control plane, with the race detector.
+	$(GO) test -short -race -count=1 ./...
 
 FUZZTIME ?= 5s
 
@@ -50,6 +55,10 @@ fuzz: ## Fuzz everything that quotes or parses, FUZZTIME per target (default 5s)
 	    out=$$($(GO) test $$pkg -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) 2>&1) || { echo "$$out"; exit 1; }; \
 	  done; \
 	done
+
+.PHONY: lint
+lint: ## Run golangci-lint as make test does (configuration: .golangci.yml).
+	@$$($(TOOLS) golangci-lint 2>/dev/null) run ./...
 
 .PHONY: bench
 bench: ## Run the benchmarks with allocation figures.

@@ -22,6 +22,7 @@ catalog() {
 crossplane|v2.2.0|crossplane-cli|github.com/crossplane/crossplane/v2/cmd/crank|crossplane
 controller-gen|v0.23.0|controller-gen|sigs.k8s.io/controller-tools/cmd/controller-gen|controller-gen
 angryjet|v0.0.0-20260719180100-659f1dc036c5|angryjet|github.com/crossplane/crossplane-tools/cmd/angryjet|angryjet
+golangci-lint|v2.15.0|golangci-lint|github.com/golangci/golangci-lint/v2/cmd/golangci-lint|golangci-lint
 etcd|v3.6.5|etcd|go.etcd.io/etcd/server/v3|etcd
 kube-apiserver|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kube-apiserver|kube-apiserver
 kube-controller-manager|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kube-controller-manager|kube-controller-manager

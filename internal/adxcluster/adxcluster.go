@@ -9,6 +9,7 @@
 package adxcluster
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -127,7 +128,7 @@ func (p *planner) provision() (string, bool) {
 	// Databases need the cluster running, which upjet reports Ready only
 	// together with its URI; both are checked, as a URI-less cluster
 	// cannot serve the databases' clients either.
-	uri, _ := p.observedString(NameCluster, "status.atProvider.uri")
+	uri := p.observedString(NameCluster, "status.atProvider.uri")
 	clusterReady := p.set.Ready(NameCluster) && uri != ""
 	azure := []resource.Name{NameResourceGroup, NameCluster}
 	for _, db := range r.databases() {
@@ -249,9 +250,9 @@ func (p *planner) azureFailures(names []resource.Name) (forbidden, failed string
 
 // appliedState is what the running cluster has, read from its MR.
 func (p *planner) appliedState() *v1alpha1.AppliedProvisionState {
-	sku, _ := p.observedString(NameCluster, "status.atProvider.sku.name")
+	sku := p.observedString(NameCluster, "status.atProvider.sku.name")
 	if sku == "" {
-		sku, _ = p.observedString(NameCluster, "spec.forProvider.sku.name")
+		sku = p.observedString(NameCluster, "spec.forProvider.sku.name")
 	}
 	var ids []string
 	if o := p.set.Observed(NameCluster); o != nil {
@@ -366,7 +367,7 @@ func labelsOf(env map[string]any) (map[string]string, error) {
 	}
 	m, ok := raw.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("data.labels must be a map of strings")
+		return nil, errors.New("data.labels must be a map of strings")
 	}
 	out := make(map[string]string, len(m))
 	for k, v := range m {
@@ -379,13 +380,15 @@ func labelsOf(env map[string]any) (map[string]string, error) {
 	return out, nil
 }
 
-func (p *planner) observedString(n resource.Name, path string) (string, bool) {
+// observedString reads a string of an observed resource; "" when it or
+// the field is missing.
+func (p *planner) observedString(n resource.Name, path string) string {
 	o := p.set.Observed(n)
 	if o == nil {
-		return "", false
+		return ""
 	}
-	s, err := o.GetString(path)
-	return s, err == nil && s != ""
+	s, _ := o.GetString(path)
+	return s
 }
 
 // missingProvisionFields names the required provision fields left empty.

@@ -37,6 +37,7 @@ func partitionWithTargets(n int) ct.Call {
 }
 
 func benchmarkCompose(b *testing.B, c ct.Call, wantResources int) {
+	b.Helper()
 	req := c.Request(b)
 	rsp := response.To(req, response.DefaultTTL)
 	if err := Composer.Compose(req, rsp, nil); err != nil {

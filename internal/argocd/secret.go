@@ -13,7 +13,7 @@ import (
 // Labels and annotations of a cluster Secret.
 const (
 	// LabelSecretType is the label Argo CD finds cluster Secrets by.
-	LabelSecretType   = "argocd.argoproj.io/secret-type"
+	LabelSecretType   = "argocd.argoproj.io/secret-type" //nolint:gosec // G101: a label name, not a credential
 	SecretTypeCluster = "cluster"
 	// LabelManagedBy says fleetplane wrote the Secret.
 	LabelManagedBy = "app.kubernetes.io/managed-by"
@@ -107,7 +107,7 @@ func UpToDate(live, want *corev1.Secret) bool {
 // longer has.
 func dropped(live, want *corev1.Secret) []string {
 	var out []string
-	for _, k := range strings.Split(live.Annotations[AnnotationLabels], ",") {
+	for k := range strings.SplitSeq(live.Annotations[AnnotationLabels], ",") {
 		if _, keep := want.Labels[k]; k != "" && !keep {
 			out = append(out, k)
 		}

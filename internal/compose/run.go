@@ -73,7 +73,7 @@ type Request[X any] struct {
 // answered for key; only a resolved answer is meaningful, and an empty one
 // means the resource does not exist.
 func (r *Request[X]) RequireByName(key, apiVersion, kind, name string) (items []resource.Required, resolved bool, err error) {
-	if r.rsp.Requirements == nil {
+	if r.rsp.GetRequirements() == nil {
 		r.rsp.Requirements = &fnv1.Requirements{}
 	}
 	if r.rsp.Requirements.Resources == nil {
@@ -90,10 +90,10 @@ func (r *Request[X]) RequireByName(key, apiVersion, kind, name string) (items []
 // ComposeAgainWithin shortens how long Crossplane may wait before it
 // composes the XR again, for state Crossplane does not watch.
 func (r *Request[X]) ComposeAgainWithin(d time.Duration) {
-	if r.rsp.Meta == nil {
+	if r.rsp.GetMeta() == nil {
 		r.rsp.Meta = &fnv1.ResponseMeta{}
 	}
-	if cur := r.rsp.Meta.GetTtl(); cur == nil || cur.AsDuration() > d {
+	if cur := r.rsp.GetMeta().GetTtl(); cur == nil || cur.AsDuration() > d {
 		r.rsp.Meta.Ttl = durationpb.New(d)
 	}
 }
@@ -168,7 +168,7 @@ func markCompositeNotReady(rsp *fnv1.RunFunctionResponse) {
 	if rsp.GetDesired() == nil {
 		rsp.Desired = &fnv1.State{}
 	}
-	if rsp.Desired.Composite == nil {
+	if rsp.GetDesired().GetComposite() == nil {
 		rsp.Desired.Composite = &fnv1.Resource{}
 	}
 	rsp.Desired.Composite.Ready = fnv1.Ready_READY_FALSE

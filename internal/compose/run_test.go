@@ -23,11 +23,11 @@ import (
 // toy is the smallest XR type a plan can have.
 type toy struct {
 	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
+	metav1.ObjectMeta `json:"metadata,omitzero"`
 	Spec              struct {
 		Size int `json:"size"`
 	} `json:"spec"`
-	Status toyStatus `json:"status,omitempty"`
+	Status toyStatus `json:"status,omitzero"`
 }
 
 type toyStatus struct {
@@ -73,11 +73,11 @@ func TestRunWritesWhatThePlanDecided(t *testing.T) {
 		},
 		Conditions: []*fnv1.Condition{{
 			Type: condType, Status: fnv1.Status_STATUS_CONDITION_TRUE, Reason: "Fine",
-			Message: ptr("all fine"), Target: fnv1.Target_TARGET_COMPOSITE.Enum(),
+			Message: new("all fine"), Target: fnv1.Target_TARGET_COMPOSITE.Enum(),
 		}},
 		// A first report of the condition is a transition: one event.
 		Results: []*fnv1.Result{{
-			Severity: fnv1.Severity_SEVERITY_NORMAL, Message: "all fine", Reason: ptr("Fine"),
+			Severity: fnv1.Severity_SEVERITY_NORMAL, Message: "all fine", Reason: new("Fine"),
 			Target: fnv1.Target_TARGET_COMPOSITE.Enum(),
 		}},
 	}
@@ -216,5 +216,3 @@ func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
 	}
 	return s
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -93,7 +93,7 @@ func (r *Resolver) Resolve(ctx context.Context, mg resource.ModernManaged) (*Sou
 		}
 		sp := &servicePrincipal{}
 		if err := json.Unmarshal(data, sp); err != nil || sp.TenantID == "" || sp.ClientID == "" || sp.ClientSecret == "" {
-			return nil, fmt.Errorf("Secret %s/%s key %s must hold JSON with tenantId, clientId and clientSecret", sel.Namespace, sel.Name, sel.Key)
+			return nil, fmt.Errorf("the Secret %s/%s key %s must hold JSON with tenantId, clientId and clientSecret", sel.Namespace, sel.Name, sel.Key)
 		}
 		s.sp = sp
 	default:
@@ -111,7 +111,7 @@ func (s *Source) Anonymous() bool { return s.kind == xpv2.CredentialsSourceNone 
 func (s *Source) Credential(managedIdentityClientID string) (azcore.TokenCredential, error) {
 	switch s.kind {
 	case xpv2.CredentialsSourceNone:
-		return nil, nil
+		return nil, nil //nolint:nilnil // None means no credential: the client sends no token
 	case xpv2.CredentialsSourceSecret:
 		return azidentity.NewClientSecretCredential(s.sp.TenantID, s.sp.ClientID, s.sp.ClientSecret, nil)
 	default:

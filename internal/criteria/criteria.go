@@ -12,6 +12,7 @@ package criteria
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"sort"
 
@@ -121,9 +122,7 @@ func variableKeys(labels map[string]string) []string {
 func activation(labels map[string]string) map[string]any {
 	vars := make(map[string]any, len(labels)+1)
 	m := make(map[string]string, len(labels))
-	for k, v := range labels {
-		m[k] = v
-	}
+	maps.Copy(m, labels)
 	vars["labels"] = m
 	for _, k := range variableKeys(labels) {
 		vars[k] = labels[k]

@@ -50,6 +50,7 @@ func experimentChain(n int) ct.Call {
 }
 
 func benchmarkCompose(b *testing.B, c ct.Call, wantResources int) {
+	b.Helper()
 	req := c.Request(b)
 	rsp := response.To(req, response.DefaultTTL)
 	if err := Composer.Compose(req, rsp, c.Input); err != nil {

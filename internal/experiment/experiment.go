@@ -9,7 +9,9 @@
 package experiment
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -115,16 +117,16 @@ type planner struct {
 	inlineRun bool
 }
 
-// waitOn records what a target waits for in its status, and the target
+// waitOnf records what a target waits for in its status, and the target
 // in the condition. The condition names targets only, not their steps:
 // it changes when a target is done, not at every step, because each
 // change of an XR condition costs Crossplane (v2.4) a round of status
 // writes that can race its own cache (crossplane/crossplane#7062).
-func (p *planner) waitOn(st *v1alpha1.TargetStatus, format string, a ...any) {
+func (p *planner) waitOnf(st *v1alpha1.TargetStatus, format string, a ...any) {
 	st.Message = fmt.Sprintf(format, a...)
 	p.waiting = append(p.waiting, st.Name)
 }
-func (p *planner) fail(format string, a ...any) {
+func (p *planner) failf(format string, a ...any) {
 	p.failed = append(p.failed, fmt.Sprintf(format, a...))
 }
 func (p *planner) ready(n resource.Name) bool                      { return p.set.Ready(n) }
@@ -142,7 +144,7 @@ func (p *planner) plan() error {
 
 	order, cycle := topoOrder(xr.Spec.Targets)
 	if cycle != "" {
-		p.fail("targets depend on each other in a cycle: %s", cycle)
+		p.failf("targets depend on each other in a cycle: %s", cycle)
 	}
 	appsReady := map[string]bool{}
 	byName := map[string]v1alpha1.Target{}
@@ -218,7 +220,7 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 	default:
 		st.Phase = targetFailed
 		st.Message = fmt.Sprintf("cluster type %s is not supported yet: fleetplane composes gke and hub clusters, and will not half-provision a %s one", t.Cluster.Type, t.Cluster.Type)
-		p.fail("target %s: %s", t.Name, st.Message)
+		p.failf("target %s: %s", t.Name, st.Message)
 		p.set.Keep(targetResources(t.Name)...)
 		return nil
 	}
@@ -230,7 +232,7 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 	switch {
 	case err != nil:
 		st.Phase, st.Message = targetFailed, err.Error()
-		p.fail("target %s: %v", t.Name, err)
+		p.failf("target %s: %v", t.Name, err)
 		p.set.Keep(applicationName(t.Name))
 		return nil
 	case comps == nil || server == "":
@@ -270,7 +272,7 @@ func (p *planner) resolve(t v1alpha1.Target, st *v1alpha1.TargetStatus) ([]Resol
 		st.Components = append(st.Components, c.Name+" ("+c.Origin+")")
 	}
 	if len(comps) == 0 {
-		return nil, fmt.Errorf("no components to deploy")
+		return nil, errors.New("no components to deploy")
 	}
 	return comps, nil
 }
@@ -282,15 +284,15 @@ func (p *planner) targetPhase(t v1alpha1.Target, st *v1alpha1.TargetStatus, serv
 		switch {
 		case !p.ready(clusterName(t.Name)):
 			st.Phase = targetProvisioning
-			p.waitOn(st, "cluster %s is provisioning", st.ClusterName)
+			p.waitOnf(st, "cluster %s is provisioning", st.ClusterName)
 			return
 		case !p.ready(nodePoolName(t.Name)) || server == "":
 			st.Phase = targetProvisioning
-			p.waitOn(st, "node pool of cluster %s is provisioning", st.ClusterName)
+			p.waitOnf(st, "node pool of cluster %s is provisioning", st.ClusterName)
 			return
 		case !p.ready(registrationName(t.Name)):
 			st.Phase = targetRegistering
-			p.waitOn(st, "registering cluster %s with Argo CD", st.ClusterName)
+			p.waitOnf(st, "registering cluster %s with Argo CD", st.ClusterName)
 			return
 		}
 	}
@@ -304,14 +306,14 @@ func (p *planner) targetPhase(t v1alpha1.Target, st *v1alpha1.TargetStatus, serv
 	case len(pending) > 0:
 		sort.Strings(pending)
 		st.Phase = targetWaiting
-		p.waitOn(st, "waiting for %s to be Healthy and Synced", strings.Join(pending, ", "))
+		p.waitOnf(st, "waiting for %s to be Healthy and Synced", strings.Join(pending, ", "))
 		p.waiting[len(p.waiting)-1] += " (after " + strings.Join(pending, ", ") + ")"
 	case !p.componentsResolved:
 		st.Phase = targetDeploying
-		p.waitOn(st, "resolving components")
+		p.waitOnf(st, "resolving components")
 	case !p.ready(applicationName(t.Name)):
 		st.Phase = targetDeploying
-		p.waitOn(st, "Argo CD application %s is not Healthy and Synced yet", p.r.appName(t.Name))
+		p.waitOnf(st, "Argo CD application %s is not Healthy and Synced yet", p.r.appName(t.Name))
 	default:
 		st.Phase = targetReady
 	}
@@ -339,7 +341,7 @@ func (p *planner) workflow(allApps bool) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if seen[k] {
-			p.fail("workflow parameter %s clashes with one fleetplane sets", k)
+			p.failf("workflow parameter %s clashes with one fleetplane sets", k)
 			continue
 		}
 		params = append(params, workflowsv1alpha1.Parameter{Name: k, Value: p.xr.Spec.Workflow.Params[k]})
@@ -453,10 +455,8 @@ func (p *planner) waitingMessage() string {
 
 func (p *planner) anyComposedBeyondExpiry() bool {
 	for _, t := range p.xr.Spec.Targets {
-		for _, n := range []resource.Name{clusterName(t.Name), applicationName(t.Name)} {
-			if p.set.Exists(n) {
-				return true
-			}
+		if slices.ContainsFunc([]resource.Name{clusterName(t.Name), applicationName(t.Name)}, p.set.Exists) {
+			return true
 		}
 		if t.Cluster.Type == v1alpha1.ClusterHub && p.componentsResolved {
 			return true

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -278,9 +279,7 @@ func TestWalksItsTargetsInOrder(t *testing.T) {
 				AtProvider("workflowName", "lab-gateway-tutorial-validation-g2").
 				AtProvider("phase", phase).
 				AtProvider("finishedAt", "2026-11-20T09:00:00Z")}
-			for k, v := range observed {
-				obs[k] = v
-			}
+			maps.Copy(obs, observed)
 			r := run(t, call(obs))
 			wantPhase(r, want)
 			r.Want("", "status.workflowStatus.phase", phase)

@@ -97,8 +97,7 @@ func (r renderer) cluster(t v1alpha1.Target) *composed.Unstructured {
 	}
 	o := r.gcp("Cluster", fp)
 	o.SetAnnotations(map[string]string{"crossplane.io/external-name": r.gkeName(t.Name)})
-	spec := o.Object["spec"].(map[string]any)
-	spec["writeConnectionSecretToRef"] = map[string]any{"name": r.kubeconfigSecret(t.Name)}
+	o.Object["spec"].(map[string]any)["writeConnectionSecretToRef"] = map[string]any{"name": r.kubeconfigSecret(t.Name)} //nolint:forcetypeassert // gcp sets spec as a map
 	return o
 }
 
@@ -219,34 +218,41 @@ func argoSource(s v1alpha1.Source) map[string]any {
 	if s.Ref != "" {
 		out["ref"] = s.Ref
 	}
-	if h := s.Helm; h != nil {
-		helm := map[string]any{}
-		if h.ReleaseName != "" {
-			helm["releaseName"] = h.ReleaseName
-		}
-		if len(h.ValueFiles) > 0 {
-			files := make([]any, len(h.ValueFiles))
-			for i, f := range h.ValueFiles {
-				files[i] = f
-			}
-			helm["valueFiles"] = files
-		}
-		if len(h.Parameters) > 0 {
-			params := make([]any, len(h.Parameters))
-			for i, p := range h.Parameters {
-				m := map[string]any{"name": p.Name, "value": p.Value}
-				if p.ForceString {
-					m["forceString"] = true
-				}
-				params[i] = m
-			}
-			helm["parameters"] = params
-		}
-		if len(helm) > 0 {
-			out["helm"] = helm
-		}
+	if helm := argoHelm(s.Helm); len(helm) > 0 {
+		out["helm"] = helm
 	}
 	return out
+}
+
+// argoHelm is a source's helm section as Argo CD spells it, empty when
+// there is nothing to say.
+func argoHelm(h *v1alpha1.Helm) map[string]any {
+	helm := map[string]any{}
+	if h == nil {
+		return helm
+	}
+	if h.ReleaseName != "" {
+		helm["releaseName"] = h.ReleaseName
+	}
+	if len(h.ValueFiles) > 0 {
+		files := make([]any, len(h.ValueFiles))
+		for i, f := range h.ValueFiles {
+			files[i] = f
+		}
+		helm["valueFiles"] = files
+	}
+	if len(h.Parameters) > 0 {
+		params := make([]any, len(h.Parameters))
+		for i, p := range h.Parameters {
+			m := map[string]any{"name": p.Name, "value": p.Value}
+			if p.ForceString {
+				m["forceString"] = true
+			}
+			params[i] = m
+		}
+		helm["parameters"] = params
+	}
+	return helm
 }
 
 func (r renderer) workflowRun(params []workflowsv1alpha1.Parameter) (*composed.Unstructured, error) {
@@ -274,7 +280,7 @@ func (r renderer) workflowRun(params []workflowsv1alpha1.Parameter) (*composed.U
 // each time it records a composed resource in the XR's spec. Argo
 // Workflows wants at most 63 characters.
 func (r renderer) runName() string {
-	b, _ := json.Marshal(struct {
+	b, _ := json.Marshal(struct { //nolint:errchkjson // strings, numbers and maps of strings always marshal
 		Targets  []v1alpha1.Target     `json:"targets"`
 		Workflow v1alpha1.WorkflowSpec `json:"workflow"`
 	}{r.xr.Spec.Targets, r.xr.Spec.Workflow})

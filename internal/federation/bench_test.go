@@ -64,6 +64,7 @@ func converged(parts []heartbeat.Partition, dbs int) Hub {
 }
 
 func benchmarkPlan(b *testing.B, parts []heartbeat.Partition, hub Hub) {
+	b.Helper()
 	var plan Plan
 	var peak uint64
 	b.ReportAllocs()

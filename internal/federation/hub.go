@@ -164,13 +164,13 @@ func Heartbeats(ctx context.Context, c Kusto, db, table string, ttl time.Duratio
 		}
 		if err := r.ToStruct(&h); err != nil {
 			rejected = append(rejected, heartbeat.Rejection{Reason: "unreadable row: " + err.Error()})
-			return nil
+			return nil //nolint:nilerr // one bad row is reported and skipped; the rest are read
 		}
 		p, rej, err := heartbeat.Decode(h.Timestamp, h.ClusterEndpoint, h.Schema, allowHTTP)
 		rejected = append(rejected, rej...)
 		if err != nil {
 			rejected = append(rejected, heartbeat.Rejection{Endpoint: boundEndpoint(h.ClusterEndpoint), Reason: err.Error()})
-			return nil
+			return nil //nolint:nilerr // one bad row is reported and skipped; the rest are read
 		}
 		parts = append(parts, p)
 		return nil

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -75,7 +76,7 @@ func (r Row) Record() (string, error) {
 	w.Flush()
 	rec := strings.TrimSuffix(b.String(), "\n")
 	if strings.ContainsAny(rec, "\r\n") {
-		return "", fmt.Errorf("heartbeat record spans lines")
+		return "", errors.New("heartbeat record spans lines")
 	}
 	return rec, nil
 }
@@ -109,7 +110,7 @@ func Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP bool) (Partitio
 	}
 	var raw []DatabaseSchema
 	if err := json.Unmarshal([]byte(schemaJSON), &raw); err != nil {
-		return Partition{}, nil, fmt.Errorf("schema of %s is not a JSON list of databases: %v", ep, err)
+		return Partition{}, nil, fmt.Errorf("schema of %s is not a JSON list of databases: %w", ep, err)
 	}
 	if len(raw) > MaxDatabases {
 		return Partition{}, nil, fmt.Errorf("schema of %s lists %d databases, the limit is %d", ep, len(raw), MaxDatabases)

@@ -1,6 +1,7 @@
 package kql
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -48,7 +49,7 @@ func ShowTableSchema(table string) (string, error) {
 
 func columns(cols []Column) (string, error) {
 	if len(cols) == 0 {
-		return "", fmt.Errorf("a table needs at least one column")
+		return "", errors.New("a table needs at least one column")
 	}
 	parts := make([]string, len(cols))
 	for i, c := range cols {
@@ -105,7 +106,7 @@ func IngestInline(table, record string) (string, error) {
 		return "", fmt.Errorf("table: %w", err)
 	}
 	if strings.ContainsAny(record, "\r\n") {
-		return "", fmt.Errorf("an inline record must be a single line")
+		return "", errors.New("an inline record must be a single line")
 	}
 	return ".ingest inline into table " + id + " <| " + record, nil
 }
@@ -160,7 +161,7 @@ func ParseEntity(s string) (Entity, error) {
 
 func entityList(entities []Entity) (string, error) {
 	if len(entities) == 0 {
-		return "", fmt.Errorf("an entity group needs at least one entity")
+		return "", errors.New("an entity group needs at least one entity")
 	}
 	sorted := append([]Entity(nil), entities...)
 	sort.Slice(sorted, func(i, j int) bool {

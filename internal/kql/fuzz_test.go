@@ -145,7 +145,7 @@ func FuzzScripts(f *testing.F) {
 	for i, s := range seeds {
 		f.Add(s, seeds[(i+5)%len(seeds)], uint16(200))
 	}
-	f.Fuzz(func(t *testing.T, a, b string, max uint16) {
+	f.Fuzz(func(t *testing.T, a, b string, extra uint16) {
 		var cmds, names []string
 		for _, n := range []string{a, b, a + b, b + "x"} {
 			if c, err := DropFunction(n); err == nil {
@@ -153,7 +153,7 @@ func FuzzScripts(f *testing.F) {
 				names = append(names, n)
 			}
 		}
-		limit := len(ScriptHeader) + int(max)
+		limit := len(ScriptHeader) + int(extra)
 		scripts, err := Scripts(cmds, limit)
 		if err != nil {
 			return
@@ -164,9 +164,7 @@ func FuzzScripts(f *testing.F) {
 				t.Fatalf("script of %d bytes exceeds %d", len(s), limit)
 			}
 			body := strings.TrimPrefix(s, ScriptHeader)
-			for _, line := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
-				got = append(got, line)
-			}
+			got = append(got, strings.Split(strings.TrimSuffix(body, "\n"), "\n")...)
 		}
 		if len(got) != len(cmds) {
 			t.Fatalf("%d commands went in, %d lines came out", len(cmds), len(got))

@@ -47,7 +47,7 @@ func TestLiteral(t *testing.T) {
 func TestEndpoint(t *testing.T) {
 	good := map[string]string{
 		"https://Hub.WestEurope.kusto.windows.net":   "https://hub.westeurope.kusto.windows.net",
-		" https://hub.kusto.windows.net/ ":           "https://hub.kusto.windows.net",
+		" https://hub.kusto.windows.net/ ":           "https://hub.kusto.windows.net", //nolint:gocritic // surrounding spaces are the case under test
 		"https://hub.kusto.windows.net:443":          "https://hub.kusto.windows.net:443",
 		"https://10.0.0.4":                           "https://10.0.0.4",
 		"https://[::1]:8443":                         "https://[::1]:8443",
@@ -144,8 +144,8 @@ func TestParseEntity(t *testing.T) {
 
 func TestScripts(t *testing.T) {
 	cmds := []string{strings.Repeat("a", 40), strings.Repeat("b", 40), strings.Repeat("c", 40)}
-	max := len(ScriptHeader) + 2*41
-	scripts, err := Scripts(cmds, max)
+	limit := len(ScriptHeader) + 2*41
+	scripts, err := Scripts(cmds, limit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,14 +153,14 @@ func TestScripts(t *testing.T) {
 		t.Fatalf("got %d scripts, want 2", len(scripts))
 	}
 	for _, s := range scripts {
-		if len(s) > max || !strings.HasPrefix(s, ScriptHeader) {
-			t.Errorf("script of %d bytes (max %d): %q", len(s), max, s)
+		if len(s) > limit || !strings.HasPrefix(s, ScriptHeader) {
+			t.Errorf("script of %d bytes (limit %d): %q", len(s), limit, s)
 		}
 	}
-	if _, err := Scripts([]string{strings.Repeat("x", max)}, max); err == nil {
+	if _, err := Scripts([]string{strings.Repeat("x", limit)}, limit); err == nil {
 		t.Error("a command larger than a script must be an error, not truncated")
 	}
-	if _, err := Scripts([]string{"a\nb"}, max); err == nil {
+	if _, err := Scripts([]string{"a\nb"}, limit); err == nil {
 		t.Error("a multi-line command must be an error")
 	}
 }

@@ -1,6 +1,7 @@
 package kql
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -129,14 +130,14 @@ func isWordPart(r rune) bool {
 // quotedName decodes ['...'] or ["..."] at the start of s.
 func quotedName(s string) (string, int, error) {
 	if len(s) < 2 || (s[1] != '\'' && s[1] != '"') {
-		return "", 0, fmt.Errorf("'[' not followed by a quote")
+		return "", 0, errors.New("'[' not followed by a quote")
 	}
 	v, n, err := literal(s[1:])
 	if err != nil {
 		return "", 0, err
 	}
 	if 1+n >= len(s) || s[1+n] != ']' {
-		return "", 0, fmt.Errorf("quoted name not closed by ']'")
+		return "", 0, errors.New("quoted name not closed by ']'")
 	}
 	return v, n + 2, nil
 }
@@ -148,14 +149,14 @@ func literal(s string) (string, int, error) {
 	var b strings.Builder
 	for i := 1; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c == q:
+		switch c {
+		case q:
 			return b.String(), i + 1, nil
-		case c == '\n' || c == '\r':
-			return "", 0, fmt.Errorf("newline inside a string literal")
-		case c == '\\':
+		case '\n', '\r':
+			return "", 0, errors.New("newline inside a string literal")
+		case '\\':
 			if i+1 >= len(s) {
-				return "", 0, fmt.Errorf("unterminated escape")
+				return "", 0, errors.New("unterminated escape")
 			}
 			i++
 			switch s[i] {
@@ -172,5 +173,5 @@ func literal(s string) (string, int, error) {
 			b.WriteByte(c)
 		}
 	}
-	return "", 0, fmt.Errorf("unterminated string literal")
+	return "", 0, errors.New("unterminated string literal")
 }

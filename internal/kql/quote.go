@@ -150,13 +150,13 @@ func validHost(h string) bool {
 	if ip := net.ParseIP(h); ip != nil {
 		return !strings.Contains(h, "%")
 	}
-	for _, label := range strings.Split(h, ".") {
+	for label := range strings.SplitSeq(h, ".") {
 		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			return false
 		}
-		for i := 0; i < len(label); i++ {
+		for i := range len(label) {
 			c := label[i]
-			if !(c >= 'a' && c <= 'z') && !(c >= '0' && c <= '9') && c != '-' {
+			if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
 				return false
 			}
 		}

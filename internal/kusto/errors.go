@@ -67,8 +67,7 @@ func (e *Error) Unwrap() error { return e.err }
 
 // ClassOf returns the class of err, Other when it is no Kusto error.
 func ClassOf(err error) Class {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e.Class
 	}
 	return Other

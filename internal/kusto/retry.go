@@ -85,7 +85,7 @@ func jitter(d time.Duration) time.Duration {
 		return d
 	}
 	half := d / 2
-	return half + time.Duration(rand.Int64N(int64(half)))
+	return half + time.Duration(rand.Int64N(int64(half))) //nolint:gosec // G404: backoff jitter needs no unpredictability
 }
 
 // retryAfter reads a Retry-After header: seconds or an HTTP date.

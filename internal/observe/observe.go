@@ -6,6 +6,7 @@
 package observe
 
 import (
+	"math"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -79,4 +80,9 @@ func Bound(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// Count bounds a count for an int32 status field.
+func Count(n int) int32 {
+	return int32(max(min(n, math.MaxInt32), 0))
 }

@@ -39,7 +39,7 @@ func TestFailed(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			f, ok := Failed(withConditions(xpv2.ReconcileError(errString(tc.msg))))
+			f, ok := Failed(withConditions(xpv2.ReconcileError(stringError(tc.msg))))
 			if !ok {
 				t.Fatal("Synced=False should be a failure")
 			}
@@ -56,9 +56,9 @@ func TestFailed(t *testing.T) {
 	}
 }
 
-type errString string
+type stringError string
 
-func (e errString) Error() string { return string(e) }
+func (e stringError) Error() string { return string(e) }
 
 func TestBound(t *testing.T) {
 	long := strings.Repeat("é", 1000) + "\nnext line"

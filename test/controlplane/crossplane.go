@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,7 +32,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
@@ -121,10 +122,10 @@ func StartCrossplane(ctx context.Context, cp *ControlPlane, root string) (*Cross
 		"core", "start", "--debug", "--package-runtime=External",
 		// Webhooks serve Usages: without them Crossplane neither tracks nor
 		// enforces deletion order.
-		"--webhook-port", fmt.Sprint(webhookPort), "--tls-server-certs-dir", webhookCerts,
+		"--webhook-port", strconv.Itoa(webhookPort), "--tls-server-certs-dir", webhookCerts,
 		"--xpkg-cache-dir", x.cacheDir, "--xfn-cache-dir", filepath.Join(cp.Dir, "xfn-cache"),
 		"--tls-client-certs-dir", clientCerts,
-		"--metrics-port", fmt.Sprint(metrics), "--health-probe-port", fmt.Sprint(health),
+		"--metrics-port", strconv.Itoa(metrics), "--health-probe-port", strconv.Itoa(health),
 		"--poll-interval", "10s",
 	}, env)
 	if err != nil {
@@ -181,7 +182,7 @@ func (x *Crossplane) usageWebhook(ctx context.Context, configFile string) (int, 
 			path = *w.ClientConfig.Service.Path
 		}
 		w.ClientConfig = admissionv1.WebhookClientConfig{
-			URL:      ptr.To(fmt.Sprintf("https://127.0.0.1:%d%s", port, path)),
+			URL:      new(fmt.Sprintf("https://127.0.0.1:%d%s", port, path)),
 			CABundle: data["ca.crt"],
 		}
 	}
@@ -250,7 +251,7 @@ func (x *Crossplane) Cache(root, ref, file string) error {
 	}
 	out, err := exec.Command(cli, "xpkg", "extract", "--from-xpkg", file, "-o", filepath.Join(x.cacheDir, id+".gz")).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("crossplane xpkg extract: %v\n%s", err, out)
+		return fmt.Errorf("crossplane xpkg extract: %w\n%s", err, out)
 	}
 	return nil
 }
@@ -336,7 +337,7 @@ func parseCA(certPEM, keyPEM []byte) (*x509.Certificate, any, error) {
 	cb, _ := pem.Decode(certPEM)
 	kb, _ := pem.Decode(keyPEM)
 	if cb == nil || kb == nil {
-		return nil, nil, fmt.Errorf("crossplane-root-ca holds no PEM certificate and key")
+		return nil, nil, errors.New("crossplane-root-ca holds no PEM certificate and key")
 	}
 	cert, err := x509.ParseCertificate(cb.Bytes)
 	if err != nil {
@@ -382,10 +383,10 @@ func (x *Crossplane) ServeFunction(ctx context.Context, pkg, bin string, args ..
 	endpoint := fmt.Sprintf("dns:///127.0.0.1:%d", port)
 	return p, x.pointRevision(ctx, rev, func(r client.Object) {
 		fr := r.(*pkgv1.FunctionRevision)
-		fr.Spec.TLSServerSecretName = ptr.To(secret)
+		fr.Spec.TLSServerSecretName = new(secret)
 	}, func(r client.Object) {
 		fr := r.(*pkgv1.FunctionRevision)
-		fr.Status.TLSServerSecretName = ptr.To(secret)
+		fr.Status.TLSServerSecretName = new(secret)
 		fr.Status.Endpoint = endpoint
 		fr.SetConditions(pkgv1.RuntimeHealthy())
 	})
@@ -417,10 +418,10 @@ func (x *Crossplane) RunProvider(ctx context.Context, pkg, bin string, args ...s
 	// crash-looping on kinds not yet served.
 	if err := x.pointRevision(ctx, rev, func(r client.Object) {
 		pr := r.(*pkgv1.ProviderRevision)
-		pr.Spec.TLSServerSecretName, pr.Spec.TLSClientSecretName = ptr.To(server), ptr.To(clientName)
+		pr.Spec.TLSServerSecretName, pr.Spec.TLSClientSecretName = new(server), new(clientName)
 	}, func(r client.Object) {
 		pr := r.(*pkgv1.ProviderRevision)
-		pr.Status.TLSServerSecretName, pr.Status.TLSClientSecretName = ptr.To(server), ptr.To(clientName)
+		pr.Status.TLSServerSecretName, pr.Status.TLSClientSecretName = new(server), new(clientName)
 	}); err != nil {
 		return nil, err
 	}
@@ -459,7 +460,7 @@ func (x *Crossplane) waitEstablished(ctx context.Context, rev *pkgv1.ProviderRev
 			crd.SetKind("CustomResourceDefinition")
 			if err := x.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, crd); err != nil {
 				last = "CRD " + ref.Name + ": " + err.Error()
-				return false, nil
+				return false, nil //nolint:nilerr // not there yet: keep polling
 			}
 			if !established(crd) {
 				last = "CRD " + ref.Name + " not established"

@@ -37,7 +37,7 @@ func main() {
 	}
 }
 
-func say(format string, a ...any) { fmt.Printf("==> "+format+"\n", a...) }
+func sayf(format string, a ...any) { fmt.Printf("==> "+format+"\n", a...) }
 
 func run(exit bool, interval time.Duration) error {
 	root, err := os.Getwd()
@@ -51,8 +51,8 @@ func run(exit bool, interval time.Duration) error {
 	}
 	ctx := context.Background()
 	start := time.Now()
-	say("starting etcd, kube-apiserver and Crossplane; building and installing fleetplane's packages")
-	env, err := environment.Start(ctx, root, dir, environment.Options{Interval: interval, Logf: say, Experiments: true})
+	sayf("starting etcd, kube-apiserver and Crossplane; building and installing fleetplane's packages")
+	env, err := environment.Start(ctx, root, dir, environment.Options{Interval: interval, Logf: sayf, Experiments: true})
 	if err != nil {
 		return fmt.Errorf("%w\nlogs are in %s", err, dir)
 	}
@@ -79,9 +79,9 @@ func run(exit bool, interval time.Duration) error {
 			}
 		}
 		parts = append(parts, p)
-		say("partition-%d (%s) serves Kusto at %s", i+1, geo, p.URL)
+		sayf("partition-%d (%s) serves Kusto at %s", i+1, geo, p.URL)
 	}
-	say("hub serves Kusto at %s", hub.URL)
+	sayf("hub serves Kusto at %s", hub.URL)
 
 	manifests := fleet(hub, parts)
 	file := filepath.Join(dir, "fleet.yaml")
@@ -98,7 +98,7 @@ func run(exit bool, interval time.Duration) error {
 			return fmt.Errorf("apply %s: %w", u.GetName(), err)
 		}
 	}
-	say("applied a hub and three partitions (%s)", file)
+	sayf("applied a hub and three partitions (%s)", file)
 
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
@@ -112,14 +112,14 @@ func run(exit bool, interval time.Duration) error {
 		time.Sleep(250 * time.Millisecond)
 	}
 	converged := time.Since(applied)
-	say("federation converged %s after kubectl apply (interval %s); %s since start", converged.Round(100*time.Millisecond), interval, time.Since(start).Round(time.Second))
+	sayf("federation converged %s after kubectl apply (interval %s); %s since start", converged.Round(100*time.Millisecond), interval, time.Since(start).Round(time.Second))
 
 	for _, name := range []string{"hub", "partition-1"} {
 		out, err := env.Trace("adxcluster", name, "fleet")
 		if err != nil {
-			return fmt.Errorf("crossplane beta trace: %v\n%s", err, out)
+			return fmt.Errorf("crossplane beta trace: %w\n%s", err, out)
 		}
-		say("crossplane beta trace adxcluster %s -n fleet\n%s", name, out)
+		sayf("crossplane beta trace adxcluster %s -n fleet\n%s", name, out)
 	}
 	if err := printFunctions(ctx, hub.URL); err != nil {
 		return err
@@ -132,7 +132,7 @@ func run(exit bool, interval time.Duration) error {
 		rss  func() (int64, error)
 	}{{"function-fleetplane", env.Function.RSS}, {"provider-fleetplane", env.Provider.RSS}} {
 		if n, err := p.rss(); err == nil {
-			say("%s resident memory: %.1f MiB", p.name, float64(n)/(1<<20))
+			sayf("%s resident memory: %.1f MiB", p.name, float64(n)/(1<<20))
 		}
 	}
 
@@ -156,16 +156,16 @@ Logs of every process are in %s.
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
 	<-stop
-	say("stopping")
+	sayf("stopping")
 	return nil
 }
 
 // fleet is the hub and partition ADXClusters of the demo.
 func fleet(hub *kustoserver.Server, parts []*kustoserver.Server) []string {
-	out := []string{fmt.Sprintf(`apiVersion: v1
+	out := []string{`apiVersion: v1
 kind: Namespace
 metadata: {name: fleet}
-`), fmt.Sprintf(`apiVersion: adx.fleetplane.io/v1alpha1
+`, fmt.Sprintf(`apiVersion: adx.fleetplane.io/v1alpha1
 kind: ADXCluster
 metadata: {name: hub, namespace: fleet}
 spec:
@@ -220,7 +220,7 @@ func printFunctions(ctx context.Context, endpoint string) error {
 			lines = append(lines, fmt.Sprintf("  %-14s %s", name, body))
 		}
 		sort.Strings(lines)
-		say(".show functions in hub database %s:\n%s", db, strings.Join(lines, "\n"))
+		sayf(".show functions in hub database %s:\n%s", db, strings.Join(lines, "\n"))
 	}
 	return nil
 }
@@ -252,7 +252,7 @@ func experiment(ctx context.Context, env *environment.Env, root string) error {
 			return fmt.Errorf("apply %s %s: %w", u.GetKind(), u.GetName(), err)
 		}
 	}
-	say("applied examples/experiment/components and examples/experiment/gateway-tutorial.yaml: a GKE app target and a hub load generator that depends on it")
+	sayf("applied examples/experiment/components and examples/experiment/gateway-tutorial.yaml: a GKE app target and a hub load generator that depends on it")
 
 	xr := &unstructured.Unstructured{}
 	xr.SetAPIVersion("experiments.fleetplane.io/v1alpha1")
@@ -270,16 +270,16 @@ func experiment(ctx context.Context, env *environment.Env, root string) error {
 			continue
 		}
 		last = phase
-		say("experiment gateway-tutorial: %s after %s", phase, time.Since(applied).Round(100*time.Millisecond))
+		sayf("experiment gateway-tutorial: %s after %s", phase, time.Since(applied).Round(100*time.Millisecond))
 		if phase == "Complete" || phase == "Failed" {
 			break
 		}
 	}
 	out, err := env.Trace("experiment", "gateway-tutorial", ns)
 	if err != nil {
-		return fmt.Errorf("crossplane beta trace: %v\n%s", err, out)
+		return fmt.Errorf("crossplane beta trace: %w\n%s", err, out)
 	}
-	say("crossplane beta trace experiment gateway-tutorial -n %s\n%s", ns, out)
+	sayf("crossplane beta trace experiment gateway-tutorial -n %s\n%s", ns, out)
 	if last != "Complete" {
 		return fmt.Errorf("the experiment ended %s", last)
 	}

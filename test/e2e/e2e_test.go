@@ -8,6 +8,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -32,7 +33,7 @@ import (
 var env *environment.Env
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	support.Harness(m, "e2e (a control plane with Crossplane)", run)
 }
 
 func run(m *testing.M) int {
@@ -127,6 +128,7 @@ func get(t *testing.T, apiVersion, kind, ns, name string) *unstructured.Unstruct
 }
 
 func getXR(t *testing.T, ns, name string) *unstructured.Unstructured {
+	t.Helper()
 	return get(t, "adx.fleetplane.io/v1alpha1", "ADXCluster", ns, name)
 }
 
@@ -432,9 +434,7 @@ spec:
 	provision := map[string]any{"subscriptionId": "00000000-0000-0000-0000-000000000000", "resourceGroup": "rg", "location": "westeurope", "skuName": "Standard_E8ads_v5", "tier": "Standard"}
 	withProvision := func(change func(map[string]any)) *unstructured.Unstructured {
 		p := map[string]any{}
-		for k, v := range provision {
-			p[k] = v
-		}
+		maps.Copy(p, provision)
 		change(p)
 		u := base()
 		unstructured.RemoveNestedField(u.Object, "spec", "endpoint")

@@ -174,8 +174,7 @@ func TestExperimentGatewayTutorial(t *testing.T) {
 	ns := namespace(t)
 	applyComponents(t)
 	workflowTemplate(t, "gateway-validation", "Succeeded")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 	w := newWatcher()
 	w.watchKind(t, ctx, experimentAPI, "Experiment", ns)
 	for _, k := range []struct{ api, kind string }{
@@ -231,7 +230,7 @@ func TestExperimentGatewayTutorial(t *testing.T) {
 
 	c := composedByResourceName(t, ns, "gateway-tutorial")
 	t.Run("the load generator deploys only after the app is Healthy and Synced", func(t *testing.T) {
-		appName := fmt.Sprintf("%s-gateway-tutorial-app", ns)
+		appName := ns + "-gateway-tutorial-app"
 		healthy, ok := env.Experiments.ArgoCD.HealthyAt(appName)
 		if !ok {
 			t.Fatalf("Argo CD never saw %s Healthy", appName)

@@ -191,7 +191,7 @@ func buildPackages(root, dir string) (built, error) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if _, err := cmd.Output(); err != nil {
-		return built{}, fmt.Errorf("tools/package.sh: %v\n%s", err, stderr.String())
+		return built{}, fmt.Errorf("tools/package.sh: %w\n%s", err, stderr.String())
 	}
 	return built{
 		function: filepath.Join(out, "function-fleetplane.xpkg"), provider: filepath.Join(out, "provider-fleetplane.xpkg"),
@@ -220,7 +220,7 @@ func (e *Env) install(ctx context.Context, b built) error {
 	// The Configuration's dependencies are installed above by digest; a
 	// digest satisfies no semantic-version constraint, so resolution is
 	// skipped rather than letting Crossplane look for them in a registry.
-	cf := &pkgv1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: "fleetplane"}, Spec: pkgv1.ConfigurationSpec{PackageSpec: pkgv1.PackageSpec{Package: refs[ConfigurationSource], PackagePullPolicy: never, SkipDependencyResolution: ptr.To(true)}}}
+	cf := &pkgv1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: "fleetplane"}, Spec: pkgv1.ConfigurationSpec{PackageSpec: pkgv1.PackageSpec{Package: refs[ConfigurationSource], PackagePullPolicy: never, SkipDependencyResolution: new(true)}}}
 	for _, o := range []client.Object{fn, pv, cf} {
 		if err := e.Kube.Create(ctx, o); err != nil {
 			return fmt.Errorf("cannot install %s: %w", o.GetName(), err)

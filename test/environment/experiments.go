@@ -92,7 +92,7 @@ func (e *Env) installProviderKubernetes(ctx context.Context) (*controlplane.Proc
 	}
 	file := filepath.Join(e.Dir, "packages", "provider-kubernetes.xpkg")
 	if out, err := exec.Command(cli, "xpkg", "build", "--package-root", filepath.Dir(crds), "--examples-root", empty, "-o", file).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("crossplane xpkg build provider-kubernetes: %v\n%s", err, out)
+		return nil, fmt.Errorf("crossplane xpkg build provider-kubernetes: %w\n%s", err, out)
 	}
 	ref, err := controlplane.PackageRef(ProviderKubernetesSource, file)
 	if err != nil {

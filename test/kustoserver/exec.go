@@ -373,7 +373,8 @@ func (s *Server) createFunction(db *database, c *cursor) (*result, error) {
 	if c.peek().Value != "{" {
 		return nil, badRequest("Syntax error: expected a function body in braces")
 	}
-	body := strings.TrimSpace(c.text[strings.Index(c.text, "{"):])
+	_, rest, _ := strings.Cut(c.text, "{")
+	body := "{" + strings.TrimSpace(rest)
 	if !strings.HasSuffix(body, "}") {
 		return nil, badRequest("Syntax error: the function body is not closed")
 	}
@@ -520,7 +521,7 @@ func (s *Server) script(db *database, c *cursor) (*result, error) {
 	body := c.next().Value
 	r := newResult("OperationId", "guid", "CommandType", "string", "CommandText", "string", "Result", "string", "Reason", "string")
 	failed := false
-	for _, line := range strings.Split(body, "\n") {
+	for line := range strings.SplitSeq(body, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "//") {
 			continue

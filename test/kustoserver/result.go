@@ -101,7 +101,7 @@ func (r *result) v2(requestID string) []byte {
 	}
 	type dataTable struct {
 		FrameType string
-		TableId   int //nolint:revive // Kusto's field name
+		TableId   int
 		TableKind string
 		TableName string
 		Columns   []col
@@ -109,7 +109,7 @@ func (r *result) v2(requestID string) []byte {
 	}
 	type tableHeader struct {
 		FrameType string
-		TableId   int //nolint:revive // Kusto's field name
+		TableId   int
 		TableKind string
 		TableName string
 		Columns   []col
@@ -117,12 +117,12 @@ func (r *result) v2(requestID string) []byte {
 	type fragment struct {
 		FrameType         string
 		TableFragmentType string
-		TableId           int //nolint:revive // Kusto's field name
+		TableId           int
 		Rows              [][]any
 	}
 	type completion struct {
 		FrameType string
-		TableId   int //nolint:revive // Kusto's field name
+		TableId   int
 		RowCount  int
 	}
 	type done struct {

@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -282,7 +283,8 @@ func (s *Server) serveKusto(w http.ResponseWriter, r *http.Request) {
 		res, err = s.query(req.DB, req.CSL, 0)
 	}
 	status := http.StatusOK
-	if ke, ok := err.(*kustoError); ok {
+	ke := &kustoError{}
+	if errors.As(err, &ke) {
 		status = ke.status
 	} else if err != nil {
 		status = http.StatusInternalServerError
@@ -292,7 +294,8 @@ func (s *Server) serveKusto(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	if err != nil {
-		ke, ok := err.(*kustoError)
+		ke := &kustoError{}
+		ok := errors.As(err, &ke)
 		if !ok {
 			ke = &kustoError{status: 500, code: "InternalServiceError", message: err.Error()}
 		}
@@ -301,7 +304,7 @@ func (s *Server) serveKusto(w http.ResponseWriter, r *http.Request) {
 	}
 	body := res.v1()
 	if api == "query" {
-		body = res.v2(r.Header.Get("x-ms-client-request-id"))
+		body = res.v2(r.Header.Get("X-Ms-Client-Request-Id"))
 	}
 	write(w, r, http.StatusOK, body)
 }

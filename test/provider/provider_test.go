@@ -39,7 +39,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
+	support.Harness(m, "provider tests (a real API server)", run)
 }
 
 func run(m *testing.M) int {
@@ -288,7 +288,7 @@ func TestFederation(t *testing.T) {
 		start := get(t, fed).Status.AtProvider.LastSyncTime.Time
 		eventually(t, 30*time.Second, "two more federation cycles", func() (bool, string) {
 			fo := get(t, fed)
-			return fo.Status.AtProvider.LastSyncTime.Time.After(start.Add(1500 * time.Millisecond)), "waiting"
+			return fo.Status.AtProvider.LastSyncTime.After(start.Add(1500 * time.Millisecond)), "waiting"
 		})
 		if n := f.hub.ScriptCommands(); n != 0 {
 			t.Errorf("steady cycles ran %d mutating commands", n)

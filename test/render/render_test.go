@@ -202,6 +202,7 @@ func created(t testing.TB, path string) (string, map[string]any) {
 }
 
 func TestRenderExamples(t *testing.T) {
+	support.NeedsTools(t)
 	root := support.Root()
 	xp := tool(t, root, "crossplane")
 	addr := startFunction(t, root)
@@ -278,6 +279,7 @@ func TestRenderExamples(t *testing.T) {
 // objects (Composition, activation policy) and the example EnvironmentConfig
 // against Crossplane's CRDs.
 func TestValidateExamples(t *testing.T) {
+	support.NeedsTools(t)
 	root := support.Root()
 	xp := tool(t, root, "crossplane")
 	files, _ := filepath.Glob(filepath.Join(root, "examples", "adxcluster", "*.yaml"))
@@ -385,7 +387,7 @@ func lineDiff(want, got string) string {
 func withoutResults(t testing.TB, out string) []byte {
 	t.Helper()
 	var keep []string
-	for _, doc := range strings.Split(out, "\n---\n") {
+	for doc := range strings.SplitSeq(out, "\n---\n") {
 		doc = strings.TrimPrefix(doc, "---\n")
 		if strings.TrimSpace(doc) == "" || strings.Contains(doc, "\nkind: Result\n") {
 			continue
@@ -398,7 +400,7 @@ func withoutResults(t testing.TB, out string) []byte {
 func kindsOf(t testing.TB, docs []byte) []string {
 	t.Helper()
 	var kinds []string
-	for _, doc := range strings.Split(string(docs), "\n---\n") {
+	for doc := range strings.SplitSeq(string(docs), "\n---\n") {
 		var m struct {
 			Kind string `json:"kind"`
 		}

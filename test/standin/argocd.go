@@ -149,7 +149,7 @@ func (a *ArgoCD) clusterKnown(ctx context.Context, server string) error {
 			} `json:"execProviderConfig"`
 		}
 		if err := json.Unmarshal(s.Data["config"], &cfg); err != nil {
-			return fmt.Errorf("cluster secret %s: config is not the JSON Argo CD reads: %v", s.Name, err)
+			return fmt.Errorf("cluster secret %s: config is not the JSON Argo CD reads: %w", s.Name, err)
 		}
 		if cfg.BearerToken == "" && len(cfg.TLSClientConfig.CertData) == 0 && cfg.ExecProviderConfig == nil {
 			return fmt.Errorf("cluster secret %s has no credentials", s.Name)

@@ -6,6 +6,8 @@ package support
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -144,7 +146,7 @@ func ArgoCRDs(root string) ([]string, error) {
 		}
 	}
 	if len(crds) == 0 {
-		return nil, fmt.Errorf("no Argo CRDs found")
+		return nil, errors.New("no Argo CRDs found")
 	}
 	return crds, nil
 }
@@ -167,4 +169,24 @@ func UpjetAzureCRDs(root string) ([]string, error) {
 func GKECRDs(root string) []string {
 	files, _ := filepath.Glob(filepath.Join(root, "test", "standin", "crds", "*.yaml"))
 	return files
+}
+
+// Harness runs a test binary that needs the built tools and a control
+// plane, unless the tests run with -short (make test-unit), where it
+// reports the skip and succeeds.
+func Harness(m *testing.M, what string, run func(*testing.M) int) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Fprintf(os.Stderr, "%s: skipped under -short\n", what)
+		os.Exit(0)
+	}
+	os.Exit(run(m))
+}
+
+// NeedsTools skips a test under -short: it builds or runs pinned tools.
+func NeedsTools(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the pinned tools; skipped under -short")
+	}
 }

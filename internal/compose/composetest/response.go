@@ -67,7 +67,7 @@ func (r Response) Value(name, path string) any {
 		}
 		v = res.GetResource().AsMap()
 	}
-	for _, p := range strings.Split(path, ".") {
+	for p := range strings.SplitSeq(path, ".") {
 		m, ok := v.(map[string]any)
 		if !ok {
 			return nil

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -36,7 +35,7 @@ func expiry(ownerUID string, in time.Duration) *v1alpha1.Expiry {
 	return &v1alpha1.Expiry{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: "exp-expiry", OwnerReferences: []metav1.OwnerReference{{
 			APIVersion: expv1alpha1.SchemeGroupVersion.String(), Kind: expv1alpha1.ExperimentKind, Name: "exp",
-			UID: "exp-uid", Controller: ptr.To(true),
+			UID: "exp-uid", Controller: new(true),
 		}}},
 		Spec: v1alpha1.ExpirySpec{ForProvider: v1alpha1.ExpiryParameters{
 			Target:    v1alpha1.ObjectRef{APIVersion: expv1alpha1.SchemeGroupVersion.String(), Kind: expv1alpha1.ExperimentKind, Name: "exp", UID: ownerUID},

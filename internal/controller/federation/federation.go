@@ -190,11 +190,11 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 
 	sort.Slice(parts, func(i, j int) bool { return parts[i].Endpoint < parts[j].Endpoint })
 	at := v1alpha1.FederationObservation{
-		BlockedMatched:   int32(matched),
-		Databases:        int32(plan.Databases),
-		Tables:           int32(plan.Tables),
-		Functions:        int32(plan.Functions),
-		CommandsIssued:   int32(plan.Count()),
+		BlockedMatched:   observe.Count(matched),
+		Databases:        observe.Count(plan.Databases),
+		Tables:           observe.Count(plan.Tables),
+		Functions:        observe.Count(plan.Functions),
+		CommandsIssued:   observe.Count(plan.Count()),
 		LastSyncTime:     &metav1.Time{Time: e.now().UTC()},
 		MissingDatabases: plan.MissingDatabases,
 	}
@@ -204,7 +204,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 		}
 		at.Partitions = append(at.Partitions, v1alpha1.FederatedPartition{Endpoint: part.Endpoint, LastHeartbeatTime: &metav1.Time{Time: part.LastHeartbeat}})
 	}
-	at.PartitionCount = int32(len(parts))
+	at.PartitionCount = observe.Count(len(parts))
 	at.Errors, at.Warnings = capped(errs), capped(warnings)
 	mg.Status.AtProvider = at
 	setAvailability(mg)

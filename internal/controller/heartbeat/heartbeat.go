@@ -161,9 +161,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, concurrency)
 	for i, t := range p.Targets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			st := previous[targetKey(t.Endpoint, t.HeartbeatDatabase, t.HeartbeatTable)]
@@ -176,7 +174,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.
 				st.LastSuccessTime = &metav1.Time{Time: now}
 			}
 			results[i] = st
-		}()
+		})
 	}
 	wg.Wait()
 	sort.Slice(results, func(i, j int) bool {
@@ -186,9 +184,9 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.
 
 	mg.Status.AtProvider = v1alpha1.HeartbeatObservation{
 		LastHeartbeatTime: &metav1.Time{Time: now},
-		Databases:         int32(counts.Databases),
-		Tables:            int32(counts.Tables),
-		Views:             int32(counts.Views),
+		Databases:         observe.Count(counts.Databases),
+		Tables:            observe.Count(counts.Tables),
+		Views:             observe.Count(counts.Views),
 		Targets:           results,
 	}
 	setAvailability(mg, now)

@@ -119,6 +119,7 @@ type fleet struct {
 }
 
 func newFleet(t *testing.T, hubs int) fleet {
+	t.Helper()
 	f := fleet{partition: support.KustoServer(t, "Metrics")}
 	support.KustoExec(t, f.partition, "Metrics", ".create table ['cpu'] (['v']:real)", ".create-or-alter function with (view=true) ['hot']() { ['cpu'] }")
 	for range hubs {

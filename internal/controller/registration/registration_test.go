@@ -22,6 +22,7 @@ import (
 )
 
 func scheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apis.AddToScheme} {
 		if err := add(s); err != nil {

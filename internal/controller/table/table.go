@@ -60,7 +60,7 @@ func columns(p v1alpha1.TableParameters) []kql.Column {
 // parseSchema reads Kusto's cslschema, "a:string,b:int", into a map.
 func parseSchema(s string) map[string]string {
 	out := map[string]string{}
-	for _, part := range strings.Split(s, ",") {
+	for part := range strings.SplitSeq(s, ",") {
 		name, typ, ok := strings.Cut(strings.TrimSpace(part), ":")
 		if ok {
 			out[strings.Trim(name, "['\"]")] = typ

@@ -14,6 +14,7 @@ package workflowrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
@@ -89,7 +90,7 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.WorkflowRun) (manag
 		mg.SetConditions(xpv2.Available())
 		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
 	case apimeta.IsNoMatchError(err):
-		return managed.ExternalObservation{}, fmt.Errorf("the cluster has no Argo Workflows (kind Workflow of argoproj.io/v1alpha1 is not served)")
+		return managed.ExternalObservation{}, errors.New("the cluster has no Argo Workflows (kind Workflow of argoproj.io/v1alpha1 is not served)")
 	case !kerrors.IsNotFound(err):
 		return managed.ExternalObservation{}, fmt.Errorf("cannot read Workflow %s/%s: %w", ns, p.RunName, err)
 	}
@@ -141,7 +142,7 @@ func (e *external) templateExists(ctx context.Context, mg *v1alpha1.WorkflowRun)
 	case kerrors.IsNotFound(err):
 		return false, nil
 	case apimeta.IsNoMatchError(err):
-		return false, fmt.Errorf("the cluster has no Argo Workflows (kind WorkflowTemplate of argoproj.io/v1alpha1 is not served)")
+		return false, errors.New("the cluster has no Argo Workflows (kind WorkflowTemplate of argoproj.io/v1alpha1 is not served)")
 	}
 	return false, fmt.Errorf("cannot read WorkflowTemplate %s/%s: %w", ns, name, err)
 }

@@ -148,7 +148,7 @@ func TestCreate(t *testing.T) {
 		wantTemplate string
 		err          string
 	}{
-		"from the template, parameters in order": {objects: []client.Object{template()}, onMissing: v1alpha1.MissingTemplateFail, wantTemplate: "checks"},
+		"from the template, parameters in order":                    {objects: []client.Object{template()}, onMissing: v1alpha1.MissingTemplateFail, wantTemplate: "checks"},
 		"inline when the template is missing and the run allows it": {onMissing: v1alpha1.MissingTemplateSuspend},
 		"refused when the template is missing":                      {onMissing: v1alpha1.MissingTemplateFail, err: "WorkflowTemplate argo/checks does not exist"},
 	}
