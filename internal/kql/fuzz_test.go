@@ -1,6 +1,8 @@
 package kql
 
 import (
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -116,6 +118,10 @@ func FuzzEntities(f *testing.F) {
 	}
 	f.Add("https://p1.kusto.windows.net", "Metrics")
 	f.Add("HTTPS://P1.Kusto.Windows.Net/", "Logs")
+	f.Add("https://[::1]:0443", "Logs")
+	f.Add("https://[2001:db8::1]:8443", "Logs")
+	f.Add("http://10.0.0.1:080", "Logs")
+	f.Add("https://p1.kusto.windows.net:65535", "Logs")
 	f.Fuzz(func(t *testing.T, endpoint, db string) {
 		ep, err := Endpoint(endpoint, true)
 		if err != nil {
@@ -127,6 +133,25 @@ func FuzzEntities(f *testing.F) {
 		}
 		if strings.ContainsAny(ep, "'\"\\ \t\n\r()|;") {
 			t.Fatalf("normalized endpoint %q holds a dangerous character", ep)
+		}
+		// The canonical form is what NormalizeEndpoint compares, so a block
+		// list entry of any spelling catches it; its port is in range and
+		// never the scheme's default.
+		if NormalizeEndpoint(endpoint) != ep {
+			t.Fatalf("NormalizeEndpoint(%q) = %q, Endpoint gave %q", endpoint, NormalizeEndpoint(endpoint), ep)
+		}
+		u, err := url.Parse(ep)
+		if err != nil || u.Hostname() == "" {
+			t.Fatalf("canonical endpoint %q does not parse back: %v", ep, err)
+		}
+		if p := u.Port(); p != "" {
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != p || (u.Scheme == "https" && n == 443) || (u.Scheme == "http" && n == 80) {
+				t.Fatalf("canonical endpoint %q has port %q", ep, p)
+			}
+		}
+		if strings.Contains(u.Hostname(), ":") && !strings.Contains(ep, "[") {
+			t.Fatalf("IPv6 endpoint %q lost its brackets", ep)
 		}
 		e := Entity{Endpoint: ep, Database: db}
 		cmd, err := CreateEntityGroup("G", []Entity{e})

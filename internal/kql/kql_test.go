@@ -46,11 +46,19 @@ func TestLiteral(t *testing.T) {
 
 func TestEndpoint(t *testing.T) {
 	good := map[string]string{
-		"https://Hub.WestEurope.kusto.windows.net":   "https://hub.westeurope.kusto.windows.net",
-		" https://hub.kusto.windows.net/ ":           "https://hub.kusto.windows.net", //nolint:gocritic // surrounding spaces are the case under test
-		"https://hub.kusto.windows.net:443":          "https://hub.kusto.windows.net:443",
+		"https://Hub.WestEurope.kusto.windows.net": "https://hub.westeurope.kusto.windows.net",
+		" https://hub.kusto.windows.net/ ":         "https://hub.kusto.windows.net", //nolint:gocritic // surrounding spaces are the case under test
+		// One cluster, one spelling: the default port goes, a port loses
+		// its leading zeros, IPv6 keeps its brackets in its shortest form.
+		"https://hub.kusto.windows.net:443":          "https://hub.kusto.windows.net",
+		"https://hub.kusto.windows.net:0443":         "https://hub.kusto.windows.net",
+		"https://hub.kusto.windows.net:08443":        "https://hub.kusto.windows.net:8443",
 		"https://10.0.0.4":                           "https://10.0.0.4",
+		"https://[::1]":                              "https://[::1]",
+		"https://[::1]:443":                          "https://[::1]",
 		"https://[::1]:8443":                         "https://[::1]:8443",
+		"https://[2001:DB8:0:0:0:0:0:1]:9000":        "https://[2001:db8::1]:9000",
+		"https://[::ffff:10.0.0.4]":                  "https://10.0.0.4",
 		"https://p1.kusto.fabric.microsoft.com/":     "https://p1.kusto.fabric.microsoft.com",
 		"https://ingest-x.eastus2.kusto.windows.net": "https://ingest-x.eastus2.kusto.windows.net",
 	}
@@ -65,6 +73,8 @@ func TestEndpoint(t *testing.T) {
 		"https://hub.kusto.windows.net/db", "https://hub.kusto.windows.net?x=1", "https://hub.kusto.windows.net#f",
 		"https://hub'.kusto.windows.net", "https://hub.kusto.windows.net').database('x", "https://-bad.net",
 		"https://a..b", "https://hub:99999999", "https://hub:", "hub.kusto.windows.net", "https://hub\n.net",
+		"https://hub:0", "https://hub:99999", "https://hub:65536", "https://hub:+443", "https://hub:-1",
+		"https://[fe80::1%25eth0]", "https://::1", "https://010.0.0.4", "https://1.2.3", "https://hub.kusto.windows.net?",
 		"https://" + strings.Repeat("a", 3000),
 	}
 	for _, in := range bad {
@@ -75,11 +85,25 @@ func TestEndpoint(t *testing.T) {
 	if got, err := Endpoint("http://127.0.0.1:8080", true); err != nil || got != "http://127.0.0.1:8080" {
 		t.Errorf("local http endpoint: %q, %v", got, err)
 	}
+	if got, err := Endpoint("http://localhost:80", true); err != nil || got != "http://localhost" {
+		t.Errorf("http's default port: %q, %v", got, err)
+	}
 }
 
 func TestNormalizeEndpoint(t *testing.T) {
-	if got := NormalizeEndpoint("  HTTPS://Rogue.Kusto.Windows.NET// "); got != "https://rogue.kusto.windows.net" {
-		t.Errorf("got %q", got)
+	for in, want := range map[string]string{
+		// A block list entry catches every spelling of its cluster.
+		"  HTTPS://Rogue.Kusto.Windows.NET/ ":  "https://rogue.kusto.windows.net",
+		"https://rogue.kusto.windows.net:443":  "https://rogue.kusto.windows.net",
+		"https://rogue.kusto.windows.net:0443": "https://rogue.kusto.windows.net",
+		"https://[::1]:0443":                   "https://[::1]",
+		// What is no endpoint stays comparable and matches no partition.
+		"https://rogue.kusto.windows.net//": "https://rogue.kusto.windows.net",
+		"not an endpoint":                   "not an endpoint",
+	} {
+		if got := NormalizeEndpoint(in); got != want {
+			t.Errorf("NormalizeEndpoint(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -101,11 +102,14 @@ const MaxEndpointLength = 2048
 // ErrInvalidEndpoint is wrapped by every rejected endpoint.
 var ErrInvalidEndpoint = errors.New("invalid Kusto endpoint")
 
-// Endpoint validates a cluster endpoint and returns its normal form:
-// scheme://host[:port] in lower case, without path or trailing slash. It
-// must be https, or http when allowHTTP (local emulators); the host must be
-// a DNS name or an IP address; user info, paths, queries and fragments are
-// refused.
+// Endpoint validates a cluster endpoint and returns its one canonical
+// form, used alike for blocking, grouping and quoting: scheme://host[:port]
+// in lower case, an IPv6 host in brackets and in its shortest form, the
+// port in decimal without leading zeros and left out when it is the
+// scheme's default, no path or trailing slash. It must be https, or http
+// when allowHTTP (local emulators); the host must be a DNS name or an IP
+// address (no zone); the port 1 to 65535; user info, paths, queries and
+// fragments are refused.
 func Endpoint(raw string, allowHTTP bool) (string, error) {
 	if len(raw) > MaxEndpointLength {
 		return "", fmt.Errorf("%w: %d bytes, the limit is %d", ErrInvalidEndpoint, len(raw), MaxEndpointLength)
@@ -115,36 +119,65 @@ func Endpoint(raw string, allowHTTP bool) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: %s does not parse", ErrInvalidEndpoint, strconv.Quote(raw))
 	}
+	defaultPort := "443"
 	switch {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && allowHTTP:
+		defaultPort = "80"
 	case u.Scheme == "http":
 		return "", fmt.Errorf("%w: %s is plain http, allowed only for local endpoints", ErrInvalidEndpoint, strconv.Quote(raw))
 	default:
 		return "", fmt.Errorf("%w: %s is not an https URL", ErrInvalidEndpoint, strconv.Quote(raw))
 	}
-	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" || (u.Path != "" && u.Path != "/") {
+	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.Opaque != "" || (u.Path != "" && u.Path != "/") {
 		return "", fmt.Errorf("%w: %s has more than scheme, host and port", ErrInvalidEndpoint, strconv.Quote(raw))
 	}
-	host := strings.ToLower(u.Hostname())
-	if !validHost(host) {
+	host, ok := canonicalHost(u.Hostname())
+	if !ok {
 		return "", fmt.Errorf("%w: %s has no valid host", ErrInvalidEndpoint, strconv.Quote(raw))
 	}
-	if p := u.Port(); p != "" {
-		if len(p) > 5 || strings.Trim(p, "0123456789") != "" {
-			return "", fmt.Errorf("%w: %s has an invalid port", ErrInvalidEndpoint, strconv.Quote(raw))
-		}
-		host = net.JoinHostPort(host, p)
-	} else if strings.HasSuffix(u.Host, ":") {
+	port := u.Port()
+	switch {
+	case port == "" && strings.HasSuffix(u.Host, ":"):
 		return "", fmt.Errorf("%w: %s has an empty port", ErrInvalidEndpoint, strconv.Quote(raw))
+	case port != "":
+		n, err := strconv.Atoi(port)
+		if err != nil || len(port) > 5 || n < 1 || n > 65535 {
+			return "", fmt.Errorf("%w: %s has a port outside 1 to 65535", ErrInvalidEndpoint, strconv.Quote(raw))
+		}
+		port = strconv.Itoa(n)
 	}
-	return u.Scheme + "://" + host, nil
+	if port == "" || port == defaultPort {
+		if strings.Contains(host, ":") {
+			return u.Scheme + "://[" + host + "]", nil
+		}
+		return u.Scheme + "://" + host, nil
+	}
+	return u.Scheme + "://" + net.JoinHostPort(host, port), nil
+}
+
+// canonicalHost lowers a DNS name and checks it, or writes an IP address in
+// its canonical form (an IPv4-mapped IPv6 address as IPv4).
+func canonicalHost(h string) (string, bool) {
+	h = strings.ToLower(h)
+	if a, err := netip.ParseAddr(h); err == nil {
+		if a.Zone() != "" {
+			return "", false
+		}
+		return a.Unmap().String(), true
+	}
+	return h, !strings.Contains(h, ":") && validHost(h)
 }
 
 // validHost accepts DNS names (letters, digits, dashes in dot-separated
-// labels) and IP literals.
+// labels) and IP literals. A name whose last label is all digits is no DNS
+// name: it is an IP address some resolvers would read in octal or short
+// form (010.0.0.4, 1.2.3), refused as ambiguous.
 func validHost(h string) bool {
 	if h == "" || len(h) > 253 {
+		return false
+	}
+	if last := h[strings.LastIndex(h, ".")+1:]; net.ParseIP(h) == nil && last != "" && strings.Trim(last, "0123456789") == "" {
 		return false
 	}
 	if ip := net.ParseIP(h); ip != nil {
@@ -164,8 +197,14 @@ func validHost(h string) bool {
 	return true
 }
 
-// NormalizeEndpoint is the comparison form of a block-list entry: trimmed,
-// lower case, without trailing slashes. It does not validate.
+// NormalizeEndpoint is the comparison form of an endpoint from a block
+// list or a live entity group: its canonical form (Endpoint) when it is a
+// valid endpoint, so that every spelling of one cluster compares equal;
+// otherwise trimmed, lower case, without trailing slashes, which no valid
+// partition endpoint can equal.
 func NormalizeEndpoint(s string) string {
+	if ep, err := Endpoint(s, true); err == nil {
+		return ep
+	}
 	return strings.ToLower(strings.TrimRight(strings.TrimSpace(s), "/"))
 }

@@ -461,6 +461,7 @@ spec:
 		"Federated without heartbeat table": {set(set(base(), "Federated", "spec", "role"), "FleetDiscovery", "spec", "federation", "heartbeatDatabase"), "spec.federation"},
 		"heartbeatDatabase pattern":         {set(base(), "Fleet-Discovery", "spec", "federation", "heartbeatDatabase"), "spec.federation.heartbeatDatabase"},
 		"heartbeatTTL format":               {set(base(), "1w", "spec", "federation", "heartbeatTTL"), "spec.federation.heartbeatTTL"},
+		"heartbeatTTL over 30 days":         {set(base(), "213504d", "spec", "federation", "heartbeatTTL"), "heartbeatTTL must be at most 30d"},
 		"target endpoint not https":         {set(set(base(), "Partition", "spec", "role"), []any{map[string]any{"endpoint": "http://hub", "heartbeatDatabase": "F", "heartbeatTable": "H"}}, "spec", "federation", "federatedTargets"), "federatedTargets"},
 		"managedIdentityClientId":           {set(base(), []any{map[string]any{"endpoint": "https://hub", "heartbeatDatabase": "F", "heartbeatTable": "H", "managedIdentityClientId": "me"}}, "spec", "federation", "federatedTargets"), "managedIdentityClientId"},
 		"provision missing tier":            {withProvision(func(p map[string]any) { delete(p, "tier") }), "spec.provision.tier"},

@@ -460,3 +460,24 @@ func csvRecord(fields ...string) (string, error) {
 	w.Flush()
 	return strings.TrimSuffix(strings.ReplaceAll(b.String(), "\n", " "), " "), nil
 }
+
+// TestHeartbeatTTLIsBoundAtApplyTime: a TTL past 30 days once passed
+// validation and wrapped into minutes in the provider; the API server now
+// refuses it with a message naming the bound.
+func TestHeartbeatTTLIsBoundAtApplyTime(t *testing.T) {
+	ns := namespace(t)
+	cases := map[string]string{"213504d": "at most 30d", "31d": "at most 30d", "720h1s": "at most 30d", "99999999d": "heartbeatTTL", "0s": "longer than zero", "30d": "", "1d2h3m4s": ""}
+	i := 0
+	for ttl, want := range cases {
+		i++
+		f := federation(ns, "http://127.0.0.1:1", ttl)
+		f.Name = fmt.Sprintf("ttl-%d", i)
+		err := kube.Create(context.Background(), f)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("heartbeatTTL %s refused: %v", ttl, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("heartbeatTTL %s: error %v, want one mentioning %q", ttl, err, want)
+		}
+	}
+}

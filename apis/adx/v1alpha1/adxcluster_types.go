@@ -236,7 +236,8 @@ type FederationSpec struct {
 	// heartbeat, as days, hours, minutes and seconds: 1h, 2h, 4h30m, 1d.
 	// +optional
 	// +kubebuilder:default="1h"
-	// +kubebuilder:validation:Pattern=`^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$`
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,7}d)?([0-9]{1,7}h)?([0-9]{1,7}m)?([0-9]{1,7}s)?$`
+	// +kubebuilder:validation:XValidation:rule="(self.find('[0-9]+d') == '' ? 0 : int(self.find('[0-9]+d').replace('d', '')) * 86400) + (self.find('[0-9]+h') == '' ? 0 : int(self.find('[0-9]+h').replace('h', '')) * 3600) + (self.find('[0-9]+m') == '' ? 0 : int(self.find('[0-9]+m').replace('m', '')) * 60) + (self.find('[0-9]+s') == '' ? 0 : int(self.find('[0-9]+s').replace('s', ''))) <= 2592000",message="heartbeatTTL must be at most 30d"
 	// +kubebuilder:validation:MinLength=2
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('[1-9]')",message="heartbeatTTL must be longer than zero"

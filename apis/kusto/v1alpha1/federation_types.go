@@ -51,11 +51,13 @@ type FederationParameters struct {
 	// +kubebuilder:validation:MaxLength=1024
 	HeartbeatTable string `json:"heartbeatTable"`
 
-	// HeartbeatTTL: partitions silent for longer are removed.
+	// HeartbeatTTL: partitions silent for longer are removed. At most 30d.
 	// +kubebuilder:default="1h"
-	// +kubebuilder:validation:Pattern=`^([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$`
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,7}d)?([0-9]{1,7}h)?([0-9]{1,7}m)?([0-9]{1,7}s)?$`
+	// +kubebuilder:validation:XValidation:rule="(self.find('[0-9]+d') == '' ? 0 : int(self.find('[0-9]+d').replace('d', '')) * 86400) + (self.find('[0-9]+h') == '' ? 0 : int(self.find('[0-9]+h').replace('h', '')) * 3600) + (self.find('[0-9]+m') == '' ? 0 : int(self.find('[0-9]+m').replace('m', '')) * 60) + (self.find('[0-9]+s') == '' ? 0 : int(self.find('[0-9]+s').replace('s', ''))) <= 2592000",message="heartbeatTTL must be at most 30d"
 	// +kubebuilder:validation:MinLength=2
 	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('[1-9]')",message="heartbeatTTL must be longer than zero"
 	HeartbeatTTL string `json:"heartbeatTTL,omitempty"`
 
 	// AllowInsecureEndpoints accepts plain-http partition endpoints in

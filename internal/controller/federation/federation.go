@@ -7,9 +7,7 @@ package federation
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +23,7 @@ import (
 	"github.com/fleetplane/fleetplane/internal/controller/kustoconn"
 	"github.com/fleetplane/fleetplane/internal/controller/setup"
 	fed "github.com/fleetplane/fleetplane/internal/federation"
+	hb "github.com/fleetplane/fleetplane/internal/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/observe"
 )
 
@@ -48,32 +47,6 @@ func periodic(now func() time.Time) cycle.Kind[*v1alpha1.Federation] {
 		Interval: func(f *v1alpha1.Federation) time.Duration { return cycle.Interval(f.Spec.ForProvider.Interval) },
 		Now:      now,
 	}
-}
-
-var ttlPattern = regexp.MustCompile(`^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$`)
-
-// ParseTTL reads a heartbeat TTL: days, hours, minutes and seconds, as in
-// 1h, 4h30m or 1d.
-func ParseTTL(s string) (time.Duration, error) {
-	m := ttlPattern.FindStringSubmatch(s)
-	if s == "" || m == nil {
-		return 0, fmt.Errorf("heartbeatTTL %q is not a duration such as 1h, 4h30m or 1d", s)
-	}
-	var d time.Duration
-	for i, unit := range []time.Duration{24 * time.Hour, time.Hour, time.Minute, time.Second} {
-		if m[i+1] == "" {
-			continue
-		}
-		n, err := strconv.ParseInt(m[i+1], 10, 64)
-		if err != nil || n > 1<<20 {
-			return 0, fmt.Errorf("heartbeatTTL %q is out of range", s)
-		}
-		d += time.Duration(n) * unit
-	}
-	if d <= 0 {
-		return 0, fmt.Errorf("heartbeatTTL %q must be longer than zero", s)
-	}
-	return d, nil
 }
 
 // hubClient is what a federation cycle needs of the hub.
@@ -133,7 +106,7 @@ func (e *external) Create(context.Context, *v1alpha1.Federation) (managed.Extern
 // Update runs one federation cycle.
 func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed.ExternalUpdate, error) {
 	p := mg.Spec.ForProvider
-	ttl, err := ParseTTL(p.HeartbeatTTL)
+	ttl, err := hb.ParseTTL(p.HeartbeatTTL)
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
