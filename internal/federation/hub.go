@@ -134,7 +134,7 @@ func Apply(ctx context.Context, c Kusto, plan Plan) (failures []Failure, err err
 				if err := r.ToStruct(&res); err != nil {
 					return failures, err
 				}
-				if res.Result != "Completed" {
+				if res.Result != "Completed" && !alreadyDone(res.CommandText, res.Reason) {
 					failures = append(failures, Failure{Database: db, Command: res.CommandText, Reason: res.Result + ": " + res.Reason})
 				}
 			}
@@ -144,6 +144,16 @@ func Apply(ctx context.Context, c Kusto, plan Plan) (failures []Failure, err err
 		return failures, fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return failures, nil
+}
+
+// alreadyDone reports whether a failed command failed only because what it
+// drops is gone. Every other command a plan holds is idempotent as written
+// (.create entity_group ifnotexists, .alter, .create-or-alter, .drop
+// function ifexists, .create table of an existing schema), but Kusto has no
+// ifexists for .drop entity_group, and a script resent after a 5xx whose
+// first attempt did run must not report that drop as failed.
+func alreadyDone(command, reason string) bool {
+	return strings.HasPrefix(command, ".drop entity_group ") && strings.Contains(strings.ToLower(reason), "not found")
 }
 
 // Heartbeats reads the latest heartbeat of every partition within ttl,

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/fleetplane/fleetplane/internal/heartbeat"
@@ -87,44 +86,159 @@ func (p Plan) DatabaseNames() []string { return slices.Sorted(maps.Keys(p.Comman
 
 // desired is what the partitions ask of one hub database.
 type desired struct {
-	entities  map[kql.Entity]struct{}
+	// members are the partition endpoints in the database's group; their
+	// entities name the database in one spelling, whatever spellings the
+	// partitions used (Kusto database names are case-insensitive).
+	members   map[string]struct{}
+	database  string
 	tables    map[string]struct{} // tables and views: hub tables
 	functions map[string]struct{} // base tables only
+	// held is true when a partition that stopped heartbeating is kept in
+	// the group: what only it backed is unknown this cycle, so nothing in
+	// the database is dropped.
+	held bool
 }
 
-// Compute plans a cycle. Partitions must be decoded heartbeats (names and
-// endpoints validated) with blocked ones already removed.
+// Limits bound what one cycle plans, whatever the heartbeats claim: a
+// single row must not make the hub run thousands of commands.
+type Limits struct {
+	// Partitions federated per cycle, the first by endpoint.
+	Partitions int
+	// DatabasesPerPartition taken from one heartbeat, the first by name.
+	DatabasesPerPartition int
+	// TablesPerPartitionDatabase: tables and views taken from one
+	// partition's database, the first by name.
+	TablesPerPartitionDatabase int
+	// TablesPerHubDatabase: hub tables and functions planned in one hub
+	// database, the first by name.
+	TablesPerHubDatabase int
+	// Commands run per cycle; the rest run in the next cycles, in order.
+	Commands int
+}
+
+// DefaultLimits are generous for real fleets (the largest measured has
+// 1,000 partitions of 5 databases of 200 tables, planned in 2,005
+// commands) and far below what Kusto itself allows.
+var DefaultLimits = Limits{
+	Partitions:                 5000,
+	DatabasesPerPartition:      100,
+	TablesPerPartitionDatabase: 1000,
+	TablesPerHubDatabase:       5000,
+	Commands:                   5000,
+}
+
+// Member is a partition kept in the hub's entity groups although this
+// cycle read no heartbeat of it (see Guard).
+type Member struct {
+	Endpoint  string
+	Databases []string
+	// Reason it is kept, for status.
+	Reason string
+}
+
+// Input is what a cycle plans from.
+type Input struct {
+	// Partitions are decoded heartbeats (names and endpoints validated)
+	// with blocked ones removed.
+	Partitions []heartbeat.Partition
+	// Held are partitions that stopped heartbeating but may not leave yet.
+	Held []Member
+	// Hub is the hub's live state.
+	Hub Hub
+	// Limits; the zero value means DefaultLimits.
+	Limits Limits
+}
+
+// Compute plans a cycle with the default limits and nothing held.
 func Compute(partitions []heartbeat.Partition, hub Hub) Plan {
+	return Input{Partitions: partitions, Hub: hub}.Plan()
+}
+
+// Plan plans a cycle.
+func (in Input) Plan() Plan {
+	lim := in.Limits
+	if lim == (Limits{}) {
+		lim = DefaultLimits
+	}
+	plan := Plan{Commands: map[string][]string{}}
+	cut := func(format string, a ...any) {
+		plan.Problems = append(plan.Problems, fmt.Sprintf(format, a...))
+	}
+	partitions := in.Partitions
+	if len(partitions) > lim.Partitions {
+		partitions = slices.SortedFunc(slices.Values(partitions), func(a, b heartbeat.Partition) int { return strings.Compare(a.Endpoint, b.Endpoint) })
+		cut("%d partitions heartbeat, more than the %d one cycle federates; the first %d by endpoint are federated", len(partitions), lim.Partitions, lim.Partitions)
+		partitions = partitions[:lim.Partitions]
+	}
+
 	// Kusto database names are case-insensitive: key everything by the
 	// lower-case name and plan under the hub's spelling.
 	want := map[string]*desired{}
 	spelling := map[string]string{}
+	entry := func(name string) *desired {
+		key := strings.ToLower(name)
+		w := want[key]
+		if w == nil {
+			w = &desired{members: map[string]struct{}{}, tables: map[string]struct{}{}, functions: map[string]struct{}{}}
+			want[key] = w
+		}
+		if s, ok := spelling[key]; !ok || name < s {
+			spelling[key] = name
+		}
+		return w
+	}
 	for _, p := range partitions {
-		for _, d := range p.Databases {
-			key := strings.ToLower(d.Database)
-			w := want[key]
-			if w == nil {
-				w = &desired{entities: map[kql.Entity]struct{}{}, tables: map[string]struct{}{}, functions: map[string]struct{}{}}
-				want[key] = w
+		dbs := p.Databases
+		if len(dbs) > lim.DatabasesPerPartition {
+			cut("partition %s reports %d databases; the first %d by name are federated", p.Endpoint, len(dbs), lim.DatabasesPerPartition)
+			dbs = dbs[:lim.DatabasesPerPartition]
+		}
+		for _, d := range dbs {
+			w := entry(d.Database)
+			// A partition listing Metrics and metrics is one member.
+			w.members[p.Endpoint] = struct{}{}
+			tables, views := d.Tables, d.Views
+			if n := len(tables) + len(views); n > lim.TablesPerPartitionDatabase {
+				cut("partition %s database %s reports %d tables and views; the first %d are federated", p.Endpoint, d.Database, n, lim.TablesPerPartitionDatabase)
+				tables = tables[:min(len(tables), lim.TablesPerPartitionDatabase)]
+				views = views[:min(len(views), lim.TablesPerPartitionDatabase-len(tables))]
 			}
-			if s, ok := spelling[key]; !ok || d.Database < s {
-				spelling[key] = d.Database
-			}
-			w.entities[kql.Entity{Endpoint: p.Endpoint, Database: d.Database}] = struct{}{}
-			for _, t := range d.Tables {
+			for _, t := range tables {
 				w.tables[t] = struct{}{}
 				w.functions[t] = struct{}{}
 			}
-			for _, v := range d.Views {
+			for _, v := range views {
 				w.tables[v] = struct{}{}
 			}
 		}
 	}
+	for _, m := range in.Held {
+		for _, d := range m.Databases {
+			w := entry(d)
+			w.members[m.Endpoint] = struct{}{}
+			w.held = true
+		}
+	}
+	for key, w := range want {
+		w.database = spelling[key]
+		if len(w.tables) > lim.TablesPerHubDatabase {
+			cut("database %s: partitions report %d tables and views; the first %d by name are federated", spelling[key], len(w.tables), lim.TablesPerHubDatabase)
+			keep := slices.Sorted(maps.Keys(w.tables))[:lim.TablesPerHubDatabase]
+			w.tables = map[string]struct{}{}
+			for _, t := range keep {
+				w.tables[t] = struct{}{}
+			}
+			for f := range w.functions {
+				if _, ok := w.tables[f]; !ok {
+					delete(w.functions, f)
+				}
+			}
+		}
+	}
 
-	plan := Plan{Commands: map[string][]string{}}
 	live := map[string]string{}
 	keys := map[string]bool{}
-	for name := range hub.Databases {
+	for name := range in.Hub.Databases {
 		live[strings.ToLower(name)] = name
 		keys[strings.ToLower(name)] = true
 	}
@@ -137,11 +251,37 @@ func Compute(partitions []heartbeat.Partition, hub Hub) Plan {
 			plan.MissingDatabases = append(plan.MissingDatabases, spelling[key])
 			continue
 		}
-		if cmds := planDatabase(hubName, want[key], hub.Databases[hubName], &plan); len(cmds) > 0 {
+		if cmds := planDatabase(hubName, want[key], in.Hub.Databases[hubName], &plan); len(cmds) > 0 {
 			plan.Commands[hubName] = cmds
 		}
 	}
+	plan.limitCommands(lim.Commands)
 	return plan
+}
+
+// limitCommands keeps the first n commands, database by database in name
+// order. Within a database, commands are ordered so that each depends only
+// on those before it, so a prefix is always safe to run; the next cycle
+// plans the rest again.
+func (p *Plan) limitCommands(n int) {
+	total := p.Count()
+	if total <= n {
+		return
+	}
+	left := n
+	for _, db := range p.DatabaseNames() {
+		cmds := p.Commands[db]
+		switch {
+		case left == 0:
+			delete(p.Commands, db)
+		case len(cmds) > left:
+			p.Commands[db] = cmds[:left]
+			left = 0
+		default:
+			left -= len(cmds)
+		}
+	}
+	p.Problems = append(p.Problems, fmt.Sprintf("%d commands planned, more than the %d one cycle runs; the rest run in the next cycles", total, n))
 }
 
 // planDatabase diffs one hub database. w is nil when no partition reports
@@ -159,7 +299,7 @@ func planDatabase(db string, w *desired, live *Database, plan *Plan) []string {
 		cmds = append(cmds, cmd)
 	}
 	group := GroupName(db)
-	wanted := w != nil && len(w.entities) > 0
+	wanted := w != nil && len(w.members) > 0
 	if wanted {
 		plan.Databases++
 		plan.Tables += len(w.tables)
@@ -172,7 +312,7 @@ func planDatabase(db string, w *desired, live *Database, plan *Plan) []string {
 				add(kql.CreateTable(t, OTLPColumns))
 			}
 		}
-		ents := sortedEntities(w.entities)
+		ents := w.sortedEntities()
 		current, exists := live.EntityGroups[group]
 		switch {
 		case !exists:
@@ -198,7 +338,11 @@ func planDatabase(db string, w *desired, live *Database, plan *Plan) []string {
 		}
 	}
 
-	// Then what is no longer desired, functions before the group.
+	// Then what is no longer desired, functions before the group; nothing
+	// while a partition that stopped heartbeating is held in the group.
+	if w != nil && w.held {
+		return cmds
+	}
 	for _, name := range slices.Sorted(maps.Keys(live.Functions)) {
 		if live.Functions[name].Folder != FunctionFolder {
 			continue
@@ -220,17 +364,12 @@ func docstring(table, group string) string {
 	return "Union of " + table + " across the partitions in entity group " + group + ". Managed by fleetplane: edits are overwritten."
 }
 
-func sortedEntities(set map[kql.Entity]struct{}) []kql.Entity {
-	out := make([]kql.Entity, 0, len(set))
-	for e := range set {
-		out = append(out, e)
+// sortedEntities are the group's members by endpoint.
+func (w *desired) sortedEntities() []kql.Entity {
+	out := make([]kql.Entity, 0, len(w.members))
+	for _, ep := range slices.Sorted(maps.Keys(w.members)) {
+		out = append(out, kql.Entity{Endpoint: ep, Database: w.database})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Endpoint != out[j].Endpoint {
-			return out[i].Endpoint < out[j].Endpoint
-		}
-		return out[i].Database < out[j].Database
-	})
 	return out
 }
 

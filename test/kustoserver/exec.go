@@ -532,6 +532,11 @@ func (s *Server) script(db *database, c *cursor) (*result, error) {
 			continue
 		}
 		s.scriptCommands++
+		if f := s.faultLocked(line, true); f != nil && f.Status != 0 {
+			failed = true
+			r.add(zeroGUID, kind, line, "Failed", faultError(f.Status).Error())
+			continue
+		}
 		if _, err := s.mgmt(db.name, line); err != nil {
 			failed = true
 			r.add(zeroGUID, kind, line, "Failed", err.Error())

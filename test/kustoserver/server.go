@@ -57,6 +57,10 @@ type Fault struct {
 	Delay time.Duration `json:"delay,omitempty"`
 	// Times is how many requests the fault hits; 0 means every one.
 	Times int `json:"times,omitempty"`
+	// InScript matches the commands inside a database script instead of
+	// requests: a matching command fails with Status in the script's
+	// results while the others run, as Kusto reports a partial failure.
+	InScript bool `json:"inScript,omitempty"`
 
 	re   *regexp.Regexp
 	hits int
@@ -316,12 +320,18 @@ func (s *Server) record(cmd Command, status int) {
 	s.log = append(s.log, cmd)
 }
 
-// fault returns the first fault matching text and counts the hit.
+// fault returns the first request fault matching text and counts the hit.
 func (s *Server) fault(text string) *Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.faultLocked(text, false)
+}
+
+// faultLocked is fault for requests or, with inScript, for the commands of
+// a script; s.mu is held.
+func (s *Server) faultLocked(text string, inScript bool) *Fault {
 	for _, f := range s.faults {
-		if (f.Times == 0 || f.hits < f.Times) && f.re.MatchString(text) {
+		if f.InScript == inScript && (f.Times == 0 || f.hits < f.Times) && f.re.MatchString(text) {
 			f.hits++
 			return f
 		}

@@ -157,6 +157,9 @@ func federation(ns, endpoint, ttl string) *kustov1alpha1.Federation {
 			ForProvider: kustov1alpha1.FederationParameters{
 				Endpoint: endpoint, HeartbeatDatabase: "FleetDiscovery", HeartbeatTable: "Heartbeats", HeartbeatTTL: ttl,
 				Interval: every(time.Second), AllowInsecureEndpoints: true,
+				// Seconds, not the default quarter hour, so that expiry
+				// is testable.
+				Safety: &kustov1alpha1.FederationSafety{MinimumRetention: every(time.Second)},
 			},
 		},
 	}

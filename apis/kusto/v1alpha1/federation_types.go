@@ -74,6 +74,31 @@ type FederationParameters struct {
 	// +kubebuilder:default="10m"
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="interval must be at least 1s"
 	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// Safety bounds what one cycle may remove because partitions stopped
+	// heartbeating. A cycle that reads no heartbeat at all never removes
+	// anything, whatever these say.
+	// +optional
+	Safety *FederationSafety `json:"safety,omitempty"`
+}
+
+// FederationSafety bounds what a cycle removes from the hub.
+type FederationSafety struct {
+	// MinimumRetention is how long, at least, a partition stays federated
+	// after its last heartbeat, whatever heartbeatTTL says: heartbeats are
+	// read this far back when the TTL is shorter. Default 15m.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('720h')",message="minimumRetention must be between 1s and 30d"
+	MinimumRetention *metav1.Duration `json:"minimumRetention,omitempty"`
+
+	// MaxLeavePercent of the partitions federated now may leave in one
+	// cycle; the others leave in later cycles, so that a partial outage
+	// drains the hub slowly enough to be noticed. Blocked partitions leave
+	// at once and do not count. Default 50; 100 turns the cap off.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	MaxLeavePercent *int32 `json:"maxLeavePercent,omitempty"`
 }
 
 // FederatedPartition is a partition the last cycle federated.
@@ -118,6 +143,26 @@ type FederationObservation struct {
 	// kept.
 	// +optional
 	Warnings []string `json:"warnings,omitempty"`
+	// HeldBack are partitions that stopped heartbeating but stay
+	// federated for now, and why (see spec.forProvider.safety). At most
+	// ten are listed.
+	// +optional
+	HeldBack []string `json:"heldBack,omitempty"`
+	// Retained are partitions whose last heartbeat is older than
+	// heartbeatTTL but within minimumRetention: still federated. At most
+	// ten are listed.
+	// +optional
+	Retained []string `json:"retained,omitempty"`
+	// Owner is the Federation that federates this hub when it is not this
+	// one: a hub has one Federation, the oldest.
+	// +optional
+	Owner string `json:"owner,omitempty"`
+	// LastCycleTime is when the last cycle that reached the hub ended,
+	// whatever its commands did; cycles are paced by it.
+	// +optional
+	LastCycleTime *metav1.Time `json:"lastCycleTime,omitempty"`
+	// LastSyncTime is when the last cycle that ran every command it
+	// planned ended; a cycle that fails part-way does not move it.
 	// +optional
 	LastSyncTime *metav1.Time `json:"lastSyncTime,omitempty"`
 }

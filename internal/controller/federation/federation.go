@@ -17,6 +17,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/controller/cycle"
@@ -24,6 +25,7 @@ import (
 	"github.com/fleetplane/fleetplane/internal/controller/setup"
 	fed "github.com/fleetplane/fleetplane/internal/federation"
 	hb "github.com/fleetplane/fleetplane/internal/heartbeat"
+	"github.com/fleetplane/fleetplane/internal/kql"
 	"github.com/fleetplane/fleetplane/internal/observe"
 )
 
@@ -35,15 +37,26 @@ const (
 	maxPartitionsInStatus = 100
 )
 
+// Defaults of spec.forProvider.safety.
+const (
+	defaultMinimumRetention = 15 * time.Minute
+	defaultMaxLeavePercent  = 50
+)
+
 // Setup adds the Federation controller to mgr.
 func Setup(mgr ctrl.Manager, o controller.Options, c *kustoconn.Connector) error {
-	return setup.Managed(mgr, o, v1alpha1.FederationGroupVersionKind, &v1alpha1.Federation{}, &connector{c: c}, periodic(time.Now).Options())
+	return setup.Managed(mgr, o, v1alpha1.FederationGroupVersionKind, &v1alpha1.Federation{}, &connector{c: c, kube: mgr.GetClient()}, periodic(time.Now).Options())
 }
 
 // periodic says where a Federation keeps its cycle.
 func periodic(now func() time.Time) cycle.Kind[*v1alpha1.Federation] {
 	return cycle.Kind[*v1alpha1.Federation]{
-		Last:     func(f *v1alpha1.Federation) *metav1.Time { return f.Status.AtProvider.LastSyncTime },
+		Last: func(f *v1alpha1.Federation) *metav1.Time {
+			if t := f.Status.AtProvider.LastCycleTime; t != nil {
+				return t
+			}
+			return f.Status.AtProvider.LastSyncTime
+		},
 		Interval: func(f *v1alpha1.Federation) time.Duration { return cycle.Interval(f.Spec.ForProvider.Interval) },
 		Now:      now,
 	}
@@ -55,14 +68,19 @@ type hubClient interface {
 	Close() error
 }
 
-type connector struct{ c *kustoconn.Connector }
+type connector struct {
+	c    *kustoconn.Connector
+	kube client.Reader
+}
 
 func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Federation) (managed.TypedExternalClient[*v1alpha1.Federation], error) {
 	s, err := c.c.Connect(ctx, mg)
 	if err != nil {
 		return nil, err
 	}
-	return newExternal(func(endpoint string) (hubClient, error) { return s.Client(endpoint, "") }, time.Now), nil
+	e := newExternal(func(endpoint string) (hubClient, error) { return s.Client(endpoint, "") }, time.Now)
+	e.kube = c.kube
+	return e, nil
 }
 
 func newExternal(open func(endpoint string) (hubClient, error), now func() time.Time) *external {
@@ -73,16 +91,65 @@ type external struct {
 	open func(endpoint string) (hubClient, error)
 	now  func() time.Time
 	kind cycle.Kind[*v1alpha1.Federation]
+	// kube lists the other Federations, to find a hub's owner; nil skips
+	// the check (unit tests of the cycle).
+	kube client.Reader
 }
 
-func (e *external) Observe(_ context.Context, mg *v1alpha1.Federation) (managed.ExternalObservation, error) {
+func (e *external) Observe(ctx context.Context, mg *v1alpha1.Federation) (managed.ExternalObservation, error) {
 	if meta.WasDeleted(mg) {
 		// The hub's functions keep serving queries after the Federation
 		// goes; fleetplane deletes nothing users may rely on.
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
+	owner, err := e.owner(ctx, mg)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	mg.Status.AtProvider.Owner = owner
+	if owner != "" {
+		mg.SetConditions(xpv2.Unavailable().WithMessage(fmt.Sprintf("hub %s is federated by Federation %s; a hub has one Federation, the oldest, and this one runs no cycle", mg.Spec.ForProvider.Endpoint, owner)))
+		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+	}
 	setAvailability(mg)
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: !e.kind.Due(mg)}, nil
+}
+
+// owner names the Federation that federates mg's hub when it is another:
+// the oldest one on the same hub, so that two never fight over its groups
+// and functions (a second Federation, even another namespace's, with a
+// tiny TTL could otherwise drop the first one's federation).
+func (e *external) owner(ctx context.Context, mg *v1alpha1.Federation) (string, error) {
+	if e.kube == nil {
+		return "", nil
+	}
+	hub := kql.NormalizeEndpoint(mg.Spec.ForProvider.Endpoint)
+	list := &v1alpha1.FederationList{}
+	if err := e.kube.List(ctx, list); err != nil {
+		return "", fmt.Errorf("cannot list Federations to find the hub's owner: %w", err)
+	}
+	first := mg
+	for i := range list.Items {
+		f := &list.Items[i]
+		if f.UID == mg.UID || meta.WasDeleted(f) || kql.NormalizeEndpoint(f.Spec.ForProvider.Endpoint) != hub {
+			continue
+		}
+		if older(f, first) {
+			first = f
+		}
+	}
+	if first == mg {
+		return "", nil
+	}
+	return first.Namespace + "/" + first.Name, nil
+}
+
+// older orders Federations by creation, then by namespace and name.
+func older(a, b *v1alpha1.Federation) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
 }
 
 // setAvailability marks the federation Available when its last cycle ran
@@ -90,7 +157,7 @@ func (e *external) Observe(_ context.Context, mg *v1alpha1.Federation) (managed.
 func setAvailability(mg *v1alpha1.Federation) {
 	at := mg.Status.AtProvider
 	switch {
-	case at.LastSyncTime == nil:
+	case at.LastSyncTime == nil && at.LastCycleTime == nil:
 		mg.SetConditions(xpv2.Unavailable().WithMessage("no federation cycle has completed yet"))
 	case len(at.Errors) > 0:
 		mg.SetConditions(xpv2.Unavailable().WithMessage(observe.Bound("the last cycle had errors: " + strings.Join(at.Errors, "; "))))
@@ -103,6 +170,20 @@ func (e *external) Create(context.Context, *v1alpha1.Federation) (managed.Extern
 	return managed.ExternalCreation{}, nil
 }
 
+// safety is the Federation's safety settings with defaults.
+func safety(p v1alpha1.FederationParameters) (time.Duration, float64) {
+	retention, leave := defaultMinimumRetention, int32(defaultMaxLeavePercent)
+	if s := p.Safety; s != nil {
+		if s.MinimumRetention != nil && s.MinimumRetention.Duration > 0 {
+			retention = s.MinimumRetention.Duration
+		}
+		if s.MaxLeavePercent != nil {
+			leave = *s.MaxLeavePercent
+		}
+	}
+	return retention, float64(leave) / 100
+}
+
 // Update runs one federation cycle.
 func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed.ExternalUpdate, error) {
 	p := mg.Spec.ForProvider
@@ -110,6 +191,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
+	retention, leave := safety(p)
 	hub, err := e.open(p.Endpoint)
 	if err != nil {
 		return managed.ExternalUpdate{}, err
@@ -117,10 +199,15 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 	defer func() { _ = hub.Close() }()
 
 	var warnings, errs []string
-	parts, rejected, err := fed.Heartbeats(ctx, hub, p.HeartbeatDatabase, p.HeartbeatTable, ttl, p.AllowInsecureEndpoints)
+	// Heartbeats are read back over the TTL or the minimum retention,
+	// whichever is longer: a partition silent for longer than a short TTL
+	// stays until the retention has passed too.
+	window := max(ttl, retention)
+	parts, rejected, err := fed.Heartbeats(ctx, hub, p.HeartbeatDatabase, p.HeartbeatTable, window, p.AllowInsecureEndpoints)
 	if err != nil {
 		return managed.ExternalUpdate{}, fmt.Errorf("cannot read heartbeats from %s.%s: %w", p.HeartbeatDatabase, p.HeartbeatTable, err)
 	}
+	read := len(parts)
 	for _, r := range rejected {
 		warnings = append(warnings, "rejected heartbeat "+r.String())
 	}
@@ -142,13 +229,15 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 	if p.BlockedClusters != nil {
 		static = p.BlockedClusters.Static
 	}
-	parts, matched := fed.NewBlocklist(static, fromFunction).Filter(parts)
+	blocklist := fed.NewBlocklist(static, fromFunction)
+	parts, matched := blocklist.Filter(parts)
 
 	live, err := fed.ReadHub(ctx, hub)
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	plan := fed.Compute(parts, live)
+	held := fed.Guard(read, parts, blocklist, live, fed.Safety{MaxLeaveFraction: leave})
+	plan := fed.Input{Partitions: parts, Held: held, Hub: live}.Plan()
 	failures, applyErr := fed.Apply(ctx, hub, plan)
 	for _, db := range plan.MissingDatabases {
 		warnings = append(warnings, fmt.Sprintf("database %s, reported by partitions, does not exist on the hub", db))
@@ -161,6 +250,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 		errs = append(errs, applyErr.Error())
 	}
 
+	now := e.now().UTC()
 	sort.Slice(parts, func(i, j int) bool { return parts[i].Endpoint < parts[j].Endpoint })
 	at := v1alpha1.FederationObservation{
 		BlockedMatched:   observe.Count(matched),
@@ -168,22 +258,41 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 		Tables:           observe.Count(plan.Tables),
 		Functions:        observe.Count(plan.Functions),
 		CommandsIssued:   observe.Count(plan.Count()),
-		LastSyncTime:     &metav1.Time{Time: e.now().UTC()},
 		MissingDatabases: plan.MissingDatabases,
+		LastSyncTime:     mg.Status.AtProvider.LastSyncTime,
+	}
+	var heldBack, retained []string
+	for _, h := range held {
+		heldBack = append(heldBack, h.Endpoint+": "+h.Reason)
 	}
 	for i, part := range parts {
-		if i == maxPartitionsInStatus {
-			break
+		if now.Sub(part.LastHeartbeat) > ttl {
+			retained = append(retained, fmt.Sprintf("%s: silent since %s, past the TTL; stays until %s", part.Endpoint, part.LastHeartbeat.UTC().Format(time.RFC3339), part.LastHeartbeat.Add(window).UTC().Format(time.RFC3339)))
 		}
-		at.Partitions = append(at.Partitions, v1alpha1.FederatedPartition{Endpoint: part.Endpoint, LastHeartbeatTime: &metav1.Time{Time: part.LastHeartbeat}})
+		if i < maxPartitionsInStatus {
+			at.Partitions = append(at.Partitions, v1alpha1.FederatedPartition{Endpoint: part.Endpoint, LastHeartbeatTime: &metav1.Time{Time: part.LastHeartbeat}})
+		}
 	}
-	at.PartitionCount = observe.Count(len(parts))
+	if len(held) > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d partitions that stopped heartbeating are held in the federation (status.atProvider.heldBack says why)", len(held)))
+	}
+	at.PartitionCount = observe.Count(len(parts) + len(held))
+	at.HeldBack, at.Retained = capped(heldBack), capped(retained)
 	at.Errors, at.Warnings = capped(errs), capped(warnings)
-	mg.Status.AtProvider = at
-	setAvailability(mg)
 	if applyErr != nil {
+		// A script that could not run at all: the cycle is retried with
+		// backoff, and neither time moves.
+		at.LastCycleTime = mg.Status.AtProvider.LastCycleTime
+		mg.Status.AtProvider = at
+		setAvailability(mg)
 		return managed.ExternalUpdate{}, applyErr
 	}
+	at.LastCycleTime = &metav1.Time{Time: now}
+	if len(failures) == 0 {
+		at.LastSyncTime = &metav1.Time{Time: now}
+	}
+	mg.Status.AtProvider = at
+	setAvailability(mg)
 	return managed.ExternalUpdate{}, nil
 }
 

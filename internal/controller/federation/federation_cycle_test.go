@@ -11,7 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/fleetplane/fleetplane/apis"
 	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/kql"
@@ -185,5 +188,115 @@ func TestUpdateFailures(t *testing.T) {
 				t.Error("a failed cycle must not count as a sync")
 			}
 		})
+	}
+}
+
+func TestACycleThatReadsNoHeartbeatDropsNothing(t *testing.T) {
+	hub := hubWithHeartbeats(t, "https://p1.kusto.windows.net", "https://p2.kusto.windows.net")
+	e := newExternal(open, clock)
+	mg := federationOf(hub.URL)
+	if _, err := e.Update(context.Background(), mg); err != nil {
+		t.Fatal(err)
+	}
+	// The heartbeat path breaks: here the Federation is pointed at an
+	// empty table; a lapsed TTL after an outage looks the same.
+	support.KustoExec(t, hub, "FleetDiscovery", ".create table ['Empty'] (['Timestamp']:datetime, ['ClusterEndpoint']:string, ['Schema']:dynamic, ['PartitionMetadata']:dynamic)")
+	mg.Spec.ForProvider.HeartbeatTable = "Empty"
+	hub.ResetCommands()
+	if _, err := e.Update(context.Background(), mg); err != nil {
+		t.Fatal(err)
+	}
+	if n := hub.ScriptCommands(); n != 0 {
+		t.Errorf("a cycle that read no heartbeat ran %d commands", n)
+	}
+	if _, ok := hub.Functions("Metrics")["cpu"]; !ok {
+		t.Error("the hub lost its federation")
+	}
+	at := mg.Status.AtProvider
+	if len(at.HeldBack) != 2 || !strings.Contains(at.HeldBack[0], "no heartbeat was read") || at.PartitionCount != 2 {
+		t.Errorf("atProvider = %+v, want both partitions held back, saying why", at)
+	}
+}
+
+func TestShortTTLsAreRetained(t *testing.T) {
+	hub := support.KustoServer(t, "FleetDiscovery", "Metrics")
+	support.KustoExec(t, hub, "FleetDiscovery", ".create table ['Heartbeats'] (['Timestamp']:datetime, ['ClusterEndpoint']:string, ['Schema']:dynamic, ['PartitionMetadata']:dynamic)")
+	for ep, age := range map[string]time.Duration{"https://fresh.kusto.windows.net": 0, "https://quiet.kusto.windows.net": 5 * time.Minute} {
+		rec, _ := heartbeat.Row{Timestamp: time.Now().UTC().Add(-age), Endpoint: ep, Schema: []heartbeat.DatabaseSchema{{Database: "Metrics", Tables: []string{"cpu"}}}}.Record()
+		cmd, _ := kql.IngestInline("Heartbeats", rec)
+		support.KustoExec(t, hub, "FleetDiscovery", cmd)
+	}
+	mg := federationOf(hub.URL)
+	mg.Spec.ForProvider.HeartbeatTTL = "1s" // a tenant's mistake, or a test's
+	e := newExternal(open, time.Now)
+	if _, err := e.Update(context.Background(), mg); err != nil {
+		t.Fatal(err)
+	}
+	at := mg.Status.AtProvider
+	if at.PartitionCount != 2 || len(at.Retained) == 0 || !strings.Contains(strings.Join(at.Retained, ";"), "https://quiet.kusto.windows.net") {
+		t.Errorf("atProvider = %+v, want the quiet partition retained for the default 15m", at)
+	}
+}
+
+func TestPacingAndSyncTimes(t *testing.T) {
+	t.Run("failed commands: the cycle is paced, not counted as a sync", func(t *testing.T) {
+		hub := hubWithHeartbeats(t, "https://p1.kusto.windows.net")
+		if err := hub.InjectFault(kustoserver.Fault{Match: "create-or-alter function", Status: 400, InScript: true}); err != nil {
+			t.Fatal(err)
+		}
+		mg := federationOf(hub.URL)
+		if _, err := newExternal(open, clock).Update(context.Background(), mg); err != nil {
+			t.Fatalf("failed commands are reported in status: %v", err)
+		}
+		at := mg.Status.AtProvider
+		if at.LastSyncTime != nil || !at.LastCycleTime.Equal(&metav1.Time{Time: now}) || len(at.Errors) == 0 {
+			t.Errorf("atProvider = %+v", at)
+		}
+		if got, _ := newExternal(open, clock).Observe(context.Background(), mg); !got.ResourceUpToDate {
+			t.Error("a cycle whose commands failed must not run again before its interval")
+		}
+	})
+	t.Run("a script that cannot run: retried, no time moves", func(t *testing.T) {
+		hub := hubWithHeartbeats(t, "https://p1.kusto.windows.net")
+		if err := hub.InjectFault(kustoserver.Fault{Match: "execute database script", Status: 503}); err != nil {
+			t.Fatal(err)
+		}
+		mg := federationOf(hub.URL)
+		if _, err := newExternal(open, clock).Update(context.Background(), mg); err == nil {
+			t.Fatal("a script that could not run is an error, so the reconciler retries with backoff")
+		}
+		if at := mg.Status.AtProvider; at.LastSyncTime != nil || at.LastCycleTime != nil {
+			t.Errorf("atProvider = %+v", at)
+		}
+	})
+}
+
+func TestOneFederationPerHub(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := apis.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	first := federationOf("https://Hub.kusto.windows.net:443")
+	first.Namespace, first.Name, first.UID = "team-a", "hub", "a"
+	first.CreationTimestamp = metav1.NewTime(now.Add(-time.Hour))
+	second := federationOf("https://hub.kusto.windows.net")
+	second.Namespace, second.Name, second.UID = "team-b", "hub", "b"
+	second.CreationTimestamp = metav1.NewTime(now)
+	kube := fake.NewClientBuilder().WithScheme(s).WithObjects(first, second).Build()
+
+	e := newExternal(open, clock)
+	e.kube = kube
+	got, err := e.Observe(context.Background(), second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.ResourceUpToDate || second.Status.AtProvider.Owner != "team-a/hub" {
+		t.Errorf("second Federation: %+v, owner %q; want no cycle and team-a/hub named", got, second.Status.AtProvider.Owner)
+	}
+	if c := second.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "a hub has one Federation") {
+		t.Errorf("Ready = %s %q", c.Status, c.Message)
+	}
+	if got, _ := e.Observe(context.Background(), first); got.ResourceUpToDate || first.Status.AtProvider.Owner != "" {
+		t.Errorf("the oldest Federation owns the hub: %+v owner %q", got, first.Status.AtProvider.Owner)
 	}
 }
