@@ -3,6 +3,7 @@ package kusto
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -178,5 +179,54 @@ func TestCredentialsAndSchemes(t *testing.T) {
 	}
 	if _, err := New("https://hub.kusto.windows.net", fakeCred{}, Options{}); err != nil {
 		t.Errorf("https with credentials: %v", err)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	date := time.Now().Add(20 * time.Second).UTC().Format(http.TimeFormat)
+	for v, want := range map[string]time.Duration{
+		"3": 3 * time.Second, " 7 ": 7 * time.Second, "0": 0,
+		// Too long to wait is bounded; the transport's backoff cap then
+		// applies on top.
+		"99999999999999999": maxRetryAfter, "86400": maxRetryAfter,
+		// An HTTP date, RFC 9110's other form.
+		date: 20 * time.Second, "Wed, 21 Oct 2015 07:28:00 GMT": 0,
+	} {
+		got, ok := retryAfter(v)
+		if !ok || got > want || got < want-2*time.Second {
+			t.Errorf("retryAfter(%q) = %s, %v; want about %s", v, got, ok, want)
+		}
+	}
+	for _, v := range []string{"", "-1", "soon", "1.5"} {
+		if _, ok := retryAfter(v); ok {
+			t.Errorf("retryAfter(%q) accepted", v)
+		}
+	}
+}
+
+func TestRetryAfterPastTheDeadlineAnswersAtOnce(t *testing.T) {
+	s := server(t)
+	if err := s.InjectFault(kustoserver.Fault{Match: "^.show tables$", Status: 429, RetryAfter: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	c := client(t, s, Options{Timeout: 5 * time.Second, MaxBackoff: time.Minute})
+	start := time.Now()
+	_, err := c.Mgmt(context.Background(), "Metrics", kql.ShowTables)
+	if ClassOf(err) != Throttled {
+		t.Errorf("err = %v, want Throttled", err)
+	}
+	if waited := time.Since(start); waited > 2*time.Second {
+		t.Errorf("waited %s for a Retry-After that outlasts the deadline", waited)
+	}
+}
+
+func TestThrottledAuthMetadataIsThrottling(t *testing.T) {
+	s := server(t) // a new port: the SDK caches metadata per endpoint
+	if err := s.InjectFault(kustoserver.Fault{Match: "auth/metadata", Status: 429}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := client(t, s, Options{Attempts: 2}).Mgmt(context.Background(), "Metrics", kql.ShowTables)
+	if ClassOf(err) != Throttled {
+		t.Errorf("a throttled metadata request = %v (class %s), want Throttled", err, ClassOf(err))
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 
 	kerrors "github.com/Azure/azure-kusto-go/azkustodata/errors"
@@ -103,10 +105,27 @@ func classify(endpoint string, err error) *Error {
 		var ke *kerrors.Error
 		if errors.As(err, &ke) && ke.Kind == kerrors.KHTTPError {
 			e.Class = Transient
+			// The SDK reports a refused auth-metadata request only in
+			// words: "error 429 Too Many Requests when querying endpoint".
+			if m := metadataStatus.FindStringSubmatch(e.Message); m != nil {
+				e.Status, _ = strconv.Atoi(m[1])
+				switch {
+				case e.Status == http.StatusTooManyRequests:
+					e.Class = Throttled
+				case e.Status == http.StatusForbidden || e.Status == http.StatusUnauthorized:
+					e.Class = Forbidden
+				case e.Status < 500:
+					e.Class = Invalid
+				}
+			}
 		}
 	}
 	return e
 }
+
+// metadataStatus finds the HTTP status in the SDK's error for a failed
+// auth-metadata request.
+var metadataStatus = regexp.MustCompile(`\berror ([1-5][0-9][0-9]) [^ ]+.* when querying endpoint`)
 
 // restError reads Kusto's JSON error body: its code and the detailed
 // @message, else the message.

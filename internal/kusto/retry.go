@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -65,12 +66,17 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if ra, ok := retryAfter(resp.Header.Get("Retry-After")); ok {
 				d = ra
 			}
+			// A wait past the caller's deadline would end in nothing but
+			// the deadline: answer with what the server said instead.
+			if dl, ok := ctx.Deadline(); ok && time.Now().Add(min(d, t.max)).After(dl) {
+				return resp, nil
+			}
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 			_ = resp.Body.Close()
 		}
-		if d > t.max {
-			d = t.max
-		}
+		// However long the server asks, never longer than the backoff cap:
+		// a throttled cluster is asked again then, not hours later.
+		d = min(d, t.max)
 		if !sleep(ctx, d) {
 			return nil, ctx.Err()
 		}
@@ -88,19 +94,25 @@ func jitter(d time.Duration) time.Duration {
 	return half + time.Duration(rand.Int64N(int64(half))) //nolint:gosec // G404: backoff jitter needs no unpredictability
 }
 
-// retryAfter reads a Retry-After header: seconds or an HTTP date.
+// maxRetryAfter bounds what retryAfter returns before the backoff cap
+// applies, so that no header can overflow a duration.
+const maxRetryAfter = time.Hour
+
+// retryAfter reads a Retry-After header: delay-seconds or an HTTP date
+// (RFC 9110), bounded.
 func retryAfter(v string) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0, false
 	}
-	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil && s >= 0 {
+		if s > int64(maxRetryAfter/time.Second) {
+			return maxRetryAfter, true
+		}
 		return time.Duration(s) * time.Second, true
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d, true
-		}
-		return 0, true
+		return min(max(time.Until(t), 0), maxRetryAfter), true
 	}
 	return 0, false
 }

@@ -233,6 +233,12 @@ type request struct {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/v1/rest/auth/metadata":
+		// Faults match this request as "GET /v1/rest/auth/metadata".
+		if f := s.fault("GET " + r.URL.Path); f != nil && f.Status != 0 {
+			s.record(Command{Time: time.Now().UTC(), API: "metadata", Text: "GET " + r.URL.Path}, f.Status)
+			writeError(w, r, faultError(f.Status))
+			return
+		}
 		writeJSON(w, r, http.StatusOK, map[string]any{"AzureAD": map[string]any{
 			"LoginEndpoint": "https://login.microsoftonline.com", "LoginMfaRequired": false,
 			"KustoClientAppId": "db662dc1-0cfe-4e1c-a843-19a68e65be58", "KustoClientRedirectUri": "https://microsoft/kustoclient",
