@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -199,10 +200,27 @@ func ServerURL(s string) (string, error) {
 		return "", errors.New("the server URL carries user info; credentials belong in the kubeconfig's user")
 	}
 	u, err := url.Parse(s)
-	if err != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("server %q is not an https URL of an API server", bound(s))
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return "", fmt.Errorf("server %s is not an https URL of an API server, without query or fragment", redactedURL(s, u, err))
 	}
 	return strings.TrimRight(s, "/"), nil
+}
+
+// redactedURL quotes a server URL for an error without what may carry a
+// secret: a query string (tokens travel there) or a fragment is replaced
+// by a marker, and a URL that does not parse is described, not quoted.
+func redactedURL(s string, u *url.URL, err error) string {
+	if err != nil {
+		return fmt.Sprintf("(a value of %d bytes that does not parse as a URL)", len(s))
+	}
+	out := u.Scheme + "://" + u.Host + u.EscapedPath()
+	if u.RawQuery != "" || u.ForceQuery {
+		out += "?[redacted]"
+	}
+	if u.Fragment != "" {
+		out += "#[redacted]"
+	}
+	return strconv.Quote(bound(out))
 }
 
 func bound(s string) string {

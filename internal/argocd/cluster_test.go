@@ -217,3 +217,22 @@ func TestSecret(t *testing.T) {
 		t.Error("not up to date after apply")
 	}
 }
+
+func TestServerURLErrorsRedactSecrets(t *testing.T) {
+	for _, s := range []string{
+		"https://34.1.2.3/?token=SECRETMARK",
+		"https://34.1.2.3/#SECRETMARK",
+		"https://34.1.2.3/path?access_token=SECRETMARK&x=1",
+		"ht tps://SECRETMARK:",
+		"http://34.1.2.3/?sig=SECRETMARK",
+	} {
+		_, err := ServerURL(s)
+		if err == nil {
+			t.Errorf("ServerURL(%q) accepted", s)
+			continue
+		}
+		if strings.Contains(err.Error(), "SECRETMARK") {
+			t.Errorf("ServerURL(%q) error quotes what may be a secret: %v", s, err)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -228,5 +229,43 @@ func TestThrottledAuthMetadataIsThrottling(t *testing.T) {
 	_, err := client(t, s, Options{Attempts: 2}).Mgmt(context.Background(), "Metrics", kql.ShowTables)
 	if ClassOf(err) != Throttled {
 		t.Errorf("a throttled metadata request = %v (class %s), want Throttled", err, ClassOf(err))
+	}
+}
+
+// TestErrorsQuoteNoSecrets: whatever answers at an endpoint may echo a
+// request header or a token into its error; none of it reaches status.
+func TestErrorsQuoteNoSecrets(t *testing.T) {
+	const jwt = "eyJhbGciOiJSUzI1NiJ9.eyJhdWQiOiJodHRwczovL2t1c3RvIn0.c2lnbmF0dXJlLXZhbHVl"
+	for name, body := range map[string]struct {
+		contentType, text string
+	}{
+		"plain text echoing the request": {"text/plain", "denied; you sent Authorization: Bearer " + jwt},
+		"Kusto JSON with a token in it":  {"application/json", `{"error":{"code":"Forbidden","message":"token ` + jwt + ` is not valid; sig=abcdef0123"}}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet {
+					w.WriteHeader(http.StatusNotFound)
+					return
+				}
+				w.Header().Set("Content-Type", body.contentType)
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = w.Write([]byte(body.text))
+			}))
+			defer srv.Close()
+			c, err := New(srv.URL, nil, Options{Attempts: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.Mgmt(context.Background(), "Metrics", kql.ShowTables)
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			for _, secret := range []string{jwt, "eyJhbGciOiJSUzI1NiJ9", "abcdef0123"} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("error quotes a secret: %v", err)
+				}
+			}
+		})
 	}
 }

@@ -139,13 +139,24 @@ func restError(ke *kerrors.Error) (code, msg string) {
 		msg = s
 	}
 	if msg == "" && m == nil {
-		// Kusto sometimes answers in plain text.
-		msg = ke.Error()
-		if i := strings.Index(msg, "):\n"); i >= 0 {
-			msg = msg[i+3:]
+		// A body that is no Kusto error is not quoted: whatever answered
+		// may have echoed a request header or a token into it.
+		body := ke.Error()
+		if i := strings.Index(body, "):\n"); i >= 0 {
+			body = body[i+3:]
 		}
+		msg = fmt.Sprintf("(an error body of %d bytes that is not Kusto's JSON, not quoted)", len(body))
 	}
-	return observe.Bound(code), observe.Bound(msg)
+	return observe.Bound(Redact(code)), observe.Bound(Redact(msg))
+}
+
+// secretLike matches what a message must never carry on: JSON web tokens,
+// bearer and basic credentials, SAS signatures.
+var secretLike = regexp.MustCompile(`(?i)(eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*|\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}|\bsig=[^&\s"']+)`)
+
+// Redact replaces token-like text in a message from a remote system.
+func Redact(s string) string {
+	return secretLike.ReplaceAllString(s, "[redacted]")
 }
 
 func containsAny(s string, subs []string) bool {
