@@ -292,7 +292,7 @@ func (p *planner) federation(endpoint string, usable bool) error {
 			// A provisioned hub's heartbeat table lives in a database it
 			// composes; with Azure access refused that database is out
 			// of reach, and the table goes on the known endpoint.
-			after = append(after, DatabaseName(spec.Federation.HeartbeatDatabase))
+			after = append(after, p.render.databaseResource(spec.Federation.HeartbeatDatabase))
 		}
 		t, err := p.render.heartbeatTable(endpoint)
 		if err != nil {

@@ -518,3 +518,23 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 }
+
+func TestDatabasesDifferingByCaseAreOne(t *testing.T) {
+	xr := provisionedHub()
+	xr.Spec.Federation.HeartbeatDatabase = "fleetdiscovery"
+	xr.Spec.Databases = []v1alpha1.DatabaseSpec{{DatabaseName: "Metrics"}, {DatabaseName: "metrics"}, {DatabaseName: "FleetDiscovery"}}
+	r := run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready(), "cluster": runningCluster()}})
+	r.WantNames("resource-group", "cluster", "database-Metrics", "database-FleetDiscovery")
+}
+
+func TestHeartbeatTableWaitsForItsDatabaseInAnySpelling(t *testing.T) {
+	xr := provisionedHub()
+	xr.Spec.Federation.HeartbeatDatabase = "fleetdiscovery"
+	xr.Spec.Databases = []v1alpha1.DatabaseSpec{{DatabaseName: "FleetDiscovery"}}
+	r := run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{
+		"resource-group": resourceGroup().Ready(), "cluster": runningCluster(), "database-FleetDiscovery": database("FleetDiscovery").Ready(),
+	}})
+	if !r.Has("heartbeat-table") {
+		t.Errorf("the heartbeat table waits for database-fleetdiscovery, which is database-FleetDiscovery: %v", r.Names())
+	}
+}

@@ -164,7 +164,14 @@ func (r renderer) discoveredDatabase(name string) *composed.Unstructured {
 // databases is the list a provisioned cluster gets: the spec's, Metrics and
 // Logs when it is empty, and a hub's heartbeat database.
 func (r renderer) databases() []v1alpha1.DatabaseSpec {
-	dbs := append([]v1alpha1.DatabaseSpec(nil), r.xr.Spec.Databases...)
+	// One resource per Kusto database: names that differ only by case are
+	// one database (the XRD refuses them; an older XR may hold them).
+	var dbs []v1alpha1.DatabaseSpec
+	for _, d := range r.xr.Spec.Databases {
+		if !hasDatabase(dbs, d.DatabaseName) {
+			dbs = append(dbs, d)
+		}
+	}
 	if len(dbs) == 0 {
 		dbs = []v1alpha1.DatabaseSpec{
 			{DatabaseName: "Metrics", TelemetryType: v1alpha1.TelemetryMetrics},
@@ -177,9 +184,21 @@ func (r renderer) databases() []v1alpha1.DatabaseSpec {
 	return dbs
 }
 
+// databaseResource is the composition resource name of the database a
+// name refers to, in the spelling it is composed under.
+func (r renderer) databaseResource(name string) resource.Name {
+	for _, d := range r.databases() {
+		if strings.EqualFold(d.DatabaseName, name) {
+			return DatabaseName(d.DatabaseName)
+		}
+	}
+	return DatabaseName(name)
+}
+
+// hasDatabase compares names as Kusto does, ignoring case.
 func hasDatabase(dbs []v1alpha1.DatabaseSpec, name string) bool {
 	for _, d := range dbs {
-		if d.DatabaseName == name {
+		if strings.EqualFold(d.DatabaseName, name) {
 			return true
 		}
 	}

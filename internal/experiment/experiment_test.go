@@ -3,6 +3,7 @@ package experiment
 import (
 	"encoding/json"
 	"maps"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -437,4 +438,26 @@ func TestWatchApplicationsIsOptIn(t *testing.T) {
 	}
 	c.Input = &v1beta1.Input{Experiments: &v1beta1.Experiments{ComponentRepoURL: "https://github.com/example/lab.git", WatchApplications: true}}
 	run(t, c).Want("application-app", "spec.watch", true)
+}
+
+// TestNamesWithDots: Kubernetes names may hold dots; the GKE cluster, the
+// Argo CD Application and the validation run get DNS labels, still
+// distinct for names that differ only by a dot.
+func TestNamesWithDots(t *testing.T) {
+	label := regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+	names := map[string]bool{}
+	for _, name := range []string{"gateway.v2", "gateway-v2"} {
+		xr := gatewayTutorial()
+		xr.Name = name
+		r := renderer{xr: xr, cfg: ConfigFrom(conventionInput)}
+		for what, got := range map[string]string{"GKE cluster": r.gkeName("app"), "application": r.appName("app"), "run": r.runName()} {
+			if !label.MatchString(got) || len(got) > 63 || (what == "GKE cluster" && len(got) > 40) {
+				t.Errorf("%s name %q of experiment %s is no valid name", what, got, name)
+			}
+			if names[got] {
+				t.Errorf("%s name %q is not unique", what, got)
+			}
+			names[got] = true
+		}
+	}
 }

@@ -53,7 +53,9 @@ type renderer struct {
 // name are hashed in, as the operator this replaces did not).
 func (r renderer) gkeName(target string) string {
 	sum := sha256.Sum256([]byte(r.xr.Namespace + "/" + r.xr.Name + "/" + target))
-	base := strings.Trim(r.xr.Name+"-"+target, "-")
+	// GKE takes lowercase letters, digits and dashes; an XR name may hold
+	// dots too. The hash keeps a.b and a-b apart.
+	base := strings.Trim(strings.ReplaceAll(r.xr.Name, ".", "-")+"-"+target, "-")
 	if len(base) > 33 {
 		base = strings.TrimRight(base[:33], "-")
 	}
@@ -289,14 +291,17 @@ func (r renderer) runName() string {
 	return shorten(r.xr.Namespace+"-"+r.xr.Name, 63-len(suffix)) + suffix
 }
 
-// shorten keeps s when it fits in n bytes, and otherwise cuts it and adds
-// a hash of the whole, so that different long names stay different.
+// shorten makes s, built from namespace and object names (which may hold
+// dots), a DNS label of at most n bytes: it keeps s when it already is
+// one; otherwise dots become dashes, it is cut to fit, and a hash of the
+// original keeps different inputs different (a.b and a-b included).
 func shorten(s string, n int) string {
-	if len(s) <= n {
+	clean := strings.ReplaceAll(s, ".", "-")
+	if clean == s && len(s) <= n {
 		return s
 	}
 	sum := sha256.Sum256([]byte(s))
-	return strings.TrimRight(s[:n-7], "-.") + "-" + hex.EncodeToString(sum[:])[:6]
+	return strings.TrimRight(clean[:min(len(clean), n-7)], "-") + "-" + hex.EncodeToString(sum[:])[:6]
 }
 
 // expiresAt is creation plus the TTL.

@@ -91,6 +91,7 @@ type ADXClusterSpec struct {
 	// +listType=map
 	// +listMapKey=databaseName
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(d, self.filter(e, e.databaseName.lowerAscii() == d.databaseName.lowerAscii()).size() == 1)",message="spec.databases names must differ by more than case: Kusto database names are case-insensitive"
 	Databases []DatabaseSpec `json:"databases,omitempty"`
 
 	// Provision asks fleetplane to create the cluster in Azure. Its presence
