@@ -49,6 +49,12 @@ type TableObservation struct {
 
 	// Schema is the live schema as name:type pairs.
 	Schema string `json:"schema,omitempty"`
+
+	// Created is true when this resource created the table. Only a table
+	// it created is dropped when it is deleted (and its management
+	// policies allow deletion); an adopted table is always left in place.
+	// +optional
+	Created bool `json:"created,omitempty"`
 }
 
 // TableSpec defines the desired state of a Table.
@@ -63,7 +69,9 @@ type TableStatus struct {
 	AtProvider                 TableObservation `json:"atProvider,omitempty"`
 }
 
-// A Table is a Kusto table whose columns fleetplane keeps present.
+// A Table is a Kusto table whose columns fleetplane keeps present. Deleting
+// it drops the table only when it created the table and its management
+// policies allow deletion.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

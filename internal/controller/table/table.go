@@ -1,6 +1,11 @@
 // Package table reconciles Kusto Table managed resources: a table exists
 // with at least the desired columns. Columns are only ever added
 // (.create-merge); existing columns and data are left alone.
+//
+// A Table that found its table already there adopts it; only a table it
+// created is dropped on delete. Which it was is recorded in an annotation,
+// which crossplane-runtime persists with the others right after Create:
+// status alone could be lost.
 package table
 
 import (
@@ -21,6 +26,9 @@ import (
 	"github.com/fleetplane/fleetplane/internal/kql"
 	"github.com/fleetplane/fleetplane/internal/kusto"
 )
+
+// AnnotationCreated records the table a Table created, as database.table.
+const AnnotationCreated = "kusto.fleetplane.io/created-table"
 
 // Setup adds the Table controller to mgr.
 func Setup(mgr ctrl.Manager, o controller.Options, c *kustoconn.Connector) error {
@@ -94,7 +102,7 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.Table) (managed.Ext
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	mg.Status.AtProvider = v1alpha1.TableObservation{Exists: true, Schema: schema}
+	mg.Status.AtProvider = v1alpha1.TableObservation{Exists: true, Schema: schema, Created: createdHere(mg)}
 
 	live := parseSchema(schema)
 	var missing, mismatched []string
@@ -131,17 +139,34 @@ func (e *external) merge(ctx context.Context, mg *v1alpha1.Table) error {
 }
 
 func (e *external) Create(ctx context.Context, mg *v1alpha1.Table) (managed.ExternalCreation, error) {
-	return managed.ExternalCreation{}, e.merge(ctx, mg)
+	if err := e.merge(ctx, mg); err != nil {
+		return managed.ExternalCreation{}, err
+	}
+	meta.AddAnnotations(mg, map[string]string{AnnotationCreated: tableID(mg)})
+	return managed.ExternalCreation{}, nil
+}
+
+func tableID(mg *v1alpha1.Table) string {
+	return mg.Spec.ForProvider.Database + "." + mg.Spec.ForProvider.Table
+}
+
+// createdHere reports whether this resource created the table it names.
+func createdHere(mg *v1alpha1.Table) bool {
+	return mg.GetAnnotations()[AnnotationCreated] == tableID(mg)
 }
 
 func (e *external) Update(ctx context.Context, mg *v1alpha1.Table) (managed.ExternalUpdate, error) {
 	return managed.ExternalUpdate{}, e.merge(ctx, mg)
 }
 
-// Delete drops the table. It runs only when the management policies allow
-// deletion; fleetplane's compositions leave heartbeat tables in place unless
-// the XR asks otherwise.
+// Delete drops the table when this resource created it. It runs only when
+// the management policies allow deletion; fleetplane's compositions leave
+// heartbeat tables in place unless the XR asks otherwise. A table this
+// resource adopted held data before it came, and someone else's.
 func (e *external) Delete(ctx context.Context, mg *v1alpha1.Table) (managed.ExternalDelete, error) {
+	if !createdHere(mg) {
+		return managed.ExternalDelete{}, nil
+	}
 	cmd, err := kql.DropTable(mg.Spec.ForProvider.Table)
 	if err != nil {
 		return managed.ExternalDelete{}, err

@@ -118,23 +118,58 @@ func TestCreateUpdateDelete(t *testing.T) {
 	s := support.KustoServer(t, "FleetDiscovery")
 	e := &external{k: support.KustoClient(t, s)}
 
-	if _, err := e.Create(ctx, table(ts, ep)); err != nil {
+	mg := table(ts, ep)
+	if _, err := e.Create(ctx, mg); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.Tables("FleetDiscovery")["Heartbeats"]; got != "Timestamp:datetime,ClusterEndpoint:string" {
 		t.Errorf("created schema %q", got)
 	}
+	if mg.GetAnnotations()[AnnotationCreated] != "FleetDiscovery.Heartbeats" {
+		t.Errorf("annotations %v: the creation must be recorded", mg.GetAnnotations())
+	}
 	// A column is added; the others, and any data, stay.
-	if _, err := e.Update(ctx, table(ts, ep, raw)); err != nil {
+	mg.Spec.ForProvider.Columns = append(mg.Spec.ForProvider.Columns, raw)
+	if _, err := e.Update(ctx, mg); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.Tables("FleetDiscovery")["Heartbeats"]; got != "Timestamp:datetime,ClusterEndpoint:string,Schema:dynamic" {
 		t.Errorf("merged schema %q", got)
 	}
-	if _, err := e.Delete(ctx, table(ts)); err != nil {
+	if _, err := e.Observe(ctx, mg); err != nil || !mg.Status.AtProvider.Created {
+		t.Errorf("atProvider %+v, %v: want created", mg.Status.AtProvider, err)
+	}
+	if _, err := e.Delete(ctx, mg); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := s.Tables("FleetDiscovery")["Heartbeats"]; ok {
-		t.Error("the table is still there after Delete")
+		t.Error("the table this resource created is still there after Delete")
 	}
+}
+
+func TestAnAdoptedTableIsNeverDropped(t *testing.T) {
+	ctx := context.Background()
+	s := support.KustoServer(t, "FleetDiscovery")
+	support.KustoExec(t, s, "FleetDiscovery", ".create table ['Heartbeats'] (['Timestamp']:datetime)")
+	e := &external{k: support.KustoClient(t, s)}
+	for name, mg := range map[string]*v1alpha1.Table{
+		"adopted":                    table(ts),
+		"created under another name": withAnnotation(table(ts), "FleetDiscovery.Other"),
+	} {
+		o, err := e.Observe(ctx, mg)
+		if err != nil || !o.ResourceExists || mg.Status.AtProvider.Created {
+			t.Errorf("%s: Observe %+v %+v, %v", name, o, mg.Status.AtProvider, err)
+		}
+		if _, err := e.Delete(ctx, mg); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := s.Tables("FleetDiscovery")["Heartbeats"]; !ok {
+			t.Fatalf("%s: a table this resource did not create was dropped", name)
+		}
+	}
+}
+
+func withAnnotation(t *v1alpha1.Table, created string) *v1alpha1.Table {
+	t.SetAnnotations(map[string]string{AnnotationCreated: created})
+	return t
 }
