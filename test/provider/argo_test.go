@@ -374,26 +374,45 @@ func TestWorkflowRunMissingTemplate(t *testing.T) {
 
 // expiryOf makes owner the Expiry's controller and target, as Crossplane
 // makes an XR the controller of what it composes.
+// expiryOf is the Expiry name, controlled by and targeting owner.
 func expiryOf(ns, name string, owner client.Object, at time.Time) *lifecyclev1alpha1.Expiry {
-	ctrl := true
+	gvk := owner.GetObjectKind().GroupVersionKind()
 	return &lifecyclev1alpha1.Expiry{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, OwnerReferences: []metav1.OwnerReference{{
-			APIVersion: "v1", Kind: "ConfigMap", Name: owner.GetName(), UID: owner.GetUID(), Controller: &ctrl,
+			APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: owner.GetName(), UID: owner.GetUID(), Controller: new(true),
 		}}},
 		Spec: lifecyclev1alpha1.ExpirySpec{
 			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: local},
 			ForProvider: lifecyclev1alpha1.ExpiryParameters{
-				Target:    lifecyclev1alpha1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Name: owner.GetName(), UID: string(owner.GetUID())},
+				Target:    lifecyclev1alpha1.ObjectRef{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: owner.GetName(), UID: string(owner.GetUID())},
 				ExpiresAt: metav1.NewTime(at),
 			},
 		},
 	}
 }
 
+// experimentComposing creates an Experiment that, as Crossplane records
+// it, composes the Expiry named expiry ("" for none).
+func experimentComposing(t *testing.T, ns, name, expiry string) *unstructured.Unstructured {
+	t.Helper()
+	refs := []any{}
+	if expiry != "" {
+		refs = append(refs, map[string]any{"apiVersion": lifecyclev1alpha1.SchemeGroupVersion.String(), "kind": lifecyclev1alpha1.ExpiryKind, "name": expiry})
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "experiments.fleetplane.io/v1alpha1", "kind": "Experiment",
+		"metadata": map[string]any{"namespace": ns, "name": name},
+		"spec":     map[string]any{"crossplane": map[string]any{"resourceRefs": refs}},
+	}}
+	create(t, u)
+	return u
+}
+
 func configMap(t *testing.T, ns, name string) *corev1.ConfigMap {
 	t.Helper()
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	create(t, cm)
+	cm.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
 	return cm
 }
 
@@ -406,14 +425,24 @@ func exists(t *testing.T, o client.Object) bool {
 	return err == nil
 }
 
+// expiryCondition waits for the named Expiry's condition of typ to say msg.
+func expiryCondition(t *testing.T, ns, name string, typ xpv2.ConditionType, msg string) {
+	t.Helper()
+	eventually(t, 30*time.Second, fmt.Sprintf("Expiry %s: %s", name, msg), func() (bool, string) {
+		e := get(t, &lifecyclev1alpha1.Expiry{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+		c := condition(e.Status.Conditions, typ)
+		return strings.Contains(c.Message, msg), c.Message
+	})
+}
+
 func TestExpiry(t *testing.T) {
 	ns := namespace(t)
 	at := time.Now().Add(4 * time.Second).Truncate(time.Second)
-	target := configMap(t, ns, "experiment")
+	target := experimentComposing(t, ns, "experiment", "ttl")
 	create(t, expiryOf(ns, "ttl", target, at))
 
-	eventually(t, 30*time.Second, "the target deleted when due", func() (bool, string) {
-		return !exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "experiment"}}), "still there"
+	eventually(t, 30*time.Second, "the experiment deleted when due", func() (bool, string) {
+		return !exists(t, experimentRef(ns, "experiment")), "still there"
 	})
 	if time.Now().Before(at) {
 		t.Fatalf("deleted before %s", at)
@@ -421,53 +450,68 @@ func TestExpiry(t *testing.T) {
 
 	// A new object under the expired one's name is not the one that
 	// expired.
-	first := configMap(t, ns, "reborn")
+	first := experimentComposing(t, ns, "reborn", "stale")
 	if err := kube.Delete(context.Background(), first); err != nil {
 		t.Fatal(err)
 	}
-	reborn := configMap(t, ns, "reborn")
+	reborn := experimentComposing(t, ns, "reborn", "stale")
 	stale := expiryOf(ns, "stale", reborn, at)
-	stale.Spec.ForProvider.Target.UID = string(first.UID)
+	stale.Spec.ForProvider.Target.UID = string(first.GetUID())
 	create(t, stale)
-	eventually(t, 30*time.Second, "the stale expiry to leave the new object alone", func() (bool, string) {
-		e := get(t, &lifecyclev1alpha1.Expiry{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stale"}})
-		c := condition(e.Status.Conditions, xpv2.TypeReady)
-		return strings.Contains(c.Message, "newer object"), c.Message
-	})
-	if !exists(t, reborn) {
+	expiryCondition(t, ns, "stale", xpv2.TypeReady, "newer object")
+	if !exists(t, experimentRef(ns, "reborn")) {
 		t.Error("an expiry deleted a newer object of the same name")
 	}
 
-	// An Expiry deletes only its own controller.
-	bystander := configMap(t, ns, "bystander")
-	owner := configMap(t, ns, "owner")
-	rogue := expiryOf(ns, "rogue", owner, at)
-	rogue.Spec.ForProvider.Target = lifecyclev1alpha1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Name: "bystander"}
-	create(t, rogue)
-	eventually(t, 30*time.Second, "the rogue expiry refused", func() (bool, string) {
-		e := get(t, &lifecyclev1alpha1.Expiry{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rogue"}})
-		c := condition(e.Status.Conditions, xpv2.TypeSynced)
-		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "deletes only the composite resource that composed it"), c.Message
-	})
-	if !exists(t, bystander) {
-		t.Error("an expiry deleted an object that is not its controller")
-	}
-
 	// Deleting an Expiry cancels it.
-	later := configMap(t, ns, "later")
+	later := experimentComposing(t, ns, "later", "later")
 	create(t, expiryOf(ns, "later", later, time.Now().Add(time.Hour)))
-	eventually(t, 30*time.Second, "the pending expiry ready", func() (bool, string) {
-		e := get(t, &lifecyclev1alpha1.Expiry{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "later"}})
-		c := condition(e.Status.Conditions, xpv2.TypeReady)
-		return ready(c) && strings.Contains(c.Message, "expires at "), c.Message
-	})
+	expiryCondition(t, ns, "later", xpv2.TypeReady, "expires at ")
 	if err := kube.Delete(context.Background(), &lifecyclev1alpha1.Expiry{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "later"}}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "the expiry gone", func() (bool, string) {
 		return !exists(t, &lifecyclev1alpha1.Expiry{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "later"}}), "still there"
 	})
-	if !exists(t, later) {
+	if !exists(t, experimentRef(ns, "later")) {
 		t.Error("deleting an Expiry deleted its target")
 	}
+}
+
+// TestExpiryDeletesOnlyWhatComposedIt is the tenant's attack: an Expiry
+// pointed at something that did not compose it, its owner reference
+// forged to match. Nothing is deleted.
+func TestExpiryDeletesOnlyWhatComposedIt(t *testing.T) {
+	ns := namespace(t)
+	due := time.Now().Add(-time.Minute)
+
+	secret := configMap(t, ns, "precious")
+	create(t, expiryOf(ns, "configmap", secret, due))
+	expiryCondition(t, ns, "configmap", xpv2.TypeSynced, "is not one")
+
+	other := experimentComposing(t, ns, "someone-elses", "")
+	create(t, expiryOf(ns, "forged", other, due))
+	expiryCondition(t, ns, "forged", xpv2.TypeSynced, "does not compose this Expiry")
+
+	bystander := experimentComposing(t, ns, "bystander", "")
+	owner := experimentComposing(t, ns, "owner", "rogue")
+	rogue := expiryOf(ns, "rogue", owner, due)
+	rogue.Spec.ForProvider.Target.Name = "bystander"
+	create(t, rogue)
+	expiryCondition(t, ns, "rogue", xpv2.TypeSynced, "deletes only the composite resource that composed it")
+
+	for _, o := range []client.Object{secret, other, bystander} {
+		if !exists(t, o) {
+			t.Errorf("%s %s was deleted", o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
+		}
+	}
+}
+
+func experimentRef(ns, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("experiments.fleetplane.io/v1alpha1")
+	u.SetKind("Experiment")
+	u.SetNamespace(ns)
+	u.SetName(name)
+	return u
 }

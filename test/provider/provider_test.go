@@ -64,7 +64,9 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := controlplane.InstallCRDs(ctx, cp.Config, append(support.ProviderCRDs(root), argo...)...); err != nil {
+	crds := append(support.ProviderCRDs(root), argo...)
+	crds = append(crds, filepath.Join(root, "test", "provider", "testdata", "experiments-crd.yaml"))
+	if err := controlplane.InstallCRDs(ctx, cp.Config, crds...); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -1,10 +1,13 @@
 // Package expiry reconciles Expiries: when one is due it deletes its
 // target, the composite resource that composed it.
 //
-// An Expiry only ever deletes its own controller (the XR whose
-// composition made it), with a UID precondition, so a mistaken target, or
-// a new object that took an expired one's name, is never deleted. Deleting
-// an Expiry deletes nothing.
+// An Expiry deletes only a composite resource of one of fleetplane's
+// namespaced XR kinds, in its own namespace, that is its controller and
+// lists it among the resources it composes, with a UID precondition. A
+// tenant who can create Expiries can therefore delete nothing it could not
+// delete itself: not a ConfigMap or Secret, not a cluster-scoped object,
+// not another namespace's XR, not a newer object that took an expired
+// one's name. Deleting an Expiry deletes nothing.
 //
 // It acts on the control plane the provider runs on; the ProviderConfig
 // reference is not used.
@@ -13,6 +16,8 @@ package expiry
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
@@ -29,6 +34,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	expv1alpha1 "github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/controller/setup"
 )
@@ -49,6 +55,12 @@ func pollHook(mg resource.Managed, poll time.Duration) time.Duration {
 	}
 	until := time.Until(e.Spec.ForProvider.ExpiresAt.Time)
 	return min(max(until, time.Second), poll)
+}
+
+// expirable are the composite resources an Expiry may delete: fleetplane's
+// namespaced XR kinds that compose one.
+var expirable = map[schema.GroupKind]bool{
+	expv1alpha1.ExperimentGroupVersionKind.GroupKind(): true,
 }
 
 type connector struct {
@@ -78,6 +90,9 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.Expiry) (managed.Ex
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return managed.ExternalObservation{}, fmt.Errorf("target apiVersion %q: %w", ref.APIVersion, err)
+	}
+	if gk := gv.WithKind(ref.Kind).GroupKind(); !expirable[gk] {
+		return managed.ExternalObservation{}, fmt.Errorf("an Expiry deletes only fleetplane's composite resources that compose it (%s); %s is not one", kinds(), gk)
 	}
 	owner := metav1.GetControllerOf(mg)
 	if owner == nil || owner.APIVersion != ref.APIVersion || owner.Kind != ref.Kind || owner.Name != ref.Name {
@@ -109,8 +124,36 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.Expiry) (managed.Ex
 		mg.SetConditions(xpv2.Available().WithMessage(fmt.Sprintf("%s %s expires at %s", ref.Kind, ref.Name, at.UTC().Format(time.RFC3339))))
 		return done, nil
 	}
+	if !composes(t, mg) {
+		return managed.ExternalObservation{}, fmt.Errorf("%s %s does not compose this Expiry (its spec.crossplane.resourceRefs do not name it); an Expiry deletes only the composite resource that composed it", ref.Kind, ref.Name)
+	}
 	e.target = t
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: false, Diff: "expired"}, nil
+}
+
+// composes reports whether composite lists the Expiry among the resources
+// it composes, as Crossplane records them: proof, beyond an owner
+// reference its creator could have written, that the composite made it.
+func composes(composite *unstructured.Unstructured, mg *v1alpha1.Expiry) bool {
+	refs, _, _ := unstructured.NestedSlice(composite.Object, "spec", "crossplane", "resourceRefs")
+	for _, r := range refs {
+		m, _ := r.(map[string]any)
+		if m["apiVersion"] == v1alpha1.SchemeGroupVersion.String() && m["kind"] == v1alpha1.ExpiryKind && m["name"] == mg.Name {
+			if ns, ok := m["namespace"].(string); !ok || ns == "" || ns == mg.Namespace {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func kinds() string {
+	var out []string
+	for gk := range expirable {
+		out = append(out, gk.String())
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
 }
 
 // Create is never called: Observe always reports the expiry exists.

@@ -9,8 +9,10 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,8 +27,18 @@ var now = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 func clock() time.Time { return now }
 
-func experiment() *expv1alpha1.Experiment {
-	return &expv1alpha1.Experiment{ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: "exp", UID: "exp-uid"}}
+// experiment is the Experiment exp as Crossplane keeps it: composing the
+// Expiry exp-expiry. Unstructured, since its Go type has no field for
+// Crossplane's spec.crossplane.
+func experiment() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": expv1alpha1.SchemeGroupVersion.String(), "kind": expv1alpha1.ExperimentKind,
+		"metadata": map[string]any{"namespace": "lab", "name": "exp", "uid": "exp-uid"},
+		"spec": map[string]any{"crossplane": map[string]any{"resourceRefs": []any{
+			map[string]any{"apiVersion": v1alpha1.SchemeGroupVersion.String(), "kind": v1alpha1.ExpiryKind, "name": "exp-expiry"},
+		}}},
+	}}
+	return u
 }
 
 // expiry of the Experiment exp, composed by the object with ownerUID, due
@@ -47,7 +59,9 @@ func expiry(ownerUID string, in time.Duration) *v1alpha1.Expiry {
 func newKube(t *testing.T, objs ...client.Object) client.Client {
 	t.Helper()
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apis.AddToScheme} {
+	// The composite kinds stay unknown to the scheme, so that the fake
+	// keeps them whole as unstructured objects, spec.crossplane included.
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apis.Managed.AddToScheme} {
 		if err := add(s); err != nil {
 			t.Fatal(err)
 		}
@@ -57,9 +71,14 @@ func newKube(t *testing.T, objs ...client.Object) client.Client {
 
 func TestObserve(t *testing.T) {
 	newer := experiment()
-	newer.UID = "newer-uid"
+	newer.SetUID("newer-uid")
 	notController := expiry("exp-uid", -time.Hour)
 	notController.OwnerReferences[0].Name = "another"
+	notComposing := experiment()
+	_ = unstructured.SetNestedSlice(notComposing.Object, nil, "spec", "crossplane", "resourceRefs")
+	configMapTarget := expiry("exp-uid", -time.Hour)
+	configMapTarget.Spec.ForProvider.Target = v1alpha1.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Name: "exp"}
+	configMapTarget.OwnerReferences[0] = metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "exp", UID: "exp-uid", Controller: new(true)}
 
 	cases := map[string]struct {
 		objects []client.Object
@@ -87,6 +106,14 @@ func TestObserve(t *testing.T) {
 		"a target that is not its controller is refused": {
 			objects: []client.Object{experiment()}, mg: notController,
 			err: "deletes only the composite resource that composed it",
+		},
+		"an Experiment that does not compose it is refused": {
+			objects: []client.Object{notComposing}, mg: expiry("exp-uid", -time.Hour),
+			err: "does not compose this Expiry",
+		},
+		"a ConfigMap, even one that claims to own it, is refused": {
+			objects: []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: "exp", UID: "exp-uid"}}}, mg: configMapTarget,
+			err: "deletes only fleetplane's composite resources that compose it (Experiment.experiments.fleetplane.io); ConfigMap is not one",
 		},
 	}
 	for name, tc := range cases {
@@ -122,7 +149,7 @@ func TestUpdateDeletesTheTarget(t *testing.T) {
 	if _, err := e.Update(context.Background(), mg); err != nil {
 		t.Fatal(err)
 	}
-	err := kube.Get(context.Background(), client.ObjectKey{Namespace: "lab", Name: "exp"}, &expv1alpha1.Experiment{})
+	err := kube.Get(context.Background(), client.ObjectKey{Namespace: "lab", Name: "exp"}, experiment())
 	if !kerrors.IsNotFound(err) {
 		t.Errorf("the expired experiment still exists: %v", err)
 	}
