@@ -5,9 +5,115 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ProviderConfigSpec says how provider-fleetplane authenticates to Kusto.
+// ProviderConfigSpec is what a namespace may configure for itself: how
+// provider-fleetplane authenticates to Kusto with the namespace's own
+// credentials. It grants nothing beyond them.
 type ProviderConfigSpec struct {
+	// Credentials for Kusto: a Secret of this namespace, or None for local
+	// plain-http endpoints.
+	// +kubebuilder:validation:XValidation:rule="self.source != 'InjectedIdentity'",message="a namespaced ProviderConfig cannot use the provider's own identity (InjectedIdentity); that takes a ClusterProviderConfig the cluster admin writes. Use a service principal in a Secret of this namespace"
 	Credentials Credentials `json:"credentials"`
+}
+
+// ClusterProviderConfigSpec is what the cluster admin grants the
+// namespaces it selects: the provider's identity and the identities it may
+// assume, and where and how their ClusterRegistrations and WorkflowRuns
+// may act. A namespaced managed resource gets no more power than this.
+type ClusterProviderConfigSpec struct {
+	// Credentials for Kusto.
+	Credentials Credentials `json:"credentials"`
+
+	// NamespaceSelector chooses the namespaces whose managed resources may
+	// use this ClusterProviderConfig; {} selects every namespace. It is
+	// required: sharing the provider's powers is a decision.
+	NamespaceSelector metav1.LabelSelector `json:"namespaceSelector"`
+
+	// Azure says which Azure identities managed resources may assume.
+	// +optional
+	Azure *AzurePolicy `json:"azure,omitempty"`
+
+	// ArgoCD says where and how ClusterRegistrations register clusters.
+	// Without it, ClusterRegistrations cannot use this config.
+	// +optional
+	ArgoCD *ArgoCDPolicy `json:"argocd,omitempty"`
+
+	// Workflows says where and what WorkflowRuns may submit. Without it,
+	// WorkflowRuns cannot use this config.
+	// +optional
+	Workflows *WorkflowsPolicy `json:"workflows,omitempty"`
+}
+
+// AzurePolicy bounds the Azure identities managed resources may assume.
+type AzurePolicy struct {
+	// AllowedManagedIdentityClientIDs are the user-assigned identities of
+	// the provider's pod a managed resource may name (a heartbeat target's
+	// managedIdentityClientId), with credentials source InjectedIdentity.
+	// Empty: none may be named, and the pod's default identity is used.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+	AllowedManagedIdentityClientIDs []string `json:"allowedManagedIdentityClientIds,omitempty"`
+}
+
+// ArgoCDPolicy is where and how ClusterRegistrations register clusters
+// with Argo CD. Argo CD runs a cluster's exec plugin in its own pods and
+// trusts what its cluster Secrets say, so a registration gets only what is
+// allowed here.
+type ArgoCDPolicy struct {
+	// Namespace Argo CD reads cluster Secrets from.
+	// +optional
+	// +kubebuilder:default=argocd
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+
+	// Project every registered cluster is restricted to.
+	// +optional
+	// +kubebuilder:default=default
+	// +kubebuilder:validation:MaxLength=253
+	Project string `json:"project,omitempty"`
+
+	// AllowedExecCommands are the exec credential plugins a registration
+	// may have Argo CD run, by exact command, such as argocd-k8s-auth (Argo
+	// CD's own helper for GKE, EKS and AKS). Empty: none.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=256
+	AllowedExecCommands []string `json:"allowedExecCommands,omitempty"`
+
+	// AllowInsecureSkipTLSVerify accepts kubeconfigs that turn off TLS
+	// verification. Default false.
+	// +optional
+	AllowInsecureSkipTLSVerify bool `json:"allowInsecureSkipTLSVerify,omitempty"`
+
+	// AllowProxyURL accepts kubeconfigs that name a proxy. Default false.
+	// +optional
+	AllowProxyURL bool `json:"allowProxyURL,omitempty"`
+}
+
+// WorkflowsPolicy is where and what WorkflowRuns may submit.
+type WorkflowsPolicy struct {
+	// Namespace Workflows are submitted to.
+	// +optional
+	// +kubebuilder:default=argo
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+
+	// AllowedTemplates are the WorkflowTemplates of that namespace a run
+	// may submit, by name; "*" allows every one. Empty: none.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=253
+	AllowedTemplates []string `json:"allowedTemplates,omitempty"`
+
+	// AllowInline lets a run whose template is missing submit fleetplane's
+	// inline workflow, a single suspend step that waits for `argo resume`.
+	// Default true.
+	// +optional
+	// +kubebuilder:default=true
+	AllowInline *bool `json:"allowInline,omitempty"`
 }
 
 // Credentials of a ProviderConfig.
@@ -33,7 +139,7 @@ type ProviderConfigStatus struct {
 }
 
 // A ProviderConfig configures provider-fleetplane for the managed
-// resources of its namespace.
+// resources of its namespace, with that namespace's own credentials.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -57,8 +163,9 @@ type ProviderConfigList struct {
 	Items           []ProviderConfig `json:"items"`
 }
 
-// A ClusterProviderConfig configures provider-fleetplane for managed
-// resources in every namespace.
+// A ClusterProviderConfig configures provider-fleetplane for the managed
+// resources of the namespaces it selects, with the powers the cluster
+// admin grants them.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -69,7 +176,7 @@ type ClusterProviderConfig struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   ProviderConfigSpec   `json:"spec"`
+	Spec   ClusterProviderConfigSpec `json:"spec"`
 	Status ProviderConfigStatus `json:"status,omitempty"`
 }
 

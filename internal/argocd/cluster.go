@@ -12,8 +12,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -237,4 +239,57 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Policy is what a registration may put into Argo CD's cluster config, as
+// the cluster admin allows it.
+type Policy struct {
+	// ExecCommands Argo CD may run as exec credential plugins.
+	ExecCommands []string
+	// AllowInsecure accepts turning TLS verification off.
+	AllowInsecure bool
+	// AllowProxy accepts a proxy URL.
+	AllowProxy bool
+}
+
+// inClusterHosts are the names of the cluster Argo CD runs on, which
+// Argo CD registers itself as in-cluster.
+var inClusterHosts = []string{"kubernetes.default.svc", "kubernetes.default", "kubernetes", "kubernetes.default.svc.cluster.local"}
+
+// Check refuses what the policy does not allow: an exec plugin not on its
+// list (Argo CD runs it in its own pods, with their identity), turning
+// TLS verification off, a proxy, and the cluster Argo CD runs on.
+func (c *Cluster) Check(p Policy) error {
+	if e := c.Config.ExecProviderConfig; e != nil && !slices.Contains(p.ExecCommands, e.Command) {
+		allowed := "none are allowed"
+		if len(p.ExecCommands) > 0 {
+			allowed = "allowed: " + strings.Join(p.ExecCommands, ", ")
+		}
+		return fmt.Errorf("the exec credential plugin %q is not one Argo CD may run (%s)", bound(e.Command), allowed)
+	}
+	if e := c.Config.ExecProviderConfig; e != nil {
+		for _, k := range slices.Sorted(maps.Keys(e.Env)) {
+			if u := strings.ToUpper(k); u == "PATH" || strings.HasPrefix(u, "LD_") || strings.HasPrefix(u, "DYLD_") {
+				return fmt.Errorf("the exec credential plugin's environment sets %s, which would change what Argo CD runs", bound(k))
+			}
+		}
+	}
+	if c.Config.TLSClientConfig.Insecure && !p.AllowInsecure {
+		return errors.New("the kubeconfig turns TLS verification off (insecure-skip-tls-verify), which is not allowed")
+	}
+	if c.Config.ProxyURL != "" && !p.AllowProxy {
+		return errors.New("the kubeconfig names a proxy (proxy-url), which is not allowed")
+	}
+	if u, err := url.Parse(c.Server); err == nil && slices.Contains(inClusterHosts, strings.ToLower(u.Hostname())) {
+		return fmt.Errorf("server %s is the cluster Argo CD runs on, which Argo CD registers itself as in-cluster", c.Server)
+	}
+	return nil
+}
+
+// UseExec makes Argo CD authenticate with an exec credential plugin instead
+// of the kubeconfig's user, keeping the server and its CA.
+func (c *Cluster) UseExec(command string, args []string, apiVersion string) {
+	c.Config.BearerToken, c.Config.Username, c.Config.Password = "", "", ""
+	c.Config.TLSClientConfig.CertData, c.Config.TLSClientConfig.KeyData = nil, nil
+	c.Config.ExecProviderConfig = &ExecProviderConfig{Command: command, Args: slices.Clone(args), APIVersion: apiVersion}
 }

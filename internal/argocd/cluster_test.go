@@ -236,3 +236,56 @@ func TestServerURLErrorsRedactSecrets(t *testing.T) {
 		}
 	}
 }
+
+func TestPolicy(t *testing.T) {
+	allow := Policy{ExecCommands: []string{"argocd-k8s-auth"}}
+	withUser := func(user string) *Cluster {
+		c, err := FromKubeconfig(kubeconfig(user))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	cases := map[string]struct {
+		c      *Cluster
+		policy Policy
+		want   string
+	}{
+		"a token":                     {c: withUser("    token: t\n"), policy: Policy{}},
+		"an allowed plugin":           {c: withUser("    exec: {command: argocd-k8s-auth, args: [gcp], apiVersion: client.authentication.k8s.io/v1beta1}\n"), policy: allow},
+		"a plugin not on the list":    {c: withUser("    exec: {command: /bin/sh, args: [-c, 'curl evil'], apiVersion: client.authentication.k8s.io/v1beta1}\n"), policy: allow, want: `plugin "/bin/sh" is not one Argo CD may run (allowed: argocd-k8s-auth)`},
+		"no plugin allowed at all":    {c: withUser("    exec: {command: argocd-k8s-auth, apiVersion: client.authentication.k8s.io/v1beta1}\n"), policy: Policy{}, want: "none are allowed"},
+		"an allowed plugin, hijacked": {c: withUser("    exec: {command: argocd-k8s-auth, apiVersion: client.authentication.k8s.io/v1beta1, env: [{name: LD_PRELOAD, value: /tmp/x.so}]}\n"), policy: allow, want: "sets LD_PRELOAD"},
+		"insecure":                    {c: insecure(withUser("    token: t\n")), policy: Policy{}, want: "turns TLS verification off"},
+		"insecure, allowed":           {c: insecure(withUser("    token: t\n")), policy: Policy{AllowInsecure: true}},
+		"a proxy":                     {c: proxied(withUser("    token: t\n")), policy: Policy{}, want: "names a proxy"},
+		"the cluster Argo CD runs on": {c: &Cluster{Server: "https://kubernetes.default.svc", Config: ClusterConfig{BearerToken: "t"}}, policy: Policy{}, want: "in-cluster"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := tc.c.Check(tc.policy)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func insecure(c *Cluster) *Cluster { c.Config.TLSClientConfig.Insecure = true; return c }
+func proxied(c *Cluster) *Cluster  { c.Config.ProxyURL = "http://proxy:3128"; return c }
+
+func TestUseExecReplacesTheUser(t *testing.T) {
+	c, err := FromKubeconfig(kubeconfig("    client-certificate-data: Q0VSVA==\n    client-key-data: S0VZ\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.UseExec("argocd-k8s-auth", []string{"gcp"}, "client.authentication.k8s.io/v1beta1")
+	b, _ := c.ConfigJSON()
+	want := `{"tlsClientConfig":{"insecure":false,"caData":"` + b64(ca) + `"},"execProviderConfig":{"command":"argocd-k8s-auth","args":["gcp"],"apiVersion":"client.authentication.k8s.io/v1beta1"}}`
+	if string(b) != want {
+		t.Errorf("config = %s\nwant     %s", b, want)
+	}
+}

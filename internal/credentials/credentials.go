@@ -14,16 +14,18 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
 
 // Source is a resolved credential source.
 type Source struct {
 	kind xpv2.CredentialsSource
 	sp   *servicePrincipal
+	// grant says which user-assigned identities may be assumed.
+	grant *tenancy.Grant
 	// injected caches DefaultAzureCredential per managed identity client
 	// ID, so tokens are reused across reconciles.
 	injected *injectedCache
@@ -35,53 +37,30 @@ type servicePrincipal struct {
 	ClientSecret string `json:"clientSecret"`
 }
 
-// ErrNoProviderConfig is returned when a managed resource names none.
-var ErrNoProviderConfig = errors.New("the managed resource names no ProviderConfig")
-
-// Resolver resolves ProviderConfigs. It is safe for concurrent use.
+// Resolver reads the credentials grants name. It is safe for concurrent
+// use.
 type Resolver struct {
 	Kube     client.Client
 	injected *injectedCache
 	once     sync.Once
 }
 
-// Resolve reads the ProviderConfig or ClusterProviderConfig mg references.
-func (r *Resolver) Resolve(ctx context.Context, mg resource.ModernManaged) (*Source, error) {
+// Resolve reads the credentials the grant g of mg's ProviderConfig names.
+func (r *Resolver) Resolve(ctx context.Context, mg resource.ModernManaged, g *tenancy.Grant) (*Source, error) {
 	r.once.Do(func() { r.injected = &injectedCache{creds: map[string]azcore.TokenCredential{}} })
-	ref := mg.GetProviderConfigReference()
-	if ref == nil {
-		return nil, ErrNoProviderConfig
-	}
-	var spec v1alpha1.ProviderConfigSpec
-	switch ref.Kind {
-	case v1alpha1.ProviderConfigKind:
-		pc := &v1alpha1.ProviderConfig{}
-		if err := r.Kube.Get(ctx, types.NamespacedName{Namespace: mg.GetNamespace(), Name: ref.Name}, pc); err != nil {
-			return nil, fmt.Errorf("cannot get ProviderConfig %s/%s: %w", mg.GetNamespace(), ref.Name, err)
-		}
-		spec = pc.Spec
-	case v1alpha1.ClusterProviderConfigKind:
-		pc := &v1alpha1.ClusterProviderConfig{}
-		if err := r.Kube.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
-			return nil, fmt.Errorf("cannot get ClusterProviderConfig %s: %w", ref.Name, err)
-		}
-		spec = pc.Spec
-	default:
-		return nil, fmt.Errorf("providerConfigRef.kind %q is neither ProviderConfig nor ClusterProviderConfig", ref.Kind)
-	}
-
-	s := &Source{kind: spec.Credentials.Source, injected: r.injected}
-	switch spec.Credentials.Source {
+	creds := g.Credentials
+	s := &Source{kind: creds.Source, grant: g, injected: r.injected}
+	switch creds.Source {
 	case xpv2.CredentialsSourceNone, xpv2.CredentialsSourceInjectedIdentity:
 	case xpv2.CredentialsSourceSecret:
-		sel := spec.Credentials.SecretRef
+		sel := creds.SecretRef
 		if sel == nil {
 			return nil, errors.New("credentials source Secret needs credentials.secretRef")
 		}
 		// A namespaced ProviderConfig may only read Secrets of its own
 		// namespace.
-		if ref.Kind == v1alpha1.ProviderConfigKind && sel.Namespace != "" && sel.Namespace != mg.GetNamespace() {
-			return nil, fmt.Errorf("ProviderConfig %s/%s may not read a Secret in namespace %s", mg.GetNamespace(), ref.Name, sel.Namespace)
+		if g.Kind == v1alpha1.ProviderConfigKind && sel.Namespace != "" && sel.Namespace != mg.GetNamespace() {
+			return nil, fmt.Errorf("ProviderConfig %s may not read a Secret in namespace %s", g.Name, sel.Namespace)
 		}
 		if sel.Namespace == "" {
 			sel = sel.DeepCopy()
@@ -97,7 +76,7 @@ func (r *Resolver) Resolve(ctx context.Context, mg resource.ModernManaged) (*Sou
 		}
 		s.sp = sp
 	default:
-		return nil, fmt.Errorf("credentials source %q is not supported; use InjectedIdentity, Secret or None", spec.Credentials.Source)
+		return nil, fmt.Errorf("credentials source %q is not supported; use InjectedIdentity, Secret or None", creds.Source)
 	}
 	return s, nil
 }
@@ -106,9 +85,12 @@ func (r *Resolver) Resolve(ctx context.Context, mg resource.ModernManaged) (*Sou
 func (s *Source) Anonymous() bool { return s.kind == xpv2.CredentialsSourceNone }
 
 // Credential returns the token credential to use, nil for None. A managed
-// identity client ID picks a user-assigned identity of the provider's pod;
-// it applies to InjectedIdentity and is ignored for a service principal.
+// identity client ID picks a user-assigned identity of the provider's pod,
+// and only one the ClusterProviderConfig allows.
 func (s *Source) Credential(managedIdentityClientID string) (azcore.TokenCredential, error) {
+	if err := s.grant.ManagedIdentity(managedIdentityClientID); err != nil {
+		return nil, err
+	}
 	switch s.kind {
 	case xpv2.CredentialsSourceNone:
 		return nil, nil //nolint:nilnil // None means no credential: the client sends no token

@@ -14,6 +14,7 @@ import (
 
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
 
 func mr(kind, name string) *kustov1alpha1.Table {
@@ -49,18 +50,32 @@ func TestResolve(t *testing.T) {
 		secretPC("team-a", "sp", "team-a", "good"),
 		secretPC("team-a", "bad", "team-a", "bad"),
 		secretPC("team-a", "elsewhere", "team-b", "good"),
-		&v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone}}},
-		&v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "azure"}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceInjectedIdentity}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}},
+		&v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Spec: v1alpha1.ClusterProviderConfigSpec{Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone}}},
+		&v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "azure"}, Spec: v1alpha1.ClusterProviderConfigSpec{
+			Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceInjectedIdentity},
+			Azure:       &v1alpha1.AzurePolicy{AllowedManagedIdentityClientIDs: []string{"11111111-1111-1111-1111-111111111111"}},
+		}},
 	).Build()
 	r := &Resolver{Kube: kube}
 	ctx := context.Background()
+	resolve := func(mg *kustov1alpha1.Table) (*Source, error) {
+		g, err := tenancy.Resolve(ctx, kube, mg)
+		if err != nil {
+			return nil, err
+		}
+		return r.Resolve(ctx, mg, g)
+	}
 
-	s, err := r.Resolve(ctx, mr("ProviderConfig", "sp"))
+	s, err := resolve(mr("ProviderConfig", "sp"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, err := s.Credential("ignored-for-service-principals"); err != nil || c == nil {
+	if c, err := s.Credential(""); err != nil || c == nil {
 		t.Errorf("service principal credential = %v, %v", c, err)
+	}
+	if _, err := s.Credential("11111111-1111-1111-1111-111111111111"); err == nil {
+		t.Error("a namespace's service principal cannot ask for one of the provider's identities")
 	}
 
 	for name, tc := range map[string]struct {
@@ -72,7 +87,7 @@ func TestResolve(t *testing.T) {
 		"unknown kind":                {"Other", "x", "neither ProviderConfig nor ClusterProviderConfig"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := r.Resolve(ctx, mr(tc.kind, tc.name))
+			_, err := resolve(mr(tc.kind, tc.name))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}
@@ -82,14 +97,14 @@ func TestResolve(t *testing.T) {
 		})
 	}
 
-	s, err = r.Resolve(ctx, mr("ClusterProviderConfig", "local"))
+	s, err = resolve(mr("ClusterProviderConfig", "local"))
 	if err != nil || !s.Anonymous() {
 		t.Fatalf("None: %v", err)
 	}
 	if c, err := s.Credential(""); err != nil || c != nil {
 		t.Errorf("None must give no credential: %v, %v", c, err)
 	}
-	s, err = r.Resolve(ctx, mr("ClusterProviderConfig", "azure"))
+	s, err = resolve(mr("ClusterProviderConfig", "azure"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,5 +112,8 @@ func TestResolve(t *testing.T) {
 	b, _ := s.Credential("11111111-1111-1111-1111-111111111111")
 	if a == nil || a != b {
 		t.Error("injected credentials are built once per identity and reused")
+	}
+	if _, err := s.Credential("33333333-3333-3333-3333-333333333333"); err == nil || !strings.Contains(err.Error(), "is not among the identities") {
+		t.Errorf("an identity the admin did not list: %v", err)
 	}
 }

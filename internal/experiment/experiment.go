@@ -210,7 +210,7 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 			// Argo CD cannot be told where the cluster is yet.
 			p.set.Keep(registrationName(t.Name))
 		} else {
-			reg, err := p.r.registration(t, server)
+			reg, err := p.r.registration(t)
 			if err != nil {
 				return err
 			}

@@ -195,7 +195,7 @@ func TestWalksItsTargetsInOrder(t *testing.T) {
 	t.Run("node pool ready: the registration", func(t *testing.T) {
 		r := run(t, call(observed))
 		r.WantNames("cluster-app", "nodepool-app", "registration-app", "expiry", "usage-cluster-app-by-nodepool-app")
-		r.Want("registration-app", "spec.forProvider.server", "https://34.1.2.3")
+		r.Want("registration-app", "spec.forProvider.kubeconfigSecretRef.name", extName(r, "cluster-app")+"-kubeconfig")
 		r.Want("registration-app", "spec.forProvider.kubeconfigSecretRef.key", "kubeconfig")
 		wantPhase(r, v1alpha1.PhaseProvisioning)
 		wantTarget(r, 0, targetRegistering, "registering")

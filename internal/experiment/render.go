@@ -135,15 +135,15 @@ func (r renderer) fleetplaneSpec() xpv2.ManagedResourceSpec {
 	return xpv2.ManagedResourceSpec{ProviderConfigReference: &pc}
 }
 
-func (r renderer) registration(t v1alpha1.Target, server string) (*composed.Unstructured, error) {
+// registration registers a target's cluster with Argo CD. Where, and in
+// which project, is the ClusterProviderConfig's to say; the server is the
+// one in the cluster's kubeconfig.
+func (r renderer) registration(t v1alpha1.Target) (*composed.Unstructured, error) {
 	return compose.Typed(&argocdv1alpha1.ClusterRegistration{Spec: argocdv1alpha1.ClusterRegistrationSpec{
 		ManagedResourceSpec: r.fleetplaneSpec(),
 		ForProvider: argocdv1alpha1.ClusterRegistrationParameters{
 			ClusterName:         r.gkeName(t.Name),
-			Server:              server,
 			KubeconfigSecretRef: argocdv1alpha1.SecretKeyRef{Name: r.kubeconfigSecret(t.Name), Key: "kubeconfig"},
-			ArgoCDNamespace:     r.cfg.ArgoCDNamespace,
-			Project:             r.cfg.ArgoCDProject,
 			Labels:              r.labels(t.Name),
 		},
 	}})
@@ -265,7 +265,6 @@ func (r renderer) workflowRun(params []workflowsv1alpha1.Parameter) (*composed.U
 	return compose.Typed(&workflowsv1alpha1.WorkflowRun{Spec: workflowsv1alpha1.WorkflowRunSpec{
 		ManagedResourceSpec: r.fleetplaneSpec(),
 		ForProvider: workflowsv1alpha1.WorkflowRunParameters{
-			Namespace:           r.cfg.WorkflowNamespace,
 			WorkflowTemplateRef: r.xr.Spec.Workflow.Template,
 			RunName:             r.runName(),
 			Parameters:          params,

@@ -245,7 +245,7 @@ func (e *Env) install(ctx context.Context, b built) error {
 // ProviderConfig for local Kusto servers and a Composition with a short
 // interval.
 func (e *Env) configure(ctx context.Context, o Options) error {
-	pc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone}}}
+	pc := DefaultProviderConfig()
 	if err := e.Kube.Create(ctx, pc); err != nil && !kerrors.IsAlreadyExists(err) {
 		return err
 	}
@@ -265,6 +265,20 @@ func (e *Env) configure(ctx context.Context, o Options) error {
 		return err
 	}
 	return e.Kube.Create(ctx, comp)
+}
+
+// DefaultProviderConfig is the ClusterProviderConfig a platform team
+// writes for local use: no Kusto credentials (local plain-http servers),
+// shared with every namespace, Argo CD registrations restricted to the
+// default project with Argo CD's own exec helper, and every
+// WorkflowTemplate of the argo namespace.
+func DefaultProviderConfig() *v1alpha1.ClusterProviderConfig {
+	return &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ClusterProviderConfigSpec{
+		Credentials:       v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone},
+		NamespaceSelector: metav1.LabelSelector{},
+		ArgoCD:            &v1alpha1.ArgoCDPolicy{Namespace: ArgoCDNamespace, Project: "default", AllowedExecCommands: []string{"argocd-k8s-auth"}},
+		Workflows:         &v1alpha1.WorkflowsPolicy{Namespace: WorkflowsNamespace, AllowedTemplates: []string{"*"}},
+	}}
 }
 
 // KustoServer starts a Kusto server with the given databases; it stops

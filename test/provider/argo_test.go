@@ -19,6 +19,7 @@ import (
 	argocdv1alpha1 "github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
 	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
 	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
+	"github.com/fleetplane/fleetplane/apis/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/workflow"
 	"github.com/fleetplane/fleetplane/test/support"
 )
@@ -40,14 +41,29 @@ users:
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{"kubeconfig": []byte(kc)}}
 }
 
-func registration(ns, name, cluster, argoNS string) *argocdv1alpha1.ClusterRegistration {
+// grantArgo is the ClusterProviderConfig the cluster admin writes for a
+// test: its namespace may register clusters into argoNS, in project
+// experiments, and run any template of workflowsNS. Its name is returned.
+func grantArgo(t *testing.T, tenantNS, argoNS, workflowsNS string) string {
+	t.Helper()
+	name := "argo-" + tenantNS
+	create(t, &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.ClusterProviderConfigSpec{
+		Credentials:       v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone},
+		NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: tenantNS}},
+		ArgoCD:            &v1alpha1.ArgoCDPolicy{Namespace: argoNS, Project: "experiments", AllowedExecCommands: []string{"argocd-k8s-auth"}},
+		Workflows:         &v1alpha1.WorkflowsPolicy{Namespace: workflowsNS, AllowedTemplates: []string{"*"}},
+	}})
+	return name
+}
+
+func registration(ns, name, cluster, providerConfig string) *argocdv1alpha1.ClusterRegistration {
 	return &argocdv1alpha1.ClusterRegistration{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: argocdv1alpha1.ClusterRegistrationSpec{
-			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: local},
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: &xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: providerConfig}},
 			ForProvider: argocdv1alpha1.ClusterRegistrationParameters{
 				ClusterName: cluster, KubeconfigSecretRef: argocdv1alpha1.SecretKeyRef{Name: cluster + "-kubeconfig", Key: "kubeconfig"},
-				ArgoCDNamespace: argoNS, Project: "experiments", Labels: map[string]string{"experiments.fleetplane.io/experiment": "gw"},
+				Labels: map[string]string{"experiments.fleetplane.io/experiment": "gw"},
 			},
 		},
 	}
@@ -81,7 +97,8 @@ func secretData(t *testing.T, ns, name string) (map[string][]byte, bool) {
 func TestClusterRegistration(t *testing.T) {
 	ns := namespace(t)
 	argoNS := support.NamespaceNamed(t, kube, "argocd-"+t.Name())
-	create(t, kubeconfigSecret(ns, "gke-app-kubeconfig", "token-one"), registration(ns, "app", "gke-app", argoNS))
+	pc := grantArgo(t, ns, argoNS, argoNS)
+	create(t, kubeconfigSecret(ns, "gke-app-kubeconfig", "token-one"), registration(ns, "app", "gke-app", pc))
 
 	var cfg map[string]any
 	eventually(t, 30*time.Second, "the Argo CD cluster Secret", func() (bool, string) {
@@ -142,14 +159,15 @@ func TestClusterRegistration(t *testing.T) {
 func TestClusterRegistrationRefuses(t *testing.T) {
 	ns := namespace(t)
 	argoNS := support.NamespaceNamed(t, kube, "argocd-"+t.Name())
+	pc := grantArgo(t, ns, argoNS, argoNS)
 	foreign := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: argoNS, Name: "cluster-taken", Labels: map[string]string{"argocd.argoproj.io/secret-type": "cluster"}},
 		Data:       map[string][]byte{"name": []byte("taken"), "server": []byte("https://prod")},
 	}
 	bad := kubeconfigSecret(ns, "broken-kubeconfig", "SECRET-TOKEN")
 	bad.Data["kubeconfig"] = []byte(strings.Replace(string(bad.Data["kubeconfig"]), "https://10.1.2.3", "http://10.1.2.3", 1))
-	create(t, foreign, kubeconfigSecret(ns, "taken-kubeconfig", "t"), registration(ns, "taken", "taken", argoNS),
-		bad, registration(ns, "broken", "broken", argoNS))
+	create(t, foreign, kubeconfigSecret(ns, "taken-kubeconfig", "t"), registration(ns, "taken", "taken", pc),
+		bad, registration(ns, "broken", "broken", pc))
 
 	synced := func(name, want string) {
 		eventually(t, 30*time.Second, name+" refused", func() (bool, string) {
@@ -195,13 +213,13 @@ func workflowTemplate(ns, name string) *unstructured.Unstructured {
 	return u
 }
 
-func workflowRun(ns, name, argoNS, run, template string, onMissing workflowsv1alpha1.MissingTemplate) *workflowsv1alpha1.WorkflowRun {
+func workflowRun(ns, name, providerConfig, run, template string, onMissing workflowsv1alpha1.MissingTemplate) *workflowsv1alpha1.WorkflowRun {
 	return &workflowsv1alpha1.WorkflowRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: workflowsv1alpha1.WorkflowRunSpec{
-			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: local},
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: &xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: providerConfig}},
 			ForProvider: workflowsv1alpha1.WorkflowRunParameters{
-				Namespace: argoNS, WorkflowTemplateRef: template, RunName: run, OnMissingTemplate: onMissing,
+				WorkflowTemplateRef: template, RunName: run, OnMissingTemplate: onMissing,
 				// Deliberately not sorted: the order given is the order run.
 				Parameters: []workflowsv1alpha1.Parameter{{Name: "experiment-name", Value: "gw"}, {Name: "app-endpoint", Value: "https://10.1.2.3"}, {Name: "load", Value: "high"}},
 				Labels:     map[string]string{"experiments.fleetplane.io/experiment": "gw"},
@@ -255,7 +273,8 @@ func waitRun(t *testing.T, ns, name, what string, cond func(*workflowsv1alpha1.W
 func TestWorkflowRun(t *testing.T) {
 	ns := namespace(t)
 	argoNS := support.NamespaceNamed(t, kube, "argo-"+t.Name())
-	create(t, workflowTemplate(argoNS, "gateway-validation"), workflowRun(ns, "validation", argoNS, "gw-validation-g1", "gateway-validation", workflowsv1alpha1.MissingTemplateFail))
+	pc := grantArgo(t, ns, argoNS, argoNS)
+	create(t, workflowTemplate(argoNS, "gateway-validation"), workflowRun(ns, "validation", pc, "gw-validation-g1", "gateway-validation", workflowsv1alpha1.MissingTemplateFail))
 
 	var wf *unstructured.Unstructured
 	eventually(t, 30*time.Second, "the Workflow submitted", func() (bool, string) {
@@ -311,7 +330,7 @@ func TestWorkflowRun(t *testing.T) {
 
 	// A Workflow of the same name somebody else made is not adopted.
 	foreign := workflow.Submission{Name: "gw-foreign", Namespace: argoNS, Template: "gateway-validation", OwnerUID: "someone-else"}.Workflow()
-	create(t, foreign, workflowRun(ns, "foreign", argoNS, "gw-foreign", "gateway-validation", workflowsv1alpha1.MissingTemplateFail))
+	create(t, foreign, workflowRun(ns, "foreign", pc, "gw-foreign", "gateway-validation", workflowsv1alpha1.MissingTemplateFail))
 	waitRun(t, ns, "foreign", "the foreign Workflow refused", func(r *workflowsv1alpha1.WorkflowRun) bool {
 		c := condition(r.Status.Conditions, xpv2.TypeSynced)
 		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "was not submitted by this WorkflowRun")
@@ -339,9 +358,10 @@ func TestWorkflowRun(t *testing.T) {
 func TestWorkflowRunMissingTemplate(t *testing.T) {
 	ns := namespace(t)
 	argoNS := support.NamespaceNamed(t, kube, "argo-"+t.Name())
+	pc := grantArgo(t, ns, argoNS, argoNS)
 	create(t,
-		workflowRun(ns, "strict", argoNS, "strict-g1", "not-there-yet", workflowsv1alpha1.MissingTemplateFail),
-		workflowRun(ns, "manual", argoNS, "manual-g1", "never-there", workflowsv1alpha1.MissingTemplateSuspend))
+		workflowRun(ns, "strict", pc, "strict-g1", "not-there-yet", workflowsv1alpha1.MissingTemplateFail),
+		workflowRun(ns, "manual", pc, "manual-g1", "never-there", workflowsv1alpha1.MissingTemplateSuspend))
 
 	waitRun(t, ns, "strict", "Failed for want of its template", func(r *workflowsv1alpha1.WorkflowRun) bool {
 		return r.Status.AtProvider.Phase == "Failed" && strings.Contains(r.Status.AtProvider.Message, "WorkflowTemplate "+argoNS+"/not-there-yet does not exist")

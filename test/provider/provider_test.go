@@ -95,7 +95,9 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	pc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone}}}
+	pc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Spec: v1alpha1.ClusterProviderConfigSpec{
+		Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone}, NamespaceSelector: metav1.LabelSelector{},
+	}}
 	if err := kube.Create(ctx, pc); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -15,38 +15,56 @@ type SecretKeyRef struct {
 	Key string `json:"key,omitempty"`
 }
 
-// ClusterRegistrationParameters are the desired registration.
+// ClusterRegistrationParameters are the desired registration. Where the
+// cluster Secret goes (the Argo CD namespace), the project it is
+// restricted to, and which exec plugins, insecure or proxied clusters are
+// accepted come from the ClusterProviderConfig (spec.argocd), never from
+// here: a namespace may register its own clusters, and no more.
 type ClusterRegistrationParameters struct {
-	// ClusterName is the cluster's name in Argo CD.
+	// ClusterName is the cluster's name in Argo CD. in-cluster, Argo CD's
+	// name for the cluster it runs on, is refused.
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	// +kubebuilder:validation:MaxLength=200
+	// +kubebuilder:validation:XValidation:rule="self != 'in-cluster'",message="in-cluster is Argo CD's name for the cluster it runs on"
 	ClusterName string `json:"clusterName"`
 
-	// Server is the cluster's API server URL; defaults to the kubeconfig's.
-	// +optional
-	// +kubebuilder:validation:Pattern=`^https://[^\s]+$`
-	// +kubebuilder:validation:MaxLength=2048
-	Server string `json:"server,omitempty"`
-
 	// KubeconfigSecretRef holds the kubeconfig Argo CD connects with, in
-	// the managed resource's namespace.
+	// the managed resource's namespace. Its server is the one registered.
 	KubeconfigSecretRef SecretKeyRef `json:"kubeconfigSecretRef"`
 
-	// ArgoCDNamespace is where Argo CD reads cluster Secrets.
+	// ExecCredential, when set, is how Argo CD authenticates instead of the
+	// kubeconfig's user: an exec credential plugin, such as Argo CD's own
+	// argocd-k8s-auth with args [gcp] for GKE under workload identity. The
+	// server and CA still come from the kubeconfig. The command must be
+	// one the ClusterProviderConfig allows (spec.argocd.allowedExecCommands).
 	// +optional
-	// +kubebuilder:default=argocd
-	// +kubebuilder:validation:MaxLength=63
-	ArgoCDNamespace string `json:"argocdNamespace,omitempty"`
-
-	// Project restricts the cluster to one Argo CD project.
-	// +optional
-	// +kubebuilder:validation:MaxLength=253
-	Project string `json:"project,omitempty"`
+	ExecCredential *ExecCredential `json:"execCredential,omitempty"`
 
 	// Labels added to the cluster Secret, for ApplicationSet generators.
+	// Keys under argocd.argoproj.io/ and argocd.fleetplane.io/, and
+	// app.kubernetes.io/managed-by, are reserved.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('argocd.argoproj.io/') && !k.startsWith('argocd.fleetplane.io/') && k != 'app.kubernetes.io/managed-by')",message="labels under argocd.argoproj.io/ and argocd.fleetplane.io/, and app.kubernetes.io/managed-by, are reserved"
 	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// ExecCredential is an exec credential plugin Argo CD runs to get a token.
+type ExecCredential struct {
+	// Command, as the ClusterProviderConfig allows it.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Command string `json:"command"`
+	// Args of the command.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=256
+	Args []string `json:"args,omitempty"`
+	// APIVersion of the ExecCredential the plugin prints.
+	// +optional
+	// +kubebuilder:default="client.authentication.k8s.io/v1beta1"
+	// +kubebuilder:validation:Enum="client.authentication.k8s.io/v1beta1";"client.authentication.k8s.io/v1"
+	APIVersion string `json:"apiVersion,omitempty"`
 }
 
 // ClusterRegistrationObservation is the registration as found.
@@ -57,6 +75,12 @@ type ClusterRegistrationObservation struct {
 	// Server registered.
 	// +optional
 	Server string `json:"server,omitempty"`
+	// Namespace of the cluster Secret, and the Project the cluster is
+	// restricted to, as the ClusterProviderConfig says.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// +optional
+	Project string `json:"project,omitempty"`
 	// Auth is how Argo CD authenticates: bearerToken, tlsClientConfig or
 	// execProvider. Credentials themselves are never shown.
 	// +optional

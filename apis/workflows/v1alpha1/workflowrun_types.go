@@ -26,15 +26,12 @@ const (
 	MissingTemplateSuspend MissingTemplate = "Suspend"
 )
 
-// WorkflowRunParameters are the desired run.
+// WorkflowRunParameters are the desired run. The namespace it runs in and
+// the templates it may run come from the ClusterProviderConfig
+// (spec.workflows), never from here.
 type WorkflowRunParameters struct {
-	// Namespace of the Workflow and its template.
-	// +optional
-	// +kubebuilder:default=argo
-	// +kubebuilder:validation:MaxLength=63
-	Namespace string `json:"namespace,omitempty"`
-
-	// WorkflowTemplateRef names the WorkflowTemplate to run.
+	// WorkflowTemplateRef names the WorkflowTemplate to run, one the
+	// ClusterProviderConfig allows.
 	// +kubebuilder:validation:MaxLength=63
 	WorkflowTemplateRef string `json:"workflowTemplateRef"`
 
@@ -58,9 +55,11 @@ type WorkflowRunParameters struct {
 	// +kubebuilder:default=Fail
 	OnMissingTemplate MissingTemplate `json:"onMissingTemplate,omitempty"`
 
-	// Labels added to the Workflow.
+	// Labels added to the Workflow. Keys under workflows.argoproj.io/ and
+	// workflows.fleetplane.io/ are reserved.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('workflows.argoproj.io/') && !k.startsWith('workflows.fleetplane.io/'))",message="labels under workflows.argoproj.io/ and workflows.fleetplane.io/ are reserved"
 	Labels map[string]string `json:"labels,omitempty"`
 }
 
@@ -68,6 +67,9 @@ type WorkflowRunParameters struct {
 type WorkflowRunObservation struct {
 	// +optional
 	WorkflowName string `json:"workflowName,omitempty"`
+	// Namespace the Workflow runs in, as the ClusterProviderConfig says.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
 	// Phase: Pending, Running, Succeeded, Failed or Error.
 	// +optional
 	Phase string `json:"phase,omitempty"`

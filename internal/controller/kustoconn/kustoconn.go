@@ -5,19 +5,18 @@ package kustoconn
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fleetplane/fleetplane/apis/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/controller/grants"
 	"github.com/fleetplane/fleetplane/internal/credentials"
 	"github.com/fleetplane/fleetplane/internal/kusto"
 )
 
 // Connector resolves credentials and opens Kusto clients.
 type Connector struct {
-	usage    *resource.ProviderConfigUsageTracker
+	grants   *grants.Connector
 	resolver *credentials.Resolver
 	// Options apply to every client.
 	Options kusto.Options
@@ -26,7 +25,7 @@ type Connector struct {
 // NewConnector returns a connector reading ProviderConfigs with kube.
 func NewConnector(kube client.Client, opts kusto.Options) *Connector {
 	return &Connector{
-		usage:    resource.NewProviderConfigUsageTracker(kube, &v1alpha1.ProviderConfigUsage{}),
+		grants:   grants.NewConnector(kube),
 		resolver: &credentials.Resolver{Kube: kube},
 		Options:  opts,
 	}
@@ -41,10 +40,11 @@ type Session struct {
 
 // Connect tracks mg's ProviderConfig usage and resolves its credentials.
 func (c *Connector) Connect(ctx context.Context, mg resource.ModernManaged) (*Session, error) {
-	if err := c.usage.Track(ctx, mg); err != nil {
-		return nil, fmt.Errorf("cannot track ProviderConfig usage: %w", err)
+	g, err := c.grants.Connect(ctx, mg)
+	if err != nil {
+		return nil, err
 	}
-	src, err := c.resolver.Resolve(ctx, mg)
+	src, err := c.resolver.Resolve(ctx, mg, g)
 	if err != nil {
 		return nil, err
 	}

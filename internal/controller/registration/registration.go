@@ -3,13 +3,18 @@
 // Secret Argo CD reads, kept in step when the kubeconfig changes (cloud
 // tokens rotate) and removed on delete.
 //
-// It acts on the control plane the provider runs on; the ProviderConfig
-// reference is not used.
+// It acts on the control plane the provider runs on, within what the
+// ClusterProviderConfig's spec.argocd grants the resource's namespace:
+// the Argo CD namespace and project come from there, and so do the exec
+// plugins, insecure and proxied clusters it accepts. A registration never
+// takes over a cluster another registered: neither its Secret, nor its
+// name, nor its server.
 package registration
 
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -22,7 +27,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
+	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/argocd"
+	"github.com/fleetplane/fleetplane/internal/controller/grants"
 	"github.com/fleetplane/fleetplane/internal/controller/setup"
 )
 
@@ -30,7 +37,7 @@ import (
 func Setup(mgr ctrl.Manager, o controller.Options) error {
 	// Secrets are read straight from the API server: caching every Secret
 	// of the cluster to read two of them would cost memory and a watch.
-	c := &connector{read: mgr.GetAPIReader(), write: mgr.GetClient()}
+	c := &connector{read: mgr.GetAPIReader(), write: mgr.GetClient(), grants: grants.NewConnector(mgr.GetClient())}
 	// No creation grace period: reads go straight to the API server,
 	// which is never behind a write.
 	return setup.Managed(mgr, o, v1alpha1.ClusterRegistrationGroupVersionKind, &v1alpha1.ClusterRegistration{}, c, setup.Options{
@@ -39,17 +46,27 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 }
 
 type connector struct {
-	read  client.Reader
-	write client.Client
+	read   client.Reader
+	write  client.Client
+	grants *grants.Connector
 }
 
-func (c *connector) Connect(context.Context, *v1alpha1.ClusterRegistration) (managed.TypedExternalClient[*v1alpha1.ClusterRegistration], error) {
-	return &external{read: c.read, write: c.write}, nil
+func (c *connector) Connect(ctx context.Context, mg *v1alpha1.ClusterRegistration) (managed.TypedExternalClient[*v1alpha1.ClusterRegistration], error) {
+	g, err := c.grants.Connect(ctx, mg)
+	if err != nil {
+		return nil, err
+	}
+	p, err := g.ArgoCDPolicy()
+	if err != nil {
+		return nil, err
+	}
+	return &external{read: c.read, write: c.write, policy: p}, nil
 }
 
 type external struct {
-	read  client.Reader
-	write client.Client
+	read   client.Reader
+	write  client.Client
+	policy fpv1alpha1.ArgoCDPolicy
 	// want is the Secret Observe rendered, for Create and Update of the
 	// same reconcile.
 	want *corev1.Secret
@@ -58,17 +75,12 @@ type external struct {
 
 func owner(mg *v1alpha1.ClusterRegistration) string { return mg.Namespace + "/" + mg.Name }
 
-func secretKey(mg *v1alpha1.ClusterRegistration) types.NamespacedName {
-	p := mg.Spec.ForProvider
-	ns := p.ArgoCDNamespace
-	if ns == "" {
-		ns = "argocd"
-	}
-	return types.NamespacedName{Namespace: ns, Name: argocd.SecretName(p.ClusterName)}
+func (e *external) secretKey(mg *v1alpha1.ClusterRegistration) types.NamespacedName {
+	return types.NamespacedName{Namespace: e.policy.Namespace, Name: argocd.SecretName(mg.Spec.ForProvider.ClusterName)}
 }
 
 func (e *external) Observe(ctx context.Context, mg *v1alpha1.ClusterRegistration) (managed.ExternalObservation, error) {
-	key := secretKey(mg)
+	key := e.secretKey(mg)
 	live := &corev1.Secret{}
 	err := e.read.Get(ctx, key, live)
 	found := err == nil
@@ -95,14 +107,17 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.ClusterRegistration
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
+	if err := e.unclaimed(ctx, mg, cluster.Server); err != nil {
+		return managed.ExternalObservation{}, err
+	}
 	reg := argocd.Registration{
 		Owner: owner(mg), Namespace: key.Namespace, Name: mg.Spec.ForProvider.ClusterName,
-		Project: mg.Spec.ForProvider.Project, Labels: mg.Spec.ForProvider.Labels, Cluster: *cluster,
+		Project: e.policy.Project, Labels: mg.Spec.ForProvider.Labels, Cluster: *cluster,
 	}
 	if e.want, err = reg.Secret(); err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	mg.Status.AtProvider = v1alpha1.ClusterRegistrationObservation{Server: cluster.Server, Auth: cluster.Config.Auth()}
+	mg.Status.AtProvider = v1alpha1.ClusterRegistrationObservation{Server: cluster.Server, Auth: cluster.Config.Auth(), Namespace: key.Namespace, Project: e.policy.Project}
 	if !found {
 		mg.SetConditions(xpv2.Unavailable().WithMessage("the Argo CD cluster Secret does not exist yet"))
 		return managed.ExternalObservation{ResourceExists: false}, nil
@@ -116,8 +131,33 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.ClusterRegistration
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
 }
 
-// cluster reads and checks the kubeconfig; the spec's server, when set,
-// overrides the kubeconfig's.
+// unclaimed checks that no other cluster Secret in Argo CD's namespace
+// registers the same server or name: Argo CD finds a cluster by its
+// server, so a second Secret for it would let one namespace's credentials
+// stand in for another's.
+func (e *external) unclaimed(ctx context.Context, mg *v1alpha1.ClusterRegistration, server string) error {
+	list := &corev1.SecretList{}
+	if err := e.read.List(ctx, list, client.InNamespace(e.policy.Namespace), client.MatchingLabels{argocd.LabelSecretType: argocd.SecretTypeCluster}); err != nil {
+		return fmt.Errorf("cannot list Argo CD's cluster Secrets in %s: %w", e.policy.Namespace, err)
+	}
+	name := mg.Spec.ForProvider.ClusterName
+	for i := range list.Items {
+		s := &list.Items[i]
+		if argocd.OwnedBy(s, owner(mg)) {
+			continue
+		}
+		switch {
+		case strings.TrimRight(string(s.Data["server"]), "/") == server:
+			return fmt.Errorf("server %s is already registered with Argo CD by Secret %s/%s; a cluster is registered once", server, s.Namespace, s.Name)
+		case string(s.Data["name"]) == name:
+			return fmt.Errorf("cluster name %s is already taken in Argo CD by Secret %s/%s", name, s.Namespace, s.Name)
+		}
+	}
+	return nil
+}
+
+// cluster reads and checks the kubeconfig, and what the registration
+// makes of it, against the policy.
 func (e *external) cluster(ctx context.Context, mg *v1alpha1.ClusterRegistration) (*argocd.Cluster, error) {
 	ref := mg.Spec.ForProvider.KubeconfigSecretRef
 	k := ref.Key
@@ -139,10 +179,16 @@ func (e *external) cluster(ctx context.Context, mg *v1alpha1.ClusterRegistration
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig Secret %s/%s key %q: %w", mg.Namespace, ref.Name, k, err)
 	}
-	if srv := mg.Spec.ForProvider.Server; srv != "" {
-		if c.Server, err = argocd.ServerURL(srv); err != nil {
-			return nil, err
+	if x := mg.Spec.ForProvider.ExecCredential; x != nil {
+		apiVersion := x.APIVersion
+		if apiVersion == "" {
+			apiVersion = "client.authentication.k8s.io/v1beta1"
 		}
+		c.UseExec(x.Command, x.Args, apiVersion)
+	}
+	policy := argocd.Policy{ExecCommands: e.policy.AllowedExecCommands, AllowInsecure: e.policy.AllowInsecureSkipTLSVerify, AllowProxy: e.policy.AllowProxyURL}
+	if err := c.Check(policy); err != nil {
+		return nil, fmt.Errorf("kubeconfig Secret %s/%s: %w (ClusterProviderConfig spec.argocd decides)", mg.Namespace, ref.Name, err)
 	}
 	return c, nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fleetplane/fleetplane/apis"
 	"github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
+	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/argocd"
 )
 
@@ -49,12 +50,43 @@ users:
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "gke-kubeconfig"}, Data: map[string][]byte{"kubeconfig": []byte(kc)}}
 }
 
+// kubeconfigWith is the kubeconfig Secret with extra cluster and user
+// fields.
+func kubeconfigWith(clusterField, userField string) *corev1.Secret {
+	return kubeconfigSecret("https://10.1.2.3", clusterField, userField)
+}
+
+func kubeconfigAt(server, userField string) *corev1.Secret {
+	return kubeconfigSecret(server, "", userField)
+}
+
+func kubeconfigWithUser(userField string) *corev1.Secret {
+	return kubeconfigSecret("https://10.1.2.3", "", userField)
+}
+
+func kubeconfigSecret(server, clusterField, userField string) *corev1.Secret {
+	if clusterField != "" {
+		clusterField = ", " + clusterField
+	}
+	kc := "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster: {server: \"" + server + "\", certificate-authority-data: Q0EK" + clusterField + "}\n" +
+		"contexts:\n- name: c\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {" + userField + "}\n"
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "gke-kubeconfig"}, Data: map[string][]byte{"kubeconfig": []byte(kc)}}
+}
+
+// otherRegistration is a cluster Secret someone else wrote.
+func otherRegistration(secret, name, server string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: secret, Labels: map[string]string{argocd.LabelSecretType: argocd.SecretTypeCluster}},
+		Data:       map[string][]byte{"name": []byte(name), "server": []byte(server)},
+	}
+}
+
 func registration() *v1alpha1.ClusterRegistration {
 	return &v1alpha1.ClusterRegistration{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "reg"},
 		Spec: v1alpha1.ClusterRegistrationSpec{ForProvider: v1alpha1.ClusterRegistrationParameters{
 			ClusterName: "gke", KubeconfigSecretRef: v1alpha1.SecretKeyRef{Name: "gke-kubeconfig", Key: "kubeconfig"},
-			ArgoCDNamespace: "argocd", Project: "experiments", Labels: map[string]string{"team": "a"},
+			Labels: map[string]string{"team": "a"},
 		}},
 	}
 }
@@ -68,7 +100,7 @@ func argoSecret(t *testing.T, token string) *corev1.Secret {
 		t.Fatal(err)
 	}
 	p := registration().Spec.ForProvider
-	s, err := argocd.Registration{Owner: "team-a/reg", Namespace: "argocd", Name: "gke", Project: p.Project, Labels: p.Labels, Cluster: *c}.Secret()
+	s, err := argocd.Registration{Owner: "team-a/reg", Namespace: "argocd", Name: "gke", Project: "experiments", Labels: p.Labels, Cluster: *c}.Secret()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +110,13 @@ func argoSecret(t *testing.T, token string) *corev1.Secret {
 
 func foreign() *corev1.Secret {
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "cluster-gke", Annotations: map[string]string{argocd.AnnotationOwner: "team-b/other"}}}
+}
+
+// policy is the ClusterProviderConfig's spec.argocd these tests run under.
+var policy = fpv1alpha1.ArgoCDPolicy{Namespace: "argocd", Project: "experiments", AllowedExecCommands: []string{"argocd-k8s-auth"}}
+
+func newExternal(kube client.Client) *external {
+	return &external{read: kube, write: kube, policy: policy}
 }
 
 func deleting(r *v1alpha1.ClusterRegistration) *v1alpha1.ClusterRegistration {
@@ -120,6 +159,30 @@ func TestObserve(t *testing.T) {
 			objects: []client.Object{foreign()},
 			mg:      deleting(registration()), want: managed.ExternalObservation{ResourceExists: false},
 		},
+		"an exec plugin the admin did not allow": {
+			objects: []client.Object{kubeconfigWithUser("exec: {command: /bin/sh, args: [-c, id], apiVersion: client.authentication.k8s.io/v1beta1}")},
+			mg:      registration(), err: `plugin "/bin/sh" is not one Argo CD may run`,
+		},
+		"TLS verification off": {
+			objects: []client.Object{kubeconfigWith("insecure-skip-tls-verify: true", "token: t")},
+			mg:      registration(), err: "turns TLS verification off",
+		},
+		"a proxy": {
+			objects: []client.Object{kubeconfigWith("proxy-url: http://evil:3128", "token: t")},
+			mg:      registration(), err: "names a proxy",
+		},
+		"the cluster Argo CD runs on": {
+			objects: []client.Object{kubeconfigAt("https://kubernetes.default.svc", "token: t")},
+			mg:      registration(), err: "in-cluster",
+		},
+		"a server another namespace registered": {
+			objects: []client.Object{kubeconfig("t1"), otherRegistration("cluster-prod", "prod", "https://10.1.2.3")},
+			mg:      registration(), err: "server https://10.1.2.3 is already registered with Argo CD by Secret argocd/cluster-prod",
+		},
+		"a name another registered": {
+			objects: []client.Object{kubeconfigAt("https://10.9.9.9", "token: t"), otherRegistration("cluster-x", "gke", "https://10.7.7.7")},
+			mg:      registration(), err: "cluster name gke is already taken",
+		},
 		"deleting needs no kubeconfig": {
 			objects: []client.Object{argoSecret(t, "t1")},
 			mg:      deleting(registration()), want: managed.ExternalObservation{ResourceExists: true},
@@ -128,7 +191,7 @@ func TestObserve(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			kube := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(tc.objects...).Build()
-			e := &external{read: kube, write: kube}
+			e := newExternal(kube)
 			got, err := e.Observe(context.Background(), tc.mg)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
@@ -146,11 +209,48 @@ func TestObserve(t *testing.T) {
 	}
 }
 
+// TestGKEWithWorkloadIdentity is the Secret Argo CD gets for a GKE
+// cluster registered the way Argo CD documents it: its own argocd-k8s-auth
+// plugin with args [gcp], the cluster's CA, no client certificate.
+func TestGKEWithWorkloadIdentity(t *testing.T) {
+	ctx := context.Background()
+	kube := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(kubeconfigWithUser("client-certificate-data: Q0VSVA==, client-key-data: S0VZ")).Build()
+	mg := registration()
+	mg.Spec.ForProvider.ExecCredential = &v1alpha1.ExecCredential{Command: "argocd-k8s-auth", Args: []string{"gcp"}}
+	e := newExternal(kube)
+	if _, err := e.Observe(ctx, mg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Create(ctx, mg); err != nil {
+		t.Fatal(err)
+	}
+	live := &corev1.Secret{}
+	if err := kube.Get(ctx, types.NamespacedName{Namespace: "argocd", Name: "cluster-gke"}, live); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"name":    "gke",
+		"server":  "https://10.1.2.3",
+		"project": "experiments",
+		"config":  `{"tlsClientConfig":{"insecure":false,"caData":"Q0EK"},"execProviderConfig":{"command":"argocd-k8s-auth","args":["gcp"],"apiVersion":"client.authentication.k8s.io/v1beta1"}}`,
+	}
+	got := map[string]string{}
+	for k, v := range live.Data {
+		got[k] = string(v)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Argo CD cluster Secret (-want +got):\n%s", diff)
+	}
+	if mg.Status.AtProvider.Auth != argocd.AuthExec {
+		t.Errorf("status says %q", mg.Status.AtProvider.Auth)
+	}
+}
+
 func TestLifecycle(t *testing.T) {
 	ctx := context.Background()
 	kube := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(kubeconfig("t1")).Build()
 	mg := registration()
-	e := &external{read: kube, write: kube}
+	e := newExternal(kube)
 	if _, err := e.Observe(ctx, mg); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +273,7 @@ func TestLifecycle(t *testing.T) {
 	if err := kube.Update(ctx, existing); err != nil {
 		t.Fatal(err)
 	}
-	e = &external{read: kube, write: kube}
+	e = newExternal(kube)
 	if o, err := e.Observe(ctx, mg); err != nil || o.ResourceUpToDate {
 		t.Fatalf("Observe after rotation = %+v, %v", o, err)
 	}
@@ -186,7 +286,7 @@ func TestLifecycle(t *testing.T) {
 	}
 
 	// Delete removes only the Secret Observe saw as its own.
-	e = &external{read: kube, write: kube}
+	e = newExternal(kube)
 	mg = deleting(registration())
 	if _, err := e.Observe(ctx, mg); err != nil {
 		t.Fatal(err)

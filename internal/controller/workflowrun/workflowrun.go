@@ -8,8 +8,9 @@
 // that finished and was garbage-collected by Argo is not run again. A new
 // run name is a new run.
 //
-// It acts on the control plane the provider runs on; the ProviderConfig
-// reference is not used.
+// It acts on the control plane the provider runs on, within what the
+// ClusterProviderConfig's spec.workflows grants the resource's namespace:
+// the namespace Workflows run in and the templates they may run.
 package workflowrun
 
 import (
@@ -29,14 +30,17 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/controller/grants"
 	"github.com/fleetplane/fleetplane/internal/controller/setup"
+	"github.com/fleetplane/fleetplane/internal/tenancy"
 	"github.com/fleetplane/fleetplane/internal/workflow"
 )
 
 // Setup adds the WorkflowRun controller to mgr.
 func Setup(mgr ctrl.Manager, o controller.Options) error {
-	c := &connector{read: mgr.GetAPIReader(), write: mgr.GetClient()}
+	c := &connector{read: mgr.GetAPIReader(), write: mgr.GetClient(), grants: grants.NewConnector(mgr.GetClient())}
 	// No initializer: the external name is the run name submitted, set
 	// only once it was. No creation grace period: reads go straight to
 	// the API server, which is never behind a write.
@@ -46,26 +50,40 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 }
 
 type connector struct {
-	read  client.Reader
-	write client.Client
+	read   client.Reader
+	write  client.Client
+	grants *grants.Connector
 }
 
-func (c *connector) Connect(context.Context, *v1alpha1.WorkflowRun) (managed.TypedExternalClient[*v1alpha1.WorkflowRun], error) {
-	return &external{read: c.read, write: c.write}, nil
+func (c *connector) Connect(ctx context.Context, mg *v1alpha1.WorkflowRun) (managed.TypedExternalClient[*v1alpha1.WorkflowRun], error) {
+	g, err := c.grants.Connect(ctx, mg)
+	if err != nil {
+		return nil, err
+	}
+	p, err := g.WorkflowsPolicy()
+	if err != nil {
+		return nil, err
+	}
+	return &external{read: c.read, write: c.write, policy: p}, nil
 }
 
 type external struct {
-	read  client.Reader
-	write client.Client
+	read   client.Reader
+	write  client.Client
+	policy fpv1alpha1.WorkflowsPolicy
 	// owned are the Workflows this run submitted, found while deleting.
 	owned []unstructured.Unstructured
 }
 
-func namespace(mg *v1alpha1.WorkflowRun) string {
-	if ns := mg.Spec.ForProvider.Namespace; ns != "" {
-		return ns
+// namespace is where the run's Workflows go: the policy's.
+func (e *external) namespace() string { return e.policy.Namespace }
+
+// allowed refuses a template the policy does not list.
+func (e *external) allowed(mg *v1alpha1.WorkflowRun) error {
+	if t := mg.Spec.ForProvider.WorkflowTemplateRef; !tenancy.TemplateAllowed(e.policy, t) {
+		return fmt.Errorf("WorkflowTemplate %s is not one this namespace may run (ClusterProviderConfig spec.workflows.allowedTemplates)", t)
 	}
-	return "argo"
+	return nil
 }
 
 func (e *external) Observe(ctx context.Context, mg *v1alpha1.WorkflowRun) (managed.ExternalObservation, error) {
@@ -73,7 +91,7 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.WorkflowRun) (manag
 		return e.observeDeletion(ctx, mg)
 	}
 	p := mg.Spec.ForProvider
-	ns := namespace(mg)
+	ns := e.namespace()
 	wf := &unstructured.Unstructured{}
 	wf.SetGroupVersionKind(workflow.WorkflowGVK)
 	err := e.read.Get(ctx, types.NamespacedName{Namespace: ns, Name: p.RunName}, wf)
@@ -84,7 +102,7 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.WorkflowRun) (manag
 		}
 		pr := workflow.Read(wf)
 		mg.Status.AtProvider = v1alpha1.WorkflowRunObservation{
-			WorkflowName: p.RunName, Phase: pr.Phase, Message: pr.Message,
+			WorkflowName: p.RunName, Namespace: ns, Phase: pr.Phase, Message: pr.Message,
 			StartedAt: pr.StartedAt, FinishedAt: pr.FinishedAt, Inline: pr.Inline,
 		}
 		mg.SetConditions(xpv2.Available())
@@ -117,22 +135,28 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.WorkflowRun) (manag
 // go ahead.
 func (e *external) observeUnsubmitted(ctx context.Context, mg *v1alpha1.WorkflowRun) (managed.ExternalObservation, error) {
 	p := mg.Spec.ForProvider
+	if err := e.allowed(mg); err != nil {
+		msg := err.Error() + "; nothing was submitted"
+		mg.Status.AtProvider = v1alpha1.WorkflowRunObservation{Phase: workflow.PhaseFailed, Message: msg}
+		mg.SetConditions(xpv2.Unavailable().WithMessage(msg))
+		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+	}
 	found, err := e.templateExists(ctx, mg)
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	if found || p.OnMissingTemplate == v1alpha1.MissingTemplateSuspend {
+	if found || (p.OnMissingTemplate == v1alpha1.MissingTemplateSuspend && *e.policy.AllowInline) {
 		mg.Status.AtProvider = v1alpha1.WorkflowRunObservation{}
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
-	msg := fmt.Sprintf("WorkflowTemplate %s/%s does not exist; nothing was submitted", namespace(mg), p.WorkflowTemplateRef)
+	msg := fmt.Sprintf("WorkflowTemplate %s/%s does not exist; nothing was submitted", e.namespace(), p.WorkflowTemplateRef)
 	mg.Status.AtProvider = v1alpha1.WorkflowRunObservation{Phase: workflow.PhaseFailed, Message: msg}
 	mg.SetConditions(xpv2.Unavailable().WithMessage(msg))
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
 }
 
 func (e *external) templateExists(ctx context.Context, mg *v1alpha1.WorkflowRun) (bool, error) {
-	ns, name := namespace(mg), mg.Spec.ForProvider.WorkflowTemplateRef
+	ns, name := e.namespace(), mg.Spec.ForProvider.WorkflowTemplateRef
 	tmpl := &unstructured.Unstructured{}
 	tmpl.SetGroupVersionKind(workflow.WorkflowTemplateGVK)
 	err := e.read.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, tmpl)
@@ -152,7 +176,7 @@ func (e *external) templateExists(ctx context.Context, mg *v1alpha1.WorkflowRun)
 func (e *external) observeDeletion(ctx context.Context, mg *v1alpha1.WorkflowRun) (managed.ExternalObservation, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(workflow.WorkflowListGVK)
-	err := e.read.List(ctx, list, client.InNamespace(namespace(mg)), client.MatchingLabels{workflow.LabelOwnerUID: string(mg.UID)})
+	err := e.read.List(ctx, list, client.InNamespace(e.namespace()), client.MatchingLabels{workflow.LabelOwnerUID: string(mg.UID)})
 	if apimeta.IsNoMatchError(err) {
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
@@ -170,17 +194,20 @@ func (e *external) observeDeletion(ctx context.Context, mg *v1alpha1.WorkflowRun
 
 func (e *external) Create(ctx context.Context, mg *v1alpha1.WorkflowRun) (managed.ExternalCreation, error) {
 	p := mg.Spec.ForProvider
-	ns := namespace(mg)
+	ns := e.namespace()
 	sub := workflow.Submission{Name: p.RunName, Namespace: ns, Template: p.WorkflowTemplateRef, Labels: p.Labels, OwnerUID: string(mg.UID)}
 	for _, q := range p.Parameters {
 		sub.Parameters = append(sub.Parameters, workflow.Parameter{Name: q.Name, Value: q.Value})
 	}
 
+	if err := e.allowed(mg); err != nil {
+		return managed.ExternalCreation{}, err
+	}
 	found, err := e.templateExists(ctx, mg)
 	switch {
 	case err != nil:
 		return managed.ExternalCreation{}, err
-	case !found && p.OnMissingTemplate != v1alpha1.MissingTemplateSuspend:
+	case !found && (p.OnMissingTemplate != v1alpha1.MissingTemplateSuspend || !*e.policy.AllowInline):
 		return managed.ExternalCreation{}, fmt.Errorf("WorkflowTemplate %s/%s does not exist", ns, p.WorkflowTemplateRef)
 	case !found:
 		sub.Template = ""

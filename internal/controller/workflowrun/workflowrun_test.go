@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/fleetplane/fleetplane/apis"
+	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/workflow"
 )
@@ -38,15 +39,28 @@ func run(onMissing v1alpha1.MissingTemplate) *v1alpha1.WorkflowRun {
 	return &v1alpha1.WorkflowRun{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "lab", Name: "validation", UID: "run-uid"},
 		Spec: v1alpha1.WorkflowRunSpec{ForProvider: v1alpha1.WorkflowRunParameters{
-			Namespace: "argo", WorkflowTemplateRef: "checks", RunName: "lab-exp-validation-1",
+			WorkflowTemplateRef: "checks", RunName: "lab-exp-validation-1",
 			Parameters:        []v1alpha1.Parameter{{Name: "b", Value: "2"}, {Name: "a", Value: "1"}},
 			OnMissingTemplate: onMissing, Labels: map[string]string{"team": "a"},
 		}},
 	}
 }
 
+// policy is the ClusterProviderConfig's spec.workflows these tests run
+// under.
+var policy = fpv1alpha1.WorkflowsPolicy{Namespace: "argo", AllowedTemplates: []string{"checks"}, AllowInline: new(true)}
+
+func newExternal(kube client.Client) *external {
+	return &external{read: kube, write: kube, policy: policy}
+}
+
 func submitted(r *v1alpha1.WorkflowRun) *v1alpha1.WorkflowRun {
 	meta.SetExternalName(r, r.Spec.ForProvider.RunName)
+	return r
+}
+
+func otherTemplate(r *v1alpha1.WorkflowRun) *v1alpha1.WorkflowRun {
+	r.Spec.ForProvider.WorkflowTemplateRef = "mine-steal-secrets"
 	return r
 }
 
@@ -106,6 +120,11 @@ func TestObserve(t *testing.T) {
 			objects: []client.Object{workflowObj("other-uid", "")}, mg: run(v1alpha1.MissingTemplateFail),
 			err: "was not submitted by this WorkflowRun",
 		},
+		"a template the admin did not allow: refused, nothing submitted": {
+			objects: []client.Object{template()}, mg: otherTemplate(run(v1alpha1.MissingTemplateFail)),
+			want:  managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
+			phase: workflow.PhaseFailed, available: corev1.ConditionFalse,
+		},
 		"finished and garbage-collected: the outcome stands": {
 			mg:   lostDone,
 			want: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, phase: workflow.PhaseSucceeded, available: corev1.ConditionTrue,
@@ -118,7 +137,7 @@ func TestObserve(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			kube := newKube(t, tc.objects...)
-			got, err := (&external{read: kube, write: kube}).Observe(context.Background(), tc.mg)
+			got, err := newExternal(kube).Observe(context.Background(), tc.mg)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Errorf("error = %v, want %q", err, tc.err)
@@ -145,18 +164,24 @@ func TestCreate(t *testing.T) {
 	cases := map[string]struct {
 		objects      []client.Object
 		onMissing    v1alpha1.MissingTemplate
+		noInline     bool
 		wantTemplate string
 		err          string
 	}{
 		"from the template, parameters in order":                    {objects: []client.Object{template()}, onMissing: v1alpha1.MissingTemplateFail, wantTemplate: "checks"},
 		"inline when the template is missing and the run allows it": {onMissing: v1alpha1.MissingTemplateSuspend},
 		"refused when the template is missing":                      {onMissing: v1alpha1.MissingTemplateFail, err: "WorkflowTemplate argo/checks does not exist"},
+		"refused when the policy does not allow inline runs":        {onMissing: v1alpha1.MissingTemplateSuspend, noInline: true, err: "WorkflowTemplate argo/checks does not exist"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			kube := newKube(t, tc.objects...)
 			mg := run(tc.onMissing)
-			_, err := (&external{read: kube, write: kube}).Create(context.Background(), mg)
+			e := newExternal(kube)
+			if tc.noInline {
+				e.policy.AllowInline = new(false)
+			}
+			_, err := e.Create(context.Background(), mg)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Errorf("error = %v, want %q", err, tc.err)
@@ -199,7 +224,7 @@ func TestDeleteRemovesOnlyItsWorkflows(t *testing.T) {
 	mg := submitted(run(v1alpha1.MissingTemplateFail))
 	now := metav1.Now()
 	mg.DeletionTimestamp = &now
-	e := &external{read: kube, write: kube}
+	e := newExternal(kube)
 	o, err := e.Observe(context.Background(), mg)
 	if err != nil || !o.ResourceExists {
 		t.Fatalf("Observe while deleting = %+v, %v; want its workflow found", o, err)
