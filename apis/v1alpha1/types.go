@@ -177,7 +177,7 @@ type ClusterProviderConfig struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	Spec   ClusterProviderConfigSpec `json:"spec"`
-	Status ProviderConfigStatus `json:"status,omitempty"`
+	Status ProviderConfigStatus      `json:"status,omitempty"`
 }
 
 // ClusterProviderConfigList is a list of ClusterProviderConfigs.

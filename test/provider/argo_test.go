@@ -18,8 +18,8 @@ import (
 
 	argocdv1alpha1 "github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
 	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
-	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
+	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/workflow"
 	"github.com/fleetplane/fleetplane/test/support"
 )
