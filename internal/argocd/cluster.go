@@ -88,7 +88,7 @@ type Cluster struct {
 
 // ConfigJSON is the config key's value. encoding/json sorts map keys, so
 // the same cluster always gives the same bytes.
-func (c Cluster) ConfigJSON() ([]byte, error) {
+func (c *Cluster) ConfigJSON() ([]byte, error) {
 	return json.Marshal(c.Config) //nolint:gosec // G117: the password belongs in Argo CD's cluster config, which is a Secret
 }
 

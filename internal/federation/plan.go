@@ -171,8 +171,36 @@ func (in Input) Plan() Plan {
 		partitions = partitions[:lim.Partitions]
 	}
 
-	// Kusto database names are case-insensitive: key everything by the
-	// lower-case name and plan under the hub's spelling.
+	want := wanted(partitions, in.Held, lim, cut)
+
+	live := map[string]string{}
+	keys := map[string]bool{}
+	for name := range in.Hub.Databases {
+		live[strings.ToLower(name)] = name
+		keys[strings.ToLower(name)] = true
+	}
+	for key := range want {
+		keys[key] = true
+	}
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
+		hubName, ok := live[key]
+		if !ok {
+			plan.MissingDatabases = append(plan.MissingDatabases, want[key].database)
+			continue
+		}
+		if cmds := planDatabase(hubName, want[key], in.Hub.Databases[hubName], &plan); len(cmds) > 0 {
+			plan.Commands[hubName] = cmds
+		}
+	}
+	limitCommands(&plan, lim.Commands)
+	return plan
+}
+
+// wanted is what the partitions, and the members held, ask of each hub
+// database, keyed by the lower-case name: Kusto database names are
+// case-insensitive, so every spelling is one database, planned under the
+// hub's spelling. What exceeds lim is cut, and cut says so.
+func wanted(partitions []heartbeat.Partition, held []Member, lim Limits, cut func(string, ...any)) map[string]*desired {
 	want := map[string]*desired{}
 	spelling := map[string]string{}
 	entry := func(name string) *desired {
@@ -212,7 +240,7 @@ func (in Input) Plan() Plan {
 			}
 		}
 	}
-	for _, m := range in.Held {
+	for _, m := range held {
 		for _, d := range m.Databases {
 			w := entry(d)
 			w.members[m.Endpoint] = struct{}{}
@@ -236,34 +264,14 @@ func (in Input) Plan() Plan {
 		}
 	}
 
-	live := map[string]string{}
-	keys := map[string]bool{}
-	for name := range in.Hub.Databases {
-		live[strings.ToLower(name)] = name
-		keys[strings.ToLower(name)] = true
-	}
-	for key := range want {
-		keys[key] = true
-	}
-	for _, key := range slices.Sorted(maps.Keys(keys)) {
-		hubName, ok := live[key]
-		if !ok {
-			plan.MissingDatabases = append(plan.MissingDatabases, spelling[key])
-			continue
-		}
-		if cmds := planDatabase(hubName, want[key], in.Hub.Databases[hubName], &plan); len(cmds) > 0 {
-			plan.Commands[hubName] = cmds
-		}
-	}
-	plan.limitCommands(lim.Commands)
-	return plan
+	return want
 }
 
 // limitCommands keeps the first n commands, database by database in name
 // order. Within a database, commands are ordered so that each depends only
 // on those before it, so a prefix is always safe to run; the next cycle
 // plans the rest again.
-func (p *Plan) limitCommands(n int) {
+func limitCommands(p *Plan, n int) {
 	total := p.Count()
 	if total <= n {
 		return

@@ -245,20 +245,20 @@ func TestBlockedFromFunction(t *testing.T) {
 func TestResentScriptsAreHarmless(t *testing.T) {
 	h := newHub(t, "Metrics")
 	h.cycle(part("https://p1", db("Metrics", []string{"cpu", "gpu"})), part("https://p2", db("Metrics", []string{"cpu"})))
-	live, err := ReadHub(context.Background(), h.c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, plan := range []Plan{
-		Compute([]heartbeat.Partition{part("https://p1", db("Metrics", []string{"cpu", "net"}))}, live), // creates, alters, drops a function
-		Compute(nil, live), // drops every function and the group
+	for _, parts := range [][]heartbeat.Partition{
+		{part("https://p1", db("Metrics", []string{"cpu", "net"}))}, // creates, alters, drops a function
+		nil, // drops every function and the group
 	} {
+		live, err := ReadHub(context.Background(), h.c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := Compute(parts, live)
 		for range 2 {
 			failures, err := Apply(context.Background(), h.c, plan)
 			if err != nil || len(failures) > 0 {
 				t.Fatalf("running %v twice: %v %v", plan.Commands, failures, err)
 			}
 		}
-		live, _ = ReadHub(context.Background(), h.c)
 	}
 }

@@ -21,6 +21,7 @@ package tenancy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -56,7 +57,7 @@ func (g *Grant) String() string { return g.Kind + " " + g.Name }
 func Resolve(ctx context.Context, kube client.Reader, mg resource.ModernManaged) (*Grant, error) {
 	ref := mg.GetProviderConfigReference()
 	if ref == nil || ref.Name == "" {
-		return nil, fmt.Errorf("the managed resource names no ProviderConfig (spec.providerConfigRef)")
+		return nil, errors.New("the managed resource names no ProviderConfig (spec.providerConfigRef)")
 	}
 	switch ref.Kind {
 	case v1alpha1.ProviderConfigKind:

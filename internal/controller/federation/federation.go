@@ -24,7 +24,7 @@ import (
 	"github.com/fleetplane/fleetplane/internal/controller/kustoconn"
 	"github.com/fleetplane/fleetplane/internal/controller/setup"
 	fed "github.com/fleetplane/fleetplane/internal/federation"
-	hb "github.com/fleetplane/fleetplane/internal/heartbeat"
+	"github.com/fleetplane/fleetplane/internal/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/kql"
 	"github.com/fleetplane/fleetplane/internal/observe"
 )
@@ -184,10 +184,22 @@ func safety(p v1alpha1.FederationParameters) (time.Duration, float64) {
 	return retention, float64(leave) / 100
 }
 
+// run is what one federation cycle read, planned and ran.
+type run struct {
+	ttl, window time.Duration
+	parts       []heartbeat.Partition
+	held        []fed.Member
+	matched     int
+	plan        fed.Plan
+	failures    []fed.Failure
+	applyErr    error
+	warnings    []string
+}
+
 // Update runs one federation cycle.
 func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed.ExternalUpdate, error) {
 	p := mg.Spec.ForProvider
-	ttl, err := hb.ParseTTL(p.HeartbeatTTL)
+	ttl, err := heartbeat.ParseTTL(p.HeartbeatTTL)
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
@@ -198,102 +210,110 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 	}
 	defer func() { _ = hub.Close() }()
 
-	var warnings, errs []string
 	// Heartbeats are read back over the TTL or the minimum retention,
 	// whichever is longer: a partition silent for longer than a short TTL
 	// stays until the retention has passed too.
-	window := max(ttl, retention)
-	parts, rejected, err := fed.Heartbeats(ctx, hub, p.HeartbeatDatabase, p.HeartbeatTable, window, p.AllowInsecureEndpoints)
+	c := &run{ttl: ttl, window: max(ttl, retention)}
+	parts, blocklist, err := c.read(ctx, hub, p)
 	if err != nil {
-		return managed.ExternalUpdate{}, fmt.Errorf("cannot read heartbeats from %s.%s: %w", p.HeartbeatDatabase, p.HeartbeatTable, err)
+		return managed.ExternalUpdate{}, err
 	}
 	read := len(parts)
-	for _, r := range rejected {
-		warnings = append(warnings, "rejected heartbeat "+r.String())
-	}
-
-	var fromFunction []string
-	if b := p.BlockedClusters; b != nil && b.KustoFunction != nil {
-		eps, found, err := fed.BlockedFromFunction(ctx, hub, b.KustoFunction.Database, b.KustoFunction.Name)
-		if err != nil {
-			// A block list that cannot be read must not let blocked
-			// partitions back in: stop the cycle.
-			return managed.ExternalUpdate{}, fmt.Errorf("cannot read the block list from %s.%s: %w", b.KustoFunction.Database, b.KustoFunction.Name, err)
-		}
-		if !found {
-			warnings = append(warnings, fmt.Sprintf("block-list function %s.%s does not exist; using the static list only", b.KustoFunction.Database, b.KustoFunction.Name))
-		}
-		fromFunction = eps
-	}
-	var static []string
-	if p.BlockedClusters != nil {
-		static = p.BlockedClusters.Static
-	}
-	blocklist := fed.NewBlocklist(static, fromFunction)
-	parts, matched := blocklist.Filter(parts)
-
+	c.parts, c.matched = blocklist.Filter(parts)
 	live, err := fed.ReadHub(ctx, hub)
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	held := fed.Guard(read, parts, blocklist, live, fed.Safety{MaxLeaveFraction: leave})
-	plan := fed.Input{Partitions: parts, Held: held, Hub: live}.Plan()
-	failures, applyErr := fed.Apply(ctx, hub, plan)
-	for _, db := range plan.MissingDatabases {
-		warnings = append(warnings, fmt.Sprintf("database %s, reported by partitions, does not exist on the hub", db))
+	c.held = fed.Guard(read, c.parts, blocklist, live, fed.Safety{MaxLeaveFraction: leave})
+	c.plan = fed.Input{Partitions: c.parts, Held: c.held, Hub: live}.Plan()
+	c.failures, c.applyErr = fed.Apply(ctx, hub, c.plan)
+	c.report(mg, e.now().UTC())
+	if c.applyErr != nil {
+		return managed.ExternalUpdate{}, c.applyErr
 	}
-	warnings = append(warnings, plan.Problems...)
-	for _, f := range failures {
+	return managed.ExternalUpdate{}, nil
+}
+
+// read reads the heartbeats and the block list; a block list that cannot
+// be read stops the cycle, lest blocked partitions come back in.
+func (c *run) read(ctx context.Context, hub hubClient, p v1alpha1.FederationParameters) ([]heartbeat.Partition, fed.Blocklist, error) {
+	parts, rejected, err := fed.Heartbeats(ctx, hub, p.HeartbeatDatabase, p.HeartbeatTable, c.window, p.AllowInsecureEndpoints)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot read heartbeats from %s.%s: %w", p.HeartbeatDatabase, p.HeartbeatTable, err)
+	}
+	for _, r := range rejected {
+		c.warnings = append(c.warnings, "rejected heartbeat "+r.String())
+	}
+	var static, fromFunction []string
+	if b := p.BlockedClusters; b != nil {
+		static = b.Static
+		if f := b.KustoFunction; f != nil {
+			eps, found, err := fed.BlockedFromFunction(ctx, hub, f.Database, f.Name)
+			if err != nil {
+				return nil, nil, fmt.Errorf("cannot read the block list from %s.%s: %w", f.Database, f.Name, err)
+			}
+			if !found {
+				c.warnings = append(c.warnings, fmt.Sprintf("block-list function %s.%s does not exist; using the static list only", f.Database, f.Name))
+			}
+			fromFunction = eps
+		}
+	}
+	return parts, fed.NewBlocklist(static, fromFunction), nil
+}
+
+// report writes the cycle into status. A script that could not run at all
+// moves neither time: the cycle is retried with backoff. Failed commands
+// move the cycle time, which paces cycles, but not the sync time.
+func (c *run) report(mg *v1alpha1.Federation, now time.Time) {
+	var errs []string
+	for _, f := range c.failures {
 		errs = append(errs, "command failed: "+f.String())
 	}
-	if applyErr != nil {
-		errs = append(errs, applyErr.Error())
+	if c.applyErr != nil {
+		errs = append(errs, c.applyErr.Error())
 	}
-
-	now := e.now().UTC()
-	sort.Slice(parts, func(i, j int) bool { return parts[i].Endpoint < parts[j].Endpoint })
+	for _, db := range c.plan.MissingDatabases {
+		c.warnings = append(c.warnings, fmt.Sprintf("database %s, reported by partitions, does not exist on the hub", db))
+	}
+	c.warnings = append(c.warnings, c.plan.Problems...)
+	if len(c.held) > 0 {
+		c.warnings = append(c.warnings, fmt.Sprintf("%d partitions that stopped heartbeating are held in the federation (status.atProvider.heldBack says why)", len(c.held)))
+	}
+	prev := mg.Status.AtProvider
 	at := v1alpha1.FederationObservation{
-		BlockedMatched:   observe.Count(matched),
-		Databases:        observe.Count(plan.Databases),
-		Tables:           observe.Count(plan.Tables),
-		Functions:        observe.Count(plan.Functions),
-		CommandsIssued:   observe.Count(plan.Count()),
-		MissingDatabases: plan.MissingDatabases,
-		LastSyncTime:     mg.Status.AtProvider.LastSyncTime,
+		BlockedMatched:   observe.Count(c.matched),
+		Databases:        observe.Count(c.plan.Databases),
+		Tables:           observe.Count(c.plan.Tables),
+		Functions:        observe.Count(c.plan.Functions),
+		CommandsIssued:   observe.Count(c.plan.Count()),
+		MissingDatabases: c.plan.MissingDatabases,
+		PartitionCount:   observe.Count(len(c.parts) + len(c.held)),
+		LastCycleTime:    prev.LastCycleTime,
+		LastSyncTime:     prev.LastSyncTime,
 	}
 	var heldBack, retained []string
-	for _, h := range held {
+	for _, h := range c.held {
 		heldBack = append(heldBack, h.Endpoint+": "+h.Reason)
 	}
-	for i, part := range parts {
-		if now.Sub(part.LastHeartbeat) > ttl {
-			retained = append(retained, fmt.Sprintf("%s: silent since %s, past the TTL; stays until %s", part.Endpoint, part.LastHeartbeat.UTC().Format(time.RFC3339), part.LastHeartbeat.Add(window).UTC().Format(time.RFC3339)))
+	sort.Slice(c.parts, func(i, j int) bool { return c.parts[i].Endpoint < c.parts[j].Endpoint })
+	for i, part := range c.parts {
+		if now.Sub(part.LastHeartbeat) > c.ttl {
+			retained = append(retained, fmt.Sprintf("%s: silent since %s, past the TTL; stays until %s", part.Endpoint, part.LastHeartbeat.UTC().Format(time.RFC3339), part.LastHeartbeat.Add(c.window).UTC().Format(time.RFC3339)))
 		}
 		if i < maxPartitionsInStatus {
 			at.Partitions = append(at.Partitions, v1alpha1.FederatedPartition{Endpoint: part.Endpoint, LastHeartbeatTime: &metav1.Time{Time: part.LastHeartbeat}})
 		}
 	}
-	if len(held) > 0 {
-		warnings = append(warnings, fmt.Sprintf("%d partitions that stopped heartbeating are held in the federation (status.atProvider.heldBack says why)", len(held)))
-	}
-	at.PartitionCount = observe.Count(len(parts) + len(held))
 	at.HeldBack, at.Retained = capped(heldBack), capped(retained)
-	at.Errors, at.Warnings = capped(errs), capped(warnings)
-	if applyErr != nil {
-		// A script that could not run at all: the cycle is retried with
-		// backoff, and neither time moves.
-		at.LastCycleTime = mg.Status.AtProvider.LastCycleTime
-		mg.Status.AtProvider = at
-		setAvailability(mg)
-		return managed.ExternalUpdate{}, applyErr
-	}
-	at.LastCycleTime = &metav1.Time{Time: now}
-	if len(failures) == 0 {
-		at.LastSyncTime = &metav1.Time{Time: now}
+	at.Errors, at.Warnings = capped(errs), capped(c.warnings)
+	if c.applyErr == nil {
+		at.LastCycleTime = &metav1.Time{Time: now}
+		if len(c.failures) == 0 {
+			at.LastSyncTime = &metav1.Time{Time: now}
+		}
 	}
 	mg.Status.AtProvider = at
 	setAvailability(mg)
-	return managed.ExternalUpdate{}, nil
 }
 
 // capped keeps the first maxErrors messages, bounded, and counts the rest.

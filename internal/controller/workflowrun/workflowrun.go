@@ -136,10 +136,12 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.WorkflowRun) (manag
 func (e *external) observeUnsubmitted(ctx context.Context, mg *v1alpha1.WorkflowRun) (managed.ExternalObservation, error) {
 	p := mg.Spec.ForProvider
 	if err := e.allowed(mg); err != nil {
+		// Not an error to retry: the run failed, as one whose template is
+		// missing does, until the policy or the spec changes.
 		msg := err.Error() + "; nothing was submitted"
 		mg.Status.AtProvider = v1alpha1.WorkflowRunObservation{Phase: workflow.PhaseFailed, Message: msg}
 		mg.SetConditions(xpv2.Unavailable().WithMessage(msg))
-		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil //nolint:nilerr // reported in status, see above
 	}
 	found, err := e.templateExists(ctx, mg)
 	if err != nil {
