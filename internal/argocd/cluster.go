@@ -100,7 +100,18 @@ const MaxErrorBytes = 1024
 
 // FromKubeconfig reads the current context of a kubeconfig.
 func FromKubeconfig(data []byte) (*Cluster, error) {
-	c, err := fromKubeconfig(data)
+	return readKubeconfig(data, true)
+}
+
+// ServerFromKubeconfig reads the server of a kubeconfig's current context
+// and how to trust it (CA, server name, proxy), but not its user: for a
+// registration whose credentials come from an exec plugin instead.
+func ServerFromKubeconfig(data []byte) (*Cluster, error) {
+	return readKubeconfig(data, false)
+}
+
+func readKubeconfig(data []byte, withUser bool) (*Cluster, error) {
+	c, err := fromKubeconfig(data, withUser)
 	if err != nil && len(err.Error()) > MaxErrorBytes {
 		msg := err.Error()[:MaxErrorBytes-len("…")]
 		for !utf8.ValidString(msg) {
@@ -111,7 +122,7 @@ func FromKubeconfig(data []byte) (*Cluster, error) {
 	return c, err
 }
 
-func fromKubeconfig(data []byte) (*Cluster, error) {
+func fromKubeconfig(data []byte, withUser bool) (*Cluster, error) {
 	if len(data) == 0 {
 		return nil, errors.New("the kubeconfig is empty")
 	}
@@ -143,8 +154,11 @@ func fromKubeconfig(data []byte) (*Cluster, error) {
 		return nil, fmt.Errorf("context %q names cluster %q, which the kubeconfig does not define", ctxName, kctx.Cluster)
 	}
 	user, ok := cfg.AuthInfos[kctx.AuthInfo]
-	if !ok {
+	if !ok && withUser {
 		return nil, fmt.Errorf("context %q names user %q, which the kubeconfig does not define", ctxName, kctx.AuthInfo)
+	}
+	if !withUser {
+		user = clientcmdapi.NewAuthInfo()
 	}
 	server, err := ServerURL(cl.Server)
 	if err != nil {
@@ -165,6 +179,7 @@ func fromKubeconfig(data []byte) (*Cluster, error) {
 		ProxyURL: cl.ProxyURL,
 	}
 	switch {
+	case !withUser:
 	case user.Exec != nil:
 		c.ExecProviderConfig = execConfig(user.Exec)
 	case user.Token != "":

@@ -28,8 +28,9 @@ func experimentChain(n int) ct.Call {
 		Spec: v1alpha1.ExperimentSpec{Workflow: v1alpha1.WorkflowSpec{Template: "chain-validation", Params: map[string]string{"rps": "100"}}},
 	}
 	observed := map[string]*ct.Resource{
-		"expiry":   ct.Observed(lifecyclev1alpha1.SchemeGroupVersion.String(), "Expiry", "e").Ready(),
-		"workflow": ct.Observed(workflowsv1alpha1.SchemeGroupVersion.String(), "WorkflowRun", "w").Ready().AtProvider("workflowName", "w").AtProvider("phase", "Running"),
+		"expiry":        ct.Observed(lifecyclev1alpha1.SchemeGroupVersion.String(), "Expiry", "e").Ready(),
+		"workflow":      ct.Observed(workflowsv1alpha1.SchemeGroupVersion.String(), "WorkflowRun", "w").Ready().AtProvider("workflowName", "w").AtProvider("phase", "Running"),
+		"argocd-access": argocdAccess().Ready(),
 	}
 	required := map[string][]runtime.Object{}
 	for i := range n {
@@ -71,11 +72,12 @@ func benchmarkCompose(b *testing.B, c ct.Call, wantResources int) {
 // Per target: cluster, node pool, registration, application and four
 // Usages (of the cluster by node pool and registration, of the
 // registration by the application, of the application by the workflow),
-// one Usage per dependency, then the expiry and the workflow: 9n+1.
+// one Usage per dependency, then the expiry, the workflow and Argo CD's
+// access to the project: 9n+2.
 func BenchmarkComposeExperiment16Targets(b *testing.B) {
-	benchmarkCompose(b, experimentChain(16), 9*16+1)
+	benchmarkCompose(b, experimentChain(16), 9*16+2)
 }
 
 func BenchmarkComposeExperiment2Targets(b *testing.B) {
-	benchmarkCompose(b, experimentChain(2), 9*2+1)
+	benchmarkCompose(b, experimentChain(2), 9*2+2)
 }

@@ -16,10 +16,13 @@ type Config struct {
 	HubServer         string
 	WorkflowNamespace string
 	GCPProject        string
-	GCP               xpv2.ProviderConfigReference
-	Kubernetes        xpv2.ProviderConfigReference
-	WatchApplications bool
-	Fleetplane        xpv2.ProviderConfigReference
+	// ArgoCDServiceAccount and ArgoCDRole: how Argo CD reaches GKE.
+	ArgoCDServiceAccount string
+	ArgoCDRole           string
+	GCP                  xpv2.ProviderConfigReference
+	Kubernetes           xpv2.ProviderConfigReference
+	WatchApplications    bool
+	Fleetplane           xpv2.ProviderConfigReference
 }
 
 // ConfigFrom applies defaults to the function input.
@@ -31,6 +34,7 @@ func ConfigFrom(in *v1beta1.Input) Config {
 		ArgoCDProject:     "default",
 		HubServer:         "https://kubernetes.default.svc",
 		WorkflowNamespace: "argo",
+		ArgoCDRole:        "roles/container.developer",
 		GCP:               def,
 		Kubernetes:        def,
 		Fleetplane:        def,
@@ -61,6 +65,8 @@ func ConfigFrom(in *v1beta1.Input) Config {
 	if e.GCP != nil {
 		ref(&cfg.GCP, e.GCP.ProviderConfigRef)
 		cfg.GCPProject = e.GCP.Project
+		cfg.ArgoCDServiceAccount = e.GCP.ArgoCDServiceAccount
+		set(&cfg.ArgoCDRole, e.GCP.ArgoCDRole)
 	}
 	return cfg
 }

@@ -200,6 +200,14 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 		st.ClusterName, st.Endpoint = "hub", server
 	case v1alpha1.ClusterGKE:
 		st.ClusterName = p.r.gkeName(t.Name)
+		if p.cfg.GCPProject == "" || p.cfg.ArgoCDServiceAccount == "" {
+			st.Phase = targetFailed
+			st.Message = "GKE targets need the function input's experiments.gcp.project and experiments.gcp.argocdServiceAccount: Argo CD reaches a GKE cluster as that Google service account, through workload identity, with the role fleetplane grants it on the project"
+			p.failf("target %s: %s", t.Name, st.Message)
+			p.set.Keep(targetResources(t.Name)...)
+			return nil
+		}
+		p.set.Add(argocdAccessName, p.r.argocdAccess())
 		p.set.Add(clusterName(t.Name), p.r.cluster(t))
 		p.set.Add(nodePoolName(t.Name), p.r.nodePool(t), clusterName(t.Name))
 		if ep := p.clusterEndpoint(t.Name); ep != "" {
@@ -216,7 +224,7 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 			}
 			p.set.Add(registrationName(t.Name), reg, nodePoolName(t.Name))
 		}
-		after = append(after, registrationName(t.Name))
+		after = append(after, registrationName(t.Name), argocdAccessName)
 	default:
 		st.Phase = targetFailed
 		st.Message = fmt.Sprintf("cluster type %s is not supported yet: fleetplane composes gke and hub clusters, and will not half-provision a %s one", t.Cluster.Type, t.Cluster.Type)
@@ -293,6 +301,10 @@ func (p *planner) targetPhase(t v1alpha1.Target, st *v1alpha1.TargetStatus, serv
 		case !p.ready(registrationName(t.Name)):
 			st.Phase = targetRegistering
 			p.waitOnf(st, "registering cluster %s with Argo CD", st.ClusterName)
+			return
+		case !p.ready(argocdAccessName):
+			st.Phase = targetRegistering
+			p.waitOnf(st, "granting Argo CD's service account %s %s on project %s", p.cfg.ArgoCDServiceAccount, p.cfg.ArgoCDRole, p.cfg.GCPProject)
 			return
 		}
 	}

@@ -80,7 +80,17 @@ func k6Component() *v1alpha1.Component {
 	})
 }
 
-var conventionInput = &v1beta1.Input{Experiments: &v1beta1.Experiments{ComponentRepoURL: "https://github.com/example/lab.git"}}
+// conventionInput is the function input of a platform team on GKE: the
+// convention repository, and the project and Google service account Argo
+// CD reaches GKE clusters as.
+var conventionInput = &v1beta1.Input{Experiments: &v1beta1.Experiments{
+	ComponentRepoURL: "https://github.com/example/lab.git",
+	GCP:              &v1beta1.GCP{Project: "lab-project", ArgoCDServiceAccount: "argocd@lab-project.iam.gserviceaccount.com"},
+}}
+
+func argocdAccess() *ct.Resource {
+	return ct.Observed(gcpIAMAPIVersion, "ProjectIAMMember", "argocd-access")
+}
 
 // components answers the tutorial's requirements: envoy-gateway and k6
 // exist, alloy does not (the convention path serves it).
@@ -159,7 +169,14 @@ func TestWalksItsTargetsInOrder(t *testing.T) {
 
 	t.Run("first: the cluster and the expiry", func(t *testing.T) {
 		r := run(t, ct.Call{XR: gatewayTutorial(), Input: conventionInput})
-		r.WantNames("cluster-app", "expiry")
+		r.WantNames("cluster-app", "argocd-access", "expiry")
+		r.Want("argocd-access", "spec.forProvider", map[string]any{
+			"project": "lab-project", "role": "roles/container.developer", "member": "serviceAccount:argocd@lab-project.iam.gserviceaccount.com",
+		})
+		r.Want("argocd-access", "spec.managementPolicies", []string{"Observe", "Create", "Update", "LateInitialize"})
+		if r.Value("cluster-app", "spec.forProvider.masterAuth") != nil {
+			t.Error("no client certificate: GKE gives it no RBAC")
+		}
 		for _, key := range []string{"component-envoy-gateway", "component-alloy", "component-k6"} {
 			if r.GetRequirements().GetResources()[key].GetKind() != v1alpha1.ComponentKind {
 				t.Errorf("no requirement %s", key)
@@ -171,9 +188,7 @@ func TestWalksItsTargetsInOrder(t *testing.T) {
 		if name := extName(r, "cluster-app"); len(name) > 40 || !strings.HasPrefix(name, "gateway-tutorial-app-") {
 			t.Errorf("GKE cluster name %q", name)
 		}
-		if r.Value("cluster-app", "spec.forProvider.workloadIdentityConfig") != nil {
-			t.Error("no workload identity pool without a configured project: never a literal placeholder")
-		}
+		r.Want("cluster-app", "spec.forProvider.workloadIdentityConfig", map[string]any{"workloadPool": "lab-project.svc.id.goog"})
 		r.Want("expiry", "spec.forProvider.expiresAt", "2026-11-22T08:00:00Z")
 		r.Want("expiry", "spec.forProvider.target", map[string]any{"apiVersion": "experiments.fleetplane.io/v1alpha1", "kind": "Experiment", "name": "gateway-tutorial", "uid": "0c0c0c0c-1111-2222-3333-444444444444"})
 		// Nothing exists yet: Pending until the cluster is created.
@@ -184,17 +199,18 @@ func TestWalksItsTargetsInOrder(t *testing.T) {
 
 	t.Run("cluster ready: the node pool", func(t *testing.T) {
 		r := run(t, call(map[string]*ct.Resource{"cluster-app": runningGKE()}))
-		r.WantNames("cluster-app", "nodepool-app", "expiry")
+		r.WantNames("cluster-app", "nodepool-app", "argocd-access", "expiry")
 		wantPhase(r, v1alpha1.PhaseProvisioning, "waiting for targets app")
 		wantTarget(r, 0, targetProvisioning, "node pool")
 		r.Want("nodepool-app", "spec.forProvider.nodeConfig.machineType", "e2-standard-4")
 		r.Want("nodepool-app", "spec.forProvider.nodeCount", 2)
 	})
 
-	observed := map[string]*ct.Resource{"cluster-app": runningGKE(), "nodepool-app": nodePool().Ready()}
+	observed := map[string]*ct.Resource{"cluster-app": runningGKE(), "nodepool-app": nodePool().Ready(), "argocd-access": argocdAccess().Ready()}
 	t.Run("node pool ready: the registration", func(t *testing.T) {
 		r := run(t, call(observed))
-		r.WantNames("cluster-app", "nodepool-app", "registration-app", "expiry", "usage-cluster-app-by-nodepool-app")
+		r.WantNames("cluster-app", "nodepool-app", "registration-app", "argocd-access", "expiry", "usage-cluster-app-by-nodepool-app")
+		r.Want("registration-app", "spec.forProvider.execCredential", map[string]any{"command": "argocd-k8s-auth", "args": []string{"gcp"}, "apiVersion": "client.authentication.k8s.io/v1beta1"})
 		r.Want("registration-app", "spec.forProvider.kubeconfigSecretRef.name", extName(r, "cluster-app")+"-kubeconfig")
 		r.Want("registration-app", "spec.forProvider.kubeconfigSecretRef.key", "kubeconfig")
 		wantPhase(r, v1alpha1.PhaseProvisioning)
@@ -204,7 +220,7 @@ func TestWalksItsTargetsInOrder(t *testing.T) {
 	observed["registration-app"] = registration().Ready()
 	t.Run("registered: the app's application, loadgen waits for it", func(t *testing.T) {
 		r := run(t, call(observed))
-		r.WantNames("cluster-app", "nodepool-app", "registration-app", "application-app", "expiry",
+		r.WantNames("cluster-app", "nodepool-app", "registration-app", "application-app", "argocd-access", "expiry",
 			"usage-cluster-app-by-nodepool-app", "usage-cluster-app-by-registration-app")
 		r.Want("application-app", "spec.forProvider.manifest.metadata.name", "lab-gateway-tutorial-app")
 		r.Want("application-app", "spec.forProvider.manifest.spec.destination", map[string]any{"server": "https://34.1.2.3", "namespace": "gateway-tutorial"})
@@ -321,7 +337,7 @@ func TestEditsReachWhatExists(t *testing.T) {
 	// rendered: they are kept as they are, never dropped.
 	observed["cluster-app"] = gkeCluster()
 	r = run(t, ct.Call{XR: xr, Input: conventionInput, Required: components(), Observed: observed})
-	r.WantNames("cluster-app", "nodepool-app", "registration-app", "application-app", "expiry",
+	r.WantNames("cluster-app", "nodepool-app", "registration-app", "application-app", "argocd-access", "expiry",
 		"usage-cluster-app-by-nodepool-app", "usage-cluster-app-by-registration-app", "usage-registration-app-by-application-app")
 	if r.Value("application-app", "spec") != nil {
 		t.Error("a kept application is re-emitted from what was observed, which here has no spec")
@@ -382,6 +398,12 @@ func TestFailures(t *testing.T) {
 			required: map[string][]runtime.Object{"component-k6": {k6Component()}},
 			want:     "Component k6 is of type workflow, referenced as app",
 		},
+		"GKE without the project and Argo CD's service account": {
+			xr:       gatewayTutorial(),
+			input:    &v1beta1.Input{Experiments: &v1beta1.Experiments{ComponentRepoURL: "https://github.com/example/lab.git"}},
+			required: components(),
+			want:     "GKE targets need the function input's experiments.gcp.project and experiments.gcp.argocdServiceAccount",
+		},
 		"vcluster is refused whole": {
 			xr:       hubOnly(v1alpha1.Target{Name: "v", Cluster: v1alpha1.ClusterSpec{Type: v1alpha1.ClusterVCluster}, Components: []v1alpha1.ComponentRef{{App: "x"}}}),
 			input:    conventionInput,
@@ -419,7 +441,7 @@ func TestManualCompletionSuspends(t *testing.T) {
 	xr.Spec.Workflow.Completion = &v1alpha1.Completion{Mode: v1alpha1.CompletionManual}
 	observed := map[string]*ct.Resource{
 		"cluster-app": runningGKE(), "nodepool-app": nodePool().Ready(), "registration-app": registration().Ready(),
-		"application-app": application("a").Ready(), "application-loadgen": application("b").Ready(),
+		"application-app": application("a").Ready(), "application-loadgen": application("b").Ready(), "argocd-access": argocdAccess().Ready(),
 	}
 	r := run(t, ct.Call{XR: xr, Input: conventionInput, Observed: observed, Required: components()})
 	r.Want("workflow", "spec.forProvider.onMissingTemplate", workflowsv1alpha1.MissingTemplateSuspend)
@@ -431,12 +453,14 @@ func TestManualCompletionSuspends(t *testing.T) {
 }
 
 func TestWatchApplicationsIsOptIn(t *testing.T) {
-	observed := map[string]*ct.Resource{"cluster-app": runningGKE(), "nodepool-app": nodePool().Ready(), "registration-app": registration().Ready()}
+	observed := map[string]*ct.Resource{"cluster-app": runningGKE(), "nodepool-app": nodePool().Ready(), "registration-app": registration().Ready(), "argocd-access": argocdAccess().Ready()}
 	c := ct.Call{XR: gatewayTutorial(), Input: conventionInput, Observed: observed, Required: components()}
 	if w := run(t, c).Value("application-app", "spec.watch"); w != nil {
 		t.Errorf("spec.watch = %v without the input asking for it: provider-kubernetes' watches are alpha", w)
 	}
-	c.Input = &v1beta1.Input{Experiments: &v1beta1.Experiments{ComponentRepoURL: "https://github.com/example/lab.git", WatchApplications: true}}
+	in := conventionInput.DeepCopy()
+	in.Experiments.WatchApplications = true
+	c.Input = in
 	run(t, c).Want("application-app", "spec.watch", true)
 }
 

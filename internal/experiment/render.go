@@ -26,8 +26,9 @@ func registrationName(t string) resource.Name { return resource.Name("registrati
 func applicationName(t string) resource.Name  { return resource.Name("application-" + t) }
 
 const (
-	workflowName resource.Name = "workflow"
-	expiryName   resource.Name = "expiry"
+	workflowName     resource.Name = "workflow"
+	expiryName       resource.Name = "expiry"
+	argocdAccessName resource.Name = "argocd-access"
 )
 
 // Labels on what an experiment creates outside its namespace.
@@ -37,7 +38,10 @@ const (
 	labelTarget     = "experiments.fleetplane.io/target"
 )
 
-const gcpAPIVersion = "container.gcp.m.upbound.io/v1beta1"
+const (
+	gcpAPIVersion    = "container.gcp.m.upbound.io/v1beta1"
+	gcpIAMAPIVersion = "cloudplatform.gcp.m.upbound.io/v1beta1"
+)
 
 // healthyAndSynced is what provider-kubernetes evaluates to call an Argo
 // CD Application ready.
@@ -89,10 +93,10 @@ func (r renderer) cluster(t v1alpha1.Target) *composed.Unstructured {
 		"initialNodeCount":      int64(1),
 		"removeDefaultNodePool": true,
 		"deletionProtection":    false,
-		// provider-upjet-gcp writes the kubeconfig of its connection
-		// Secret with the cluster's client certificate; GKE issues one only
-		// when asked, and without it Argo CD would get no credentials.
-		"masterAuth": map[string]any{"clientCertificateConfig": map[string]any{"issueClientCertificate": true}},
+		// No client certificate: GKE gives it no RBAC and cannot revoke it.
+		// Argo CD authenticates as its Google service account instead (see
+		// registration), and the connection Secret's kubeconfig serves for
+		// the server and its CA.
 	}
 	if r.cfg.GCPProject != "" {
 		fp["workloadIdentityConfig"] = map[string]any{"workloadPool": r.cfg.GCPProject + ".svc.id.goog"}
@@ -135,18 +139,41 @@ func (r renderer) fleetplaneSpec() xpv2.ManagedResourceSpec {
 	return xpv2.ManagedResourceSpec{ProviderConfigReference: &pc}
 }
 
-// registration registers a target's cluster with Argo CD. Where, and in
-// which project, is the ClusterProviderConfig's to say; the server is the
-// one in the cluster's kubeconfig.
+// registration registers a target's GKE cluster with Argo CD the way Argo
+// CD documents it for GKE: its argocd-k8s-auth helper gets a token for the
+// Google service account Argo CD runs as (workload identity on the hub);
+// the server and CA come from the cluster's kubeconfig. Where, and in
+// which project, is the ClusterProviderConfig's to say.
 func (r renderer) registration(t v1alpha1.Target) (*composed.Unstructured, error) {
 	return compose.Typed(&argocdv1alpha1.ClusterRegistration{Spec: argocdv1alpha1.ClusterRegistrationSpec{
 		ManagedResourceSpec: r.fleetplaneSpec(),
 		ForProvider: argocdv1alpha1.ClusterRegistrationParameters{
 			ClusterName:         r.gkeName(t.Name),
 			KubeconfigSecretRef: argocdv1alpha1.SecretKeyRef{Name: r.kubeconfigSecret(t.Name), Key: "kubeconfig"},
+			ExecCredential:      &argocdv1alpha1.ExecCredential{Command: "argocd-k8s-auth", Args: []string{"gcp"}, APIVersion: "client.authentication.k8s.io/v1beta1"},
 			Labels:              r.labels(t.Name),
 		},
 	}})
+}
+
+// argocdAccess grants Argo CD's Google service account its role on the
+// project, so that GKE lets it deploy. The binding serves every experiment
+// in the project: it is created if missing and never deleted with one
+// experiment (no Delete in its management policies).
+func (r renderer) argocdAccess() *composed.Unstructured {
+	o := composed.New()
+	o.SetAPIVersion(gcpIAMAPIVersion)
+	o.SetKind("ProjectIAMMember")
+	o.Object["spec"] = map[string]any{
+		"forProvider": map[string]any{
+			"project": r.cfg.GCPProject,
+			"role":    r.cfg.ArgoCDRole,
+			"member":  "serviceAccount:" + r.cfg.ArgoCDServiceAccount,
+		},
+		"managementPolicies": []any{"Observe", "Create", "Update", "LateInitialize"},
+		"providerConfigRef":  map[string]any{"kind": r.cfg.GCP.Kind, "name": r.cfg.GCP.Name},
+	}
+	return o
 }
 
 func (r renderer) labels(target string) map[string]string {

@@ -248,7 +248,7 @@ func TestExperimentGatewayTutorial(t *testing.T) {
 		}
 	})
 
-	t.Run("the GKE cluster is registered with Argo CD", func(t *testing.T) {
+	t.Run("the GKE cluster is registered with Argo CD, through workload identity", func(t *testing.T) {
 		reg := c["registration-app"]
 		if reg == nil {
 			t.Fatal("no ClusterRegistration")
@@ -260,8 +260,21 @@ func TestExperimentGatewayTutorial(t *testing.T) {
 		}
 		app := get(t, "argoproj.io/v1alpha1", "Application", environment.ArgoCDNamespace, ns+"-gateway-tutorial-app")
 		server, _, _ := unstructured.NestedString(app.Object, "spec", "destination", "server")
-		if string(s.Data["server"]) != server || !strings.Contains(string(s.Data["config"]), `"certData"`) {
-			t.Errorf("cluster Secret server %q config %d bytes; application deploys to %q", s.Data["server"], len(s.Data["config"]), server)
+		if string(s.Data["server"]) != server {
+			t.Errorf("cluster Secret server %q; application deploys to %q", s.Data["server"], server)
+		}
+		// Argo CD's own helper for GKE, the cluster's CA, and no client
+		// certificate (the kubeconfig has one; Argo CD does not use it).
+		cfg := string(s.Data["config"])
+		if !strings.Contains(cfg, `"execProviderConfig":{"command":"argocd-k8s-auth","args":["gcp"]`) || strings.Contains(cfg, "certData") || !strings.Contains(cfg, `"caData"`) {
+			t.Errorf("cluster Secret config %s", cfg)
+		}
+		iam := c["argocd-access"]
+		if iam == nil {
+			t.Fatal("no IAM grant for Argo CD's service account")
+		}
+		if m, _, _ := unstructured.NestedString(iam.Object, "spec", "forProvider", "member"); m != "serviceAccount:argocd@fleetplane-lab.iam.gserviceaccount.com" {
+			t.Errorf("IAM member %q", m)
 		}
 	})
 

@@ -264,7 +264,26 @@ func (e *Env) configure(ctx context.Context, o Options) error {
 	if err := unstructured.SetNestedSlice(comp.Object, pipeline, "spec", "pipeline"); err != nil {
 		return err
 	}
-	return e.Kube.Create(ctx, comp)
+	if err := e.Kube.Create(ctx, comp); err != nil {
+		return err
+	}
+	// The example Compositions a platform team would add: the convention
+	// repository's, and GKE's with its project and Argo CD's account.
+	files, _ := filepath.Glob(filepath.Join(e.Root, "examples", "experiment", "compositions", "*.yaml"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(b, &u.Object); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if err := e.Kube.Create(ctx, u); err != nil && !kerrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 // DefaultProviderConfig is the ClusterProviderConfig a platform team

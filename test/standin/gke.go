@@ -27,15 +27,17 @@ import (
 // GKE kinds the stand-in serves, with the stand-in CRDs of
 // test/standin/crds.
 var (
-	GKECluster  = schema.GroupVersionKind{Group: "container.gcp.m.upbound.io", Version: "v1beta1", Kind: "Cluster"}
-	GKENodePool = schema.GroupVersionKind{Group: "container.gcp.m.upbound.io", Version: "v1beta1", Kind: "NodePool"}
+	GKECluster          = schema.GroupVersionKind{Group: "container.gcp.m.upbound.io", Version: "v1beta1", Kind: "Cluster"}
+	GKENodePool         = schema.GroupVersionKind{Group: "container.gcp.m.upbound.io", Version: "v1beta1", Kind: "NodePool"}
+	GCPProjectIAMMember = schema.GroupVersionKind{Group: "cloudplatform.gcp.m.upbound.io", Version: "v1beta1", Kind: "ProjectIAMMember"}
 )
 
-// GKE plays provider-upjet-gcp for Clusters and NodePools: after a delay a
-// Cluster is Ready with an endpoint, and its connection Secret holds the
-// kubeconfig the real provider writes (server, CA, client certificate); a
-// NodePool is Ready once its cluster exists. It keeps an inventory of
-// "GCP" resources and the order they were deleted in.
+// GKE plays provider-upjet-gcp for Clusters, NodePools and
+// ProjectIAMMembers: after a delay a Cluster is Ready with an endpoint, and
+// its connection Secret holds the kubeconfig the real provider writes
+// (server, CA, client certificate); a NodePool is Ready once its cluster
+// exists; an IAM member is Ready. It keeps an inventory of "GCP" resources
+// and the order they were deleted in.
 type GKE struct {
 	kube client.Client
 	// ProvisionDelay is how long a cluster takes to come up.
@@ -70,7 +72,7 @@ func (g *GKE) Deleted() []string {
 // Run reconciles until ctx is done.
 func (g *GKE) Run(ctx context.Context) {
 	every(ctx, func() {
-		for _, gvk := range []schema.GroupVersionKind{GKECluster, GKENodePool} {
+		for _, gvk := range []schema.GroupVersionKind{GKECluster, GKENodePool, GCPProjectIAMMember} {
 			items := list(ctx, g.kube, gvk, "")
 			for i := range items {
 				g.reconcile(ctx, &items[i])
@@ -130,6 +132,9 @@ func (g *GKE) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 		}
 		n, _, _ := unstructured.NestedFieldNoCopy(mr.Object, "spec", "forProvider", "nodeCount")
 		atProvider["nodeCount"] = n
+	case GCPProjectIAMMember.Kind:
+		fp, _, _ := unstructured.NestedStringMap(mr.Object, "spec", "forProvider")
+		atProvider = map[string]any{"id": fp["project"] + "/" + fp["role"] + "/" + fp["member"], "project": fp["project"], "role": fp["role"], "member": fp["member"]}
 	}
 	g.mu.Lock()
 	g.external[key] = "exists"

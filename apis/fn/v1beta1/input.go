@@ -129,9 +129,25 @@ type GCP struct {
 	// +optional
 	ProviderConfigRef *ProviderConfigReference `json:"providerConfigRef,omitempty"`
 
-	// Project, when set, turns on workload identity for the project's pool.
+	// Project the GKE clusters are created in; it turns on workload
+	// identity for the project's pool. GKE targets need it.
 	// +optional
 	Project string `json:"project,omitempty"`
+
+	// ArgoCDServiceAccount is the Google service account Argo CD's
+	// controllers act as, through workload identity on the hub, for
+	// example argocd@my-project.iam.gserviceaccount.com. Argo CD reaches
+	// GKE targets as it, with its argocd-k8s-auth helper, and fleetplane
+	// grants it ArgoCDRole on Project. GKE targets need it.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-z][-a-z0-9]{4,28}[a-z0-9]@[-a-z0-9.]+\.iam\.gserviceaccount\.com$`
+	ArgoCDServiceAccount string `json:"argocdServiceAccount,omitempty"`
+
+	// ArgoCDRole granted to ArgoCDServiceAccount on Project, so that Argo
+	// CD may deploy into the clusters. Default roles/container.developer.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^roles/[a-zA-Z0-9_.]+$`
+	ArgoCDRole string `json:"argocdRole,omitempty"`
 }
 
 // Criteria locates the labels criteriaExpression is evaluated against.

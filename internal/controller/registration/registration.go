@@ -175,7 +175,12 @@ func (e *external) cluster(ctx context.Context, mg *v1alpha1.ClusterRegistration
 	if !ok {
 		return nil, fmt.Errorf("kubeconfig Secret %s/%s has no key %q", mg.Namespace, ref.Name, k)
 	}
-	c, err := argocd.FromKubeconfig(data)
+	read := argocd.FromKubeconfig
+	if mg.Spec.ForProvider.ExecCredential != nil {
+		// Its user does not matter: Argo CD authenticates otherwise.
+		read = argocd.ServerFromKubeconfig
+	}
+	c, err := read(data)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig Secret %s/%s key %q: %w", mg.Namespace, ref.Name, k, err)
 	}

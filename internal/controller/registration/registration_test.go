@@ -214,7 +214,8 @@ func TestObserve(t *testing.T) {
 // plugin with args [gcp], the cluster's CA, no client certificate.
 func TestGKEWithWorkloadIdentity(t *testing.T) {
 	ctx := context.Background()
-	kube := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(kubeconfigWithUser("client-certificate-data: Q0VSVA==, client-key-data: S0VZ")).Build()
+	// GKE without client certificates: the kubeconfig has no usable user.
+	kube := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(kubeconfigWithUser("")).Build()
 	mg := registration()
 	mg.Spec.ForProvider.ExecCredential = &v1alpha1.ExecCredential{Command: "argocd-k8s-auth", Args: []string{"gcp"}}
 	e := newExternal(kube)
