@@ -283,7 +283,12 @@ func writeServiceAccountKey(dir string) (string, error) {
 }
 
 func writeKubeconfig(path, server string) error {
-	kc := fmt.Sprintf(`apiVersion: v1
+	return os.WriteFile(path, []byte(kubeconfigText(server, token)), 0o600)
+}
+
+// kubeconfigText is a kubeconfig for server with a bearer token.
+func kubeconfigText(server, bearer string) string {
+	return fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters:
 - name: fleetplane
@@ -300,8 +305,7 @@ contexts:
     cluster: fleetplane
     user: admin
 current-context: fleetplane
-`, server, token)
-	return os.WriteFile(path, []byte(kc), 0o600)
+`, server, bearer)
 }
 
 // RSS is the resident memory of the process in bytes, from /proc.

@@ -143,7 +143,7 @@ func composedByResourceName(t *testing.T, ns, xrName string) map[string]*unstruc
 	t.Helper()
 	out := map[string]*unstructured.Unstructured{}
 	for _, k := range []struct{ api, kind string }{
-		{"container.gcp.m.upbound.io/v1beta1", "Cluster"}, {"container.gcp.m.upbound.io/v1beta1", "NodePool"},
+		{"container.gcp.m.upbound.io/v1beta1", "Cluster"}, {"container.gcp.m.upbound.io/v1beta1", "NodePool"}, {"cloudplatform.gcp.m.upbound.io/v1beta1", "ProjectIAMMember"},
 		{"argocd.m.fleetplane.io/v1alpha1", "ClusterRegistration"}, {"kubernetes.m.crossplane.io/v1alpha1", "Object"},
 		{"workflows.m.fleetplane.io/v1alpha1", "WorkflowRun"}, {"lifecycle.m.fleetplane.io/v1alpha1", "Expiry"},
 		{"protection.crossplane.io/v1beta1", "Usage"},
@@ -178,7 +178,7 @@ func TestExperimentGatewayTutorial(t *testing.T) {
 	w := newWatcher()
 	w.watchKind(t, ctx, experimentAPI, "Experiment", ns)
 	for _, k := range []struct{ api, kind string }{
-		{"container.gcp.m.upbound.io/v1beta1", "Cluster"}, {"container.gcp.m.upbound.io/v1beta1", "NodePool"},
+		{"container.gcp.m.upbound.io/v1beta1", "Cluster"}, {"container.gcp.m.upbound.io/v1beta1", "NodePool"}, {"cloudplatform.gcp.m.upbound.io/v1beta1", "ProjectIAMMember"},
 		{"argocd.m.fleetplane.io/v1alpha1", "ClusterRegistration"}, {"kubernetes.m.crossplane.io/v1alpha1", "Object"},
 		{"workflows.m.fleetplane.io/v1alpha1", "WorkflowRun"},
 	} {

@@ -34,8 +34,9 @@ import (
 )
 
 var (
-	kube     client.Client
-	provider *controlplane.Process
+	kube         client.Client
+	provider     *controlplane.Process
+	controlPlane *controlplane.ControlPlane
 )
 
 func TestMain(m *testing.M) {
@@ -57,6 +58,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer cp.Stop()
+	controlPlane = cp
 	// The real Argo CD and Argo Workflows CRDs, so that what the provider
 	// writes is validated by their schemas.
 	argo, err := support.ArgoCRDs(root)
@@ -77,8 +79,16 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "go build ./provider: %v\n%s", err, out)
 		return 1
 	}
+	// The provider runs as its ServiceAccount under exactly the RBAC a
+	// real install gives it: what Crossplane's RBAC manager grants every
+	// provider, and the ClusterRole fleetplane ships (package/rbac).
+	providerKubeconfig, err := providerIdentity(ctx, cp, root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	provider, err = controlplane.Run(dir, "provider", bin, []string{
-		"--kubeconfig", cp.Kubeconfig, "--poll", "2s", "--metrics-address", "0", "--health-address", "0", "--debug",
+		"--kubeconfig", providerKubeconfig, "--poll", "2s", "--metrics-address", "0", "--health-address", "0", "--debug",
 	}, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -107,6 +117,20 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "provider log (tail):\n%s\n", provider.Tail(20000))
 	}
 	return code
+}
+
+// providerIdentity makes the provider's ServiceAccount, grants it the
+// RBAC a real install does, and returns a kubeconfig acting as it.
+func providerIdentity(ctx context.Context, cp *controlplane.ControlPlane, root string) (string, error) {
+	const ns, sa = "crossplane-system", "provider-fleetplane"
+	kc, err := cp.ServiceAccountKubeconfig(ctx, ns, sa)
+	if err != nil {
+		return "", err
+	}
+	if err := cp.GrantProviderSystemRole(ctx, "provider-fleetplane", support.ProviderCRDs(root), ns, sa); err != nil {
+		return "", err
+	}
+	return kc, cp.ApplyRBAC(ctx, filepath.Join(root, "package", "rbac", "provider-fleetplane.yaml"))
 }
 
 // eventually polls cond until it holds or the timeout passes, and fails

@@ -78,6 +78,11 @@ func parseSchema(s string) map[string]string {
 }
 
 func (e *external) Observe(ctx context.Context, mg *v1alpha1.Table) (managed.ExternalObservation, error) {
+	if meta.WasDeleted(mg) && !createdHere(mg) {
+		// An adopted table stays: as far as deleting this resource goes,
+		// there is nothing left to delete.
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
 	p := mg.Spec.ForProvider
 	cmd, err := kql.ShowTableSchema(p.Table)
 	if err != nil {

@@ -163,6 +163,13 @@ func TestAnAdoptedTableIsNeverDropped(t *testing.T) {
 		if _, err := e.Delete(ctx, mg); err != nil {
 			t.Fatal(err)
 		}
+		// Once deleting, the adopted table counts as gone, so that the
+		// resource's deletion completes and the table stays.
+		now := metav1.Now()
+		mg.DeletionTimestamp = &now
+		if o, err := e.Observe(ctx, mg); err != nil || o.ResourceExists {
+			t.Errorf("%s: Observe while deleting %+v, %v; want it gone for this resource", name, o, err)
+		}
 		if _, ok := s.Tables("FleetDiscovery")["Heartbeats"]; !ok {
 			t.Fatalf("%s: a table this resource did not create was dropped", name)
 		}
