@@ -24,7 +24,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -47,6 +49,7 @@ type Crossplane struct {
 	bin      string
 	cacheDir string
 	kube     client.Client
+	rbac     *Process
 }
 
 // Kube is a client with Crossplane's package types registered.
@@ -146,6 +149,14 @@ func StartCrossplane(ctx context.Context, cp *ControlPlane, root string) (*Cross
 	if err != nil {
 		return nil, fmt.Errorf("crossplane not ready: %w", err)
 	}
+	// Crossplane's RBAC manager, as its Helm chart runs it beside the core:
+	// it gives every provider revision its ClusterRoles and binds the
+	// system one to the provider's ServiceAccount.
+	// It serves metrics on :8080, which it offers no flag to move.
+	if x.rbac, err = Run(cp.Dir, "crossplane-rbac-manager", bin, []string{"rbac", "start"}, env); err != nil {
+		return nil, err
+	}
+	cp.Track(x.rbac)
 	return x, nil
 }
 
@@ -393,7 +404,9 @@ func (x *Crossplane) ServeFunction(ctx context.Context, pkg, bin string, args ..
 }
 
 // RunProvider plays the runtime for a Provider installed as pkg: it waits
-// for the active revision, gives it TLS secrets, and starts bin.
+// for the active revision, gives it TLS secrets, and starts bin as the
+// ServiceAccount Crossplane's Deployment runtime would give its pod, with
+// only the RBAC bound to that account.
 func (x *Crossplane) RunProvider(ctx context.Context, pkg, bin string, args ...string) (*Process, error) {
 	obj, err := x.RevisionOf(ctx, &pkgv1.ProviderRevisionList{}, pkg, 3*time.Minute)
 	if err != nil {
@@ -428,10 +441,14 @@ func (x *Crossplane) RunProvider(ctx context.Context, pkg, bin string, args ...s
 	if err := x.waitEstablished(ctx, rev, 2*time.Minute); err != nil {
 		return nil, fmt.Errorf("provider %s: %w", pkg, err)
 	}
+	kubeconfig, err := x.providerIdentity(ctx, rev)
+	if err != nil {
+		return nil, fmt.Errorf("provider %s: %w", pkg, err)
+	}
 	// As in a provider's pod: the kubeconfig in KUBECONFIG (client-go and
 	// controller-runtime read it), server certificates in
 	// TLS_SERVER_CERTS_DIR.
-	p, err := Run(x.cp.Dir, pkg, bin, args, []string{"KUBECONFIG=" + x.cp.Kubeconfig, "TLS_SERVER_CERTS_DIR=" + certs})
+	p, err := Run(x.cp.Dir, pkg, bin, args, []string{"KUBECONFIG=" + kubeconfig, "TLS_SERVER_CERTS_DIR=" + certs})
 	if err != nil {
 		return nil, err
 	}
@@ -439,6 +456,74 @@ func (x *Crossplane) RunProvider(ctx context.Context, pkg, bin string, args ...s
 	return p, x.pointRevision(ctx, rev, nil, func(r client.Object) {
 		r.(*pkgv1.ProviderRevision).SetConditions(pkgv1.RuntimeHealthy())
 	})
+}
+
+// providerIdentity gives a provider revision the identity its pod would
+// have. Crossplane's Deployment runtime names the ServiceAccount after the
+// DeploymentRuntimeConfig's serviceAccountTemplate, else after the
+// revision, and Crossplane's RBAC manager binds the revision's system
+// ClusterRole to the ServiceAccount of every Deployment the revision
+// owns. So: create that ServiceAccount and a Deployment owned by the
+// revision, with no replicas (the process runs here, not in a pod), wait
+// for the RBAC manager's binding, and return a kubeconfig with a token of
+// the ServiceAccount.
+func (x *Crossplane) providerIdentity(ctx context.Context, rev *pkgv1.ProviderRevision) (string, error) {
+	sa := rev.GetName()
+	if ref := rev.GetRuntimeConfigRef(); ref != nil {
+		rc := &unstructured.Unstructured{}
+		rc.SetAPIVersion("pkg.crossplane.io/v1beta1")
+		rc.SetKind("DeploymentRuntimeConfig")
+		if err := x.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, rc); err != nil && !kerrors.IsNotFound(err) {
+			return "", err
+		}
+		if n, _, _ := unstructured.NestedString(rc.Object, "spec", "serviceAccountTemplate", "metadata", "name"); n != "" {
+			sa = n
+		}
+	}
+	kubeconfig, err := x.cp.ServiceAccountKubeconfig(ctx, CrossplaneNamespace, sa)
+	if err != nil {
+		return "", err
+	}
+	labels := map[string]string{"pkg.crossplane.io/revision": rev.GetName()}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: CrossplaneNamespace, Name: rev.GetName(), OwnerReferences: []metav1.OwnerReference{
+			{APIVersion: pkgv1.ProviderRevisionGroupVersionKind.GroupVersion().String(), Kind: pkgv1.ProviderRevisionKind, Name: rev.GetName(), UID: rev.GetUID(), Controller: new(true), BlockOwnerDeletion: new(true)},
+		}},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: new(int32(0)),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{ServiceAccountName: sa, Containers: []corev1.Container{{Name: "package-runtime", Image: rev.GetSource()}}},
+			},
+		},
+	}
+	if err := x.kube.Create(ctx, d); err != nil && !kerrors.IsAlreadyExists(err) {
+		return "", err
+	}
+	binding := "crossplane:provider:" + rev.GetName() + ":system"
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if x.rbac.Exited() {
+			return false, fmt.Errorf("crossplane's RBAC manager exited:\n%s", x.rbac.Tail(2000))
+		}
+		b := &rbacv1.ClusterRoleBinding{}
+		if err := x.kube.Get(ctx, types.NamespacedName{Name: binding}, b); err != nil {
+			last = err.Error()
+			return false, nil //nolint:nilerr // not bound yet
+		}
+		for _, s := range b.Subjects {
+			if s.Kind == rbacv1.ServiceAccountKind && s.Namespace == CrossplaneNamespace && s.Name == sa {
+				return true, nil
+			}
+		}
+		last = fmt.Sprintf("ClusterRoleBinding %s does not name ServiceAccount %s", binding, sa)
+		return false, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("crossplane's RBAC manager did not bind the system role (%s): %w", last, err)
+	}
+	return kubeconfig, nil
 }
 
 // waitEstablished waits until the revision lists the CRDs it installed and

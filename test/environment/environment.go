@@ -216,7 +216,16 @@ func (e *Env) install(ctx context.Context, b built) error {
 	}
 	never := ptr.To(corev1.PullNever)
 	fn := &pkgv1.Function{ObjectMeta: metav1.ObjectMeta{Name: FunctionName}, Spec: pkgv1.FunctionSpec{PackageSpec: pkgv1.PackageSpec{Package: refs[FunctionSource], PackagePullPolicy: never}}}
-	pv := &pkgv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: ProviderName}, Spec: pkgv1.ProviderSpec{PackageSpec: pkgv1.PackageSpec{Package: refs[ProviderSource], PackagePullPolicy: never}}}
+	// The provider's RBAC and runtime config, as the README's install
+	// applies them, so the provider runs with the rights it ships.
+	runtimeConfig, err := e.applyProviderRBAC(ctx)
+	if err != nil {
+		return err
+	}
+	pv := &pkgv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: ProviderName}, Spec: pkgv1.ProviderSpec{
+		PackageSpec:        pkgv1.PackageSpec{Package: refs[ProviderSource], PackagePullPolicy: never},
+		PackageRuntimeSpec: pkgv1.PackageRuntimeSpec{RuntimeConfigReference: &pkgv1.RuntimeConfigReference{Name: runtimeConfig}},
+	}}
 	// The Configuration's dependencies are installed above by digest; a
 	// digest satisfies no semantic-version constraint, so resolution is
 	// skipped rather than letting Crossplane look for them in a registry.
@@ -226,7 +235,6 @@ func (e *Env) install(ctx context.Context, b built) error {
 			return fmt.Errorf("cannot install %s: %w", o.GetName(), err)
 		}
 	}
-	var err error
 	if e.Function, err = e.Crossplane.ServeFunction(ctx, FunctionName, b.functionBin, "--metrics-address="); err != nil {
 		return err
 	}
@@ -239,6 +247,28 @@ func (e *Env) install(ctx context.Context, b built) error {
 		}
 	}
 	return nil
+}
+
+// applyProviderRBAC applies package/rbac: the ClusterRole and binding the
+// provider needs beyond its system role, and the DeploymentRuntimeConfig
+// naming the ServiceAccount they bind. It returns that config's name.
+func (e *Env) applyProviderRBAC(ctx context.Context) (string, error) {
+	dir := filepath.Join(e.Root, "package", "rbac")
+	if err := e.CP.ApplyRBAC(ctx, filepath.Join(dir, "provider-fleetplane.yaml")); err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "runtime-config.yaml"))
+	if err != nil {
+		return "", err
+	}
+	rc := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &rc.Object); err != nil {
+		return "", err
+	}
+	if err := e.Kube.Create(ctx, rc); err != nil && !kerrors.IsAlreadyExists(err) {
+		return "", err
+	}
+	return rc.GetName(), nil
 }
 
 // configure creates what a platform team adds after installing: the
