@@ -49,7 +49,6 @@ type Crossplane struct {
 	bin      string
 	cacheDir string
 	kube     client.Client
-	rbac     *Process
 }
 
 // Kube is a client with Crossplane's package types registered.
@@ -149,14 +148,6 @@ func StartCrossplane(ctx context.Context, cp *ControlPlane, root string) (*Cross
 	if err != nil {
 		return nil, fmt.Errorf("crossplane not ready: %w", err)
 	}
-	// Crossplane's RBAC manager, as its Helm chart runs it beside the core:
-	// it gives every provider revision its ClusterRoles and binds the
-	// system one to the provider's ServiceAccount.
-	// It serves metrics on :8080, which it offers no flag to move.
-	if x.rbac, err = Run(cp.Dir, "crossplane-rbac-manager", bin, []string{"rbac", "start"}, env); err != nil {
-		return nil, err
-	}
-	cp.Track(x.rbac)
 	return x, nil
 }
 
@@ -413,6 +404,10 @@ func (x *Crossplane) RunProvider(ctx context.Context, pkg, bin string, args ...s
 		return nil, fmt.Errorf("no active revision of provider %s: %w", pkg, err)
 	}
 	rev := obj.(*pkgv1.ProviderRevision)
+	provider := &pkgv1.Provider{}
+	if err := x.kube.Get(ctx, types.NamespacedName{Name: pkg}, provider); err != nil {
+		return nil, err
+	}
 	server, clientName := pkg+"-tls-server", pkg+"-tls-client"
 	serverCert, err := x.IssueCertificate(ctx, server, pkg)
 	if err != nil {
@@ -432,6 +427,9 @@ func (x *Crossplane) RunProvider(ctx context.Context, pkg, bin string, args ...s
 	if err := x.pointRevision(ctx, rev, func(r client.Object) {
 		pr := r.(*pkgv1.ProviderRevision)
 		pr.Spec.TLSServerSecretName, pr.Spec.TLSClientSecretName = new(server), new(clientName)
+		// The package manager leaves a revision's runtime fields to the
+		// runtime when that is External.
+		pr.Spec.RuntimeConfigReference = provider.Spec.RuntimeConfigReference
 	}, func(r client.Object) {
 		pr := r.(*pkgv1.ProviderRevision)
 		pr.Status.TLSServerSecretName, pr.Status.TLSClientSecretName = new(server), new(clientName)
@@ -467,6 +465,10 @@ func (x *Crossplane) RunProvider(ctx context.Context, pkg, bin string, args ...s
 // revision, with no replicas (the process runs here, not in a pod), wait
 // for the RBAC manager's binding, and return a kubeconfig with a token of
 // the ServiceAccount.
+//
+// The RBAC manager runs only for that: Crossplane's Helm chart runs it
+// beside the core for good, but it serves metrics on :8080, as does
+// provider-kubernetes, and neither has a flag to move.
 func (x *Crossplane) providerIdentity(ctx context.Context, rev *pkgv1.ProviderRevision) (string, error) {
 	sa := rev.GetName()
 	if ref := rev.GetRuntimeConfigRef(); ref != nil {
@@ -501,11 +503,21 @@ func (x *Crossplane) providerIdentity(ctx context.Context, rev *pkgv1.ProviderRe
 	if err := x.kube.Create(ctx, d); err != nil && !kerrors.IsAlreadyExists(err) {
 		return "", err
 	}
+	rbac, err := Run(x.cp.Dir, "crossplane-rbac-manager-"+rev.GetName(), x.bin, []string{"rbac", "start", "--debug"}, []string{"KUBECONFIG=" + x.cp.Kubeconfig, "POD_NAMESPACE=" + CrossplaneNamespace})
+	if err != nil {
+		return "", err
+	}
+	defer rbac.Stop()
 	binding := "crossplane:provider:" + rev.GetName() + ":system"
 	var last string
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		if x.rbac.Exited() {
-			return false, fmt.Errorf("crossplane's RBAC manager exited:\n%s", x.rbac.Tail(2000))
+		if rbac.Exited() {
+			return false, fmt.Errorf("crossplane's RBAC manager exited:\n%s", rbac.Tail(2000))
+		}
+		role := &rbacv1.ClusterRole{}
+		if err := x.kube.Get(ctx, types.NamespacedName{Name: binding}, role); err != nil || len(role.Rules) == 0 {
+			last = fmt.Sprintf("ClusterRole %s not there yet", binding)
+			return false, nil //nolint:nilerr // not there yet
 		}
 		b := &rbacv1.ClusterRoleBinding{}
 		if err := x.kube.Get(ctx, types.NamespacedName{Name: binding}, b); err != nil {
