@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/fleetplane/fleetplane/internal/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/kql"
@@ -18,21 +19,53 @@ type Safety struct {
 	// MaxLeaveFraction of the partitions the hub federates now may leave in
 	// one cycle; the others stay until a later cycle. 1 turns the cap off.
 	MaxLeaveFraction float64
+	// StallAfter: when the newest heartbeat read is older than this, the
+	// heartbeat path is taken to be down. Zero turns the check off.
+	StallAfter time.Duration
+	// Settle is how long after the heartbeat path was last down nothing
+	// leaves: a partition dropped for silence has been silent this long,
+	// and if the path was down meanwhile its silence may be the outage's.
+	// Partitions come back one by one after an outage; the first back
+	// must not make the others look gone.
+	Settle time.Duration
+}
+
+// Down reports whether a cycle finds the heartbeat path down.
+func (s Safety) Down(ev Evidence) bool {
+	return ev.Read == 0 || (s.StallAfter > 0 && ev.Now.Sub(ev.Newest) > s.StallAfter)
+}
+
+// Evidence is what a cycle read about the heartbeat path itself.
+type Evidence struct {
+	// Read is how many valid heartbeats the cycle read, blocked ones
+	// included.
+	Read int
+	// Newest is the time of the newest of them.
+	Newest time.Time
+	// Now is when the cycle read them.
+	Now time.Time
+	// LastDown is when an earlier cycle last found the heartbeat path
+	// down; zero if none did.
+	LastDown time.Time
 }
 
 // Guard decides which partitions, federated now but without a heartbeat in
 // this cycle, must stay for now, and why:
-//   - when the cycle read no heartbeat at all, every one of them: an
-//     outage of the heartbeat path, a wrong table or a TTL too short looks
-//     exactly like a fleet that vanished, and a hub must never drop its
-//     whole federation on that evidence;
+//   - when the cycle read no heartbeat at all, or only old ones, every one
+//     of them: an outage of the heartbeat path, a wrong table or a TTL
+//     too short looks exactly like a fleet that vanished, and a hub must
+//     never drop its federation on that evidence. Old matters because the
+//     partitions of a fleet whose heartbeats all stopped at once expire
+//     one by one, a heartbeat interval apart, and each of those cycles
+//     still reads the rest: a partition may leave for silence only while
+//     the others are heard from (the newest heartbeat within StallAfter);
+//   - for Settle after the path was last down, every one of them too;
 //   - otherwise those beyond MaxLeaveFraction of the current members, so
 //     that a partial outage drains the hub over several cycles, in which
 //     it can be noticed, instead of at once.
 //
-// read is how many valid heartbeats the cycle read, blocked ones included;
 // kept are the partitions to federate; blocked are the block list.
-func Guard(read int, kept []heartbeat.Partition, blocked Blocklist, hub Hub, s Safety) []Member {
+func Guard(ev Evidence, kept []heartbeat.Partition, blocked Blocklist, hub Hub, s Safety) []Member {
 	current := Members(hub)
 	stay := map[string]bool{}
 	for _, p := range kept {
@@ -50,9 +83,16 @@ func Guard(read int, kept []heartbeat.Partition, blocked Blocklist, hub Hub, s S
 	}
 	var hold []string
 	reason := ""
-	if read == 0 {
+	switch age := ev.Now.Sub(ev.Newest); {
+	case ev.Read == 0:
 		hold, reason = leaving, "no heartbeat was read this cycle, so nothing leaves the hub"
-	} else {
+	case s.StallAfter > 0 && age > s.StallAfter:
+		hold = leaving
+		reason = fmt.Sprintf("the newest heartbeat is %s old, more than %s: the heartbeat path looks down, so nothing leaves the hub", age.Round(time.Second), s.StallAfter)
+	case !ev.LastDown.IsZero() && ev.Now.Sub(ev.LastDown) < s.Settle:
+		hold = leaving
+		reason = fmt.Sprintf("the heartbeat path was down at %s; nothing leaves the hub for silence before %s", ev.LastDown.UTC().Format(time.RFC3339), ev.LastDown.Add(s.Settle).UTC().Format(time.RFC3339))
+	default:
 		allowed := int(math.Floor(s.MaxLeaveFraction * float64(len(current))))
 		if s.MaxLeaveFraction >= 1 {
 			allowed = len(leaving)

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleetplane/fleetplane/internal/heartbeat"
 )
@@ -30,11 +31,33 @@ func endpoints(ms []Member) []string {
 	return out
 }
 
+func TestDown(t *testing.T) {
+	now := time.Now()
+	s := Safety{StallAfter: time.Minute}
+	for _, tc := range []struct {
+		ev   Evidence
+		down bool
+	}{
+		{Evidence{Read: 0, Now: now}, true},
+		{Evidence{Read: 2, Newest: now.Add(-2 * time.Minute), Now: now}, true},
+		{Evidence{Read: 2, Newest: now.Add(-30 * time.Second), Now: now}, false},
+	} {
+		if got := s.Down(tc.ev); got != tc.down {
+			t.Errorf("Down(%+v) = %v", tc.ev, got)
+		}
+	}
+	if (Safety{}).Down(Evidence{Read: 1, Now: now}) {
+		t.Error("StallAfter zero turns the age check off")
+	}
+}
+
 func TestGuard(t *testing.T) {
 	four := federating("https://p1", "https://p2", "https://p3", "https://p4")
 	p := func(ep string) heartbeat.Partition { return part(ep, db("Metrics", []string{"cpu"})) }
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	heard := func(n int, ago time.Duration) Evidence { return Evidence{Read: n, Newest: now.Add(-ago), Now: now} }
 	cases := map[string]struct {
-		read    int
+		ev      Evidence
 		kept    []heartbeat.Partition
 		blocked Blocklist
 		safety  Safety
@@ -42,29 +65,47 @@ func TestGuard(t *testing.T) {
 		reason  string
 	}{
 		"everyone heartbeats: nothing held": {
-			read: 4, kept: []heartbeat.Partition{p("https://p1"), p("https://p2"), p("https://p3"), p("https://p4")}, safety: Safety{MaxLeaveFraction: 0.5},
+			ev: heard(4, time.Minute), kept: []heartbeat.Partition{p("https://p1"), p("https://p2"), p("https://p3"), p("https://p4")}, safety: Safety{MaxLeaveFraction: 0.5},
 		},
 		"no heartbeat read: everyone stays": {
-			read: 0, safety: Safety{MaxLeaveFraction: 1},
+			ev: heard(0, time.Minute), safety: Safety{MaxLeaveFraction: 1},
 			want: []string{"https://p1", "https://p2", "https://p3", "https://p4"}, reason: "no heartbeat was read",
 		},
 		"half may leave at once": {
-			read: 1, kept: []heartbeat.Partition{p("https://p1")}, safety: Safety{MaxLeaveFraction: 0.5},
+			ev: heard(1, time.Minute), kept: []heartbeat.Partition{p("https://p1")}, safety: Safety{MaxLeaveFraction: 0.5},
 			want: []string{"https://p4"}, reason: "3 of 4 federated partitions stopped heartbeating; at most 2 leave per cycle",
 		},
+		"heard from recently enough: the cap applies": {
+			ev: heard(1, time.Minute), kept: []heartbeat.Partition{p("https://p1")}, safety: Safety{MaxLeaveFraction: 0.5, StallAfter: 5 * time.Minute},
+			want: []string{"https://p4"}, reason: "at most 2 leave per cycle",
+		},
+		"the newest heartbeat is old: the path looks down, everyone stays": {
+			ev: heard(1, 6*time.Minute), kept: []heartbeat.Partition{p("https://p1")}, safety: Safety{MaxLeaveFraction: 1, StallAfter: 5 * time.Minute},
+			want: []string{"https://p2", "https://p3", "https://p4"}, reason: "the newest heartbeat is 6m0s old, more than 5m0s: the heartbeat path looks down",
+		},
+		"the path was down a moment ago: everyone stays until it settles": {
+			ev: Evidence{Read: 1, Newest: now, Now: now, LastDown: now.Add(-time.Minute)}, kept: []heartbeat.Partition{p("https://p1")},
+			safety: Safety{MaxLeaveFraction: 1, StallAfter: 5 * time.Minute, Settle: time.Hour},
+			want:   []string{"https://p2", "https://p3", "https://p4"}, reason: "the heartbeat path was down at 2026-11-22T11:59:00Z; nothing leaves the hub for silence before 2026-11-22T12:59:00Z",
+		},
+		"settled since: the cap applies": {
+			ev: Evidence{Read: 1, Newest: now, Now: now, LastDown: now.Add(-61 * time.Minute)}, kept: []heartbeat.Partition{p("https://p1")},
+			safety: Safety{MaxLeaveFraction: 0.5, StallAfter: 5 * time.Minute, Settle: time.Hour},
+			want:   []string{"https://p4"}, reason: "at most 2 leave per cycle",
+		},
 		"the cap off": {
-			read: 1, kept: []heartbeat.Partition{p("https://p1")}, safety: Safety{MaxLeaveFraction: 1},
+			ev: heard(1, time.Minute), kept: []heartbeat.Partition{p("https://p1")}, safety: Safety{MaxLeaveFraction: 1},
 		},
 		"blocked partitions leave at once, uncounted": {
-			read: 4, kept: []heartbeat.Partition{p("https://p1")}, blocked: NewBlocklist([]string{"https://P2:443", "https://p3", "https://p4/"}), safety: Safety{MaxLeaveFraction: 0.25},
+			ev: heard(4, time.Minute), kept: []heartbeat.Partition{p("https://p1")}, blocked: NewBlocklist([]string{"https://P2:443", "https://p3", "https://p4/"}), safety: Safety{MaxLeaveFraction: 0.25},
 		},
 		"blocking everyone with no heartbeat read still blocks": {
-			read: 0, blocked: NewBlocklist([]string{"https://p1", "https://p2", "https://p3", "https://p4"}), safety: Safety{MaxLeaveFraction: 0.5},
+			ev: heard(0, time.Minute), blocked: NewBlocklist([]string{"https://p1", "https://p2", "https://p3", "https://p4"}), safety: Safety{MaxLeaveFraction: 0.5},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			held := Guard(tc.read, tc.kept, tc.blocked, four, tc.safety)
+			held := Guard(tc.ev, tc.kept, tc.blocked, four, tc.safety)
 			if got := endpoints(held); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("held %v, want %v", got, tc.want)
 			}
@@ -81,7 +122,7 @@ func TestGuard(t *testing.T) {
 // dropped, and it stays in its group.
 func TestHeldPartitionsKeepTheHub(t *testing.T) {
 	hub := federating("https://p1", "https://p2")
-	held := Guard(0, nil, nil, hub, Safety{MaxLeaveFraction: 1})
+	held := Guard(Evidence{}, nil, nil, hub, Safety{MaxLeaveFraction: 1})
 	plan := Input{Hub: hub, Held: held}.Plan()
 	if plan.Count() != 0 {
 		t.Errorf("a cycle that read no heartbeat planned %v", plan.Commands)
@@ -91,7 +132,7 @@ func TestHeldPartitionsKeepTheHub(t *testing.T) {
 		t.Fatal("test setup: an unguarded empty cycle should drop")
 	}
 	// One partition still heartbeats: the held one stays beside it.
-	plan = Input{Partitions: []heartbeat.Partition{part("https://p1", db("Metrics", []string{"mem"}))}, Hub: hub, Held: Guard(1, []heartbeat.Partition{part("https://p1")}, nil, hub, Safety{MaxLeaveFraction: 0})}.Plan()
+	plan = Input{Partitions: []heartbeat.Partition{part("https://p1", db("Metrics", []string{"mem"}))}, Hub: hub, Held: Guard(Evidence{Read: 1, Newest: time.Now(), Now: time.Now()}, []heartbeat.Partition{part("https://p1")}, nil, hub, Safety{MaxLeaveFraction: 0})}.Plan()
 	for _, c := range plan.Commands["Metrics"] {
 		if strings.HasPrefix(c, ".drop") || (strings.HasPrefix(c, ".alter entity_group") && !strings.Contains(c, "https://p2")) {
 			t.Errorf("held partition lost something: %s", c)

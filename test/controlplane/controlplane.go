@@ -14,6 +14,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -50,6 +51,10 @@ type ControlPlane struct {
 type Process struct {
 	Name string
 	Log  string
+	dir  string
+	bin  string
+	args []string
+	env  []string
 	cmd  *exec.Cmd
 	// done closes when the process has exited.
 	done chan struct{}
@@ -67,6 +72,25 @@ func (p *Process) Stop() {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-p.done
 	}
+}
+
+// Kill ends the process group at once, as a node failure or an OOM kill
+// would: no signal handler runs, nothing is flushed.
+func (p *Process) Kill() {
+	if p.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+}
+
+// Restart starts the process again with the same binary, arguments and
+// environment, appending to the same log. The old one must have ended.
+func (p *Process) Restart() (*Process, error) {
+	if !p.Exited() {
+		return nil, fmt.Errorf("%s is still running", p.Name)
+	}
+	return Run(p.dir, p.Name, p.bin, p.args, p.env)
 }
 
 // Exited reports whether the process has ended.
@@ -91,7 +115,7 @@ func (p *Process) Tail(n int) string {
 // Run starts a binary in its own process group, logging to dir/name.log.
 func Run(dir, name, bin string, args []string, env []string) (*Process, error) {
 	logPath := filepath.Join(dir, name+".log")
-	f, err := os.Create(logPath)
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +127,7 @@ func Run(dir, name, bin string, args []string, env []string) (*Process, error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("cannot start %s: %w", name, err)
 	}
-	p := &Process{Name: name, Log: logPath, cmd: cmd, done: make(chan struct{})}
+	p := &Process{Name: name, Log: logPath, dir: dir, bin: bin, args: args, env: env, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		// How it ended is in its log; Exited says that it did.
 		_ = cmd.Wait()
@@ -239,7 +263,7 @@ func (cp *ControlPlane) waitReady(ctx context.Context, timeout time.Duration) er
 	deadline := time.Now().Add(timeout)
 	for {
 		for _, p := range cp.procs {
-			if p.Exited() {
+			if (p.Name == "etcd" || p.Name == "kube-apiserver") && p.Exited() {
 				return fmt.Errorf("%s exited during start-up:\n%s", p.Name, p.Tail(4000))
 			}
 		}
@@ -252,7 +276,11 @@ func (cp *ControlPlane) waitReady(ctx context.Context, timeout time.Duration) er
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("kube-apiserver not ready after %s:\n%s", timeout, cp.procs[len(cp.procs)-1].Tail(4000))
+			tail := ""
+			if i := slices.IndexFunc(cp.procs, func(p *Process) bool { return p.Name == "kube-apiserver" }); i >= 0 {
+				tail = cp.procs[i].Tail(4000)
+			}
+			return fmt.Errorf("kube-apiserver not ready after %s:\n%s", timeout, tail)
 		}
 		select {
 		case <-ctx.Done():
@@ -260,6 +288,25 @@ func (cp *ControlPlane) waitReady(ctx context.Context, timeout time.Duration) er
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// RestartAPIServer kills kube-apiserver, as a crash would, and starts it
+// again on the same address, over the same etcd; it returns once the new
+// one is ready. Clients see refused connections and broken watches
+// meanwhile.
+func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
+	i := slices.IndexFunc(cp.procs, func(p *Process) bool { return p.Name == "kube-apiserver" })
+	if i < 0 {
+		return errors.New("no kube-apiserver")
+	}
+	old := cp.procs[i]
+	old.Kill()
+	p, err := old.Restart()
+	if err != nil {
+		return err
+	}
+	cp.Replace(old, p)
+	return cp.waitReady(ctx, 90*time.Second)
 }
 
 // Stop stops every process, last started first.
@@ -271,6 +318,15 @@ func (cp *ControlPlane) Stop() {
 
 // Track adds a process to be stopped with the control plane.
 func (cp *ControlPlane) Track(p *Process) { cp.procs = append(cp.procs, p) }
+
+// Replace tracks next instead of old, a process restarted.
+func (cp *ControlPlane) Replace(old, next *Process) {
+	if i := slices.Index(cp.procs, old); i >= 0 {
+		cp.procs[i] = next
+		return
+	}
+	cp.Track(next)
+}
 
 func writeServiceAccountKey(dir string) (string, error) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)

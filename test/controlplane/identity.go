@@ -59,7 +59,7 @@ func (cp *ControlPlane) ApplyRBAC(ctx context.Context, file string) error {
 	if err != nil {
 		return err
 	}
-	for _, doc := range strings.Split(string(b), "\n---\n") {
+	for doc := range strings.SplitSeq(string(b), "\n---\n") {
 		var meta metav1.TypeMeta
 		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
 			return fmt.Errorf("%s: %w", file, err)

@@ -61,6 +61,10 @@ type Fault struct {
 	// requests: a matching command fails with Status in the script's
 	// results while the others run, as Kusto reports a partial failure.
 	InScript bool `json:"inScript,omitempty"`
+	// Hit, when set, receives the text of every request the fault
+	// matches, as it starts (dropped if the channel is full): how a test
+	// knows a request is in flight.
+	Hit chan<- string `json:"-"`
 
 	re   *regexp.Regexp
 	hits int
@@ -96,6 +100,15 @@ func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	return s.srv.Shutdown(ctx)
+}
+
+// Restart listens again on the address it had before Close, with the
+// state it had: a cluster back from an outage.
+func (s *Server) Restart() error {
+	if s.listener == nil {
+		return errors.New("the server never started")
+	}
+	return s.Start(s.listener.Addr().String())
 }
 
 // CreateDatabase adds an empty database.
@@ -339,6 +352,12 @@ func (s *Server) faultLocked(text string, inScript bool) *Fault {
 	for _, f := range s.faults {
 		if f.InScript == inScript && (f.Times == 0 || f.hits < f.Times) && f.re.MatchString(text) {
 			f.hits++
+			if f.Hit != nil {
+				select {
+				case f.Hit <- text:
+				default:
+				}
+			}
 			return f
 		}
 	}

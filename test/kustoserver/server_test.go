@@ -168,3 +168,53 @@ func TestErrorsReachTheClient(t *testing.T) {
 		t.Error("a slow answer must hit the client's deadline")
 	}
 }
+
+// TestOutageAndHeldRequests: a fault tells the test a request is in
+// flight, and a restarted server answers at its old address with its old
+// state.
+func TestOutageAndHeldRequests(t *testing.T) {
+	s, c := start(t, "Metrics")
+	if _, err := c.Mgmt(context.Background(), "Metrics", stmt(".create table ['cpu'] (['v']:real)")); err != nil {
+		t.Fatal(err)
+	}
+	hits := make(chan string, 1)
+	if err := s.InjectFault(Fault{Match: `^\.show tables`, Delay: time.Minute, Hit: hits}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Mgmt(ctx, "Metrics", stmt(".show tables"))
+		done <- err
+	}()
+	select {
+	case h := <-hits:
+		if h != ".show tables" {
+			t.Errorf("hit %q", h)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the held request was never reported")
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("a request cancelled while held succeeded")
+	}
+	s.ClearFaults()
+
+	url := s.URL
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Mgmt(context.Background(), "Metrics", stmt(".show tables")); err == nil {
+		t.Fatal("a closed server answered")
+	}
+	if err := s.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if s.URL != url {
+		t.Errorf("restarted at %s, was %s", s.URL, url)
+	}
+	if rows := mgmtRows(t, c, "Metrics", ".show tables"); len(rows) != 1 || rows[0][0] != "cpu" {
+		t.Errorf("after the restart: %v", rows)
+	}
+}

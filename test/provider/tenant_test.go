@@ -72,7 +72,7 @@ func refusedAtApply(t *testing.T, c client.Client, o client.Object, want string)
 // a Synced=False condition mentioning want.
 func refusedBySynced(t *testing.T, o interface {
 	client.Object
-	GetCondition(xpv2.ConditionType) xpv2.Condition
+	GetCondition(ct xpv2.ConditionType) xpv2.Condition
 }, want string) {
 	t.Helper()
 	eventually(t, 30*time.Second, fmt.Sprintf("%s refused: %s", o.GetName(), want), func() (bool, string) {

@@ -76,8 +76,11 @@ type FederationParameters struct {
 	Interval *metav1.Duration `json:"interval,omitempty"`
 
 	// Safety bounds what one cycle may remove because partitions stopped
-	// heartbeating. A cycle that reads no heartbeat at all never removes
-	// anything, whatever these say.
+	// heartbeating. Whatever these say, a cycle that reads no heartbeat
+	// removes nothing, and neither does one whose newest heartbeat is
+	// older than half heartbeatTTL: the heartbeat path looks down, and a
+	// fleet whose heartbeats all stopped would otherwise drain as each
+	// partition's TTL ran out.
 	// +optional
 	Safety *FederationSafety `json:"safety,omitempty"`
 }
@@ -161,6 +164,12 @@ type FederationObservation struct {
 	// whatever its commands did; cycles are paced by it.
 	// +optional
 	LastCycleTime *metav1.Time `json:"lastCycleTime,omitempty"`
+	// HeartbeatPathDownTime is when a cycle last found the heartbeat path
+	// down: it read no heartbeat, or none younger than half heartbeatTTL.
+	// Until a heartbeatTTL (or minimumRetention, if longer) after it, no
+	// partition leaves for silence: its silence may be the outage's.
+	// +optional
+	HeartbeatPathDownTime *metav1.Time `json:"heartbeatPathDownTime,omitempty"`
 	// LastSyncTime is when the last cycle that ran every command it
 	// planned ended; a cycle that fails part-way does not move it.
 	// +optional

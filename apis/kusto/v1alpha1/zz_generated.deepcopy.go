@@ -166,6 +166,10 @@ func (in *FederationObservation) DeepCopyInto(out *FederationObservation) {
 		in, out := &in.LastCycleTime, &out.LastCycleTime
 		*out = (*in).DeepCopy()
 	}
+	if in.HeartbeatPathDownTime != nil {
+		in, out := &in.HeartbeatPathDownTime, &out.HeartbeatPathDownTime
+		*out = (*in).DeepCopy()
+	}
 	if in.LastSyncTime != nil {
 		in, out := &in.LastSyncTime, &out.LastSyncTime
 		*out = (*in).DeepCopy()

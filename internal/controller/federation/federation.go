@@ -189,6 +189,7 @@ type run struct {
 	ttl, window time.Duration
 	parts       []heartbeat.Partition
 	held        []fed.Member
+	down        *metav1.Time
 	matched     int
 	plan        fed.Plan
 	failures    []fed.Failure
@@ -218,13 +219,28 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	read := len(parts)
+	ev := fed.Evidence{Read: len(parts), Now: e.now()}
+	for _, part := range parts {
+		if part.LastHeartbeat.After(ev.Newest) {
+			ev.Newest = part.LastHeartbeat
+		}
+	}
+	if t := mg.Status.AtProvider.HeartbeatPathDownTime; t != nil {
+		ev.LastDown = t.Time
+	}
+	// Half the TTL: a fleet heard from has a heartbeat younger than one
+	// interval, and the TTL is several intervals. Settle over the window:
+	// a partition leaves after that long a silence.
+	guard := fed.Safety{MaxLeaveFraction: leave, StallAfter: ttl / 2, Settle: c.window}
+	if guard.Down(ev) {
+		c.down = &metav1.Time{Time: ev.Now.UTC()}
+	}
 	c.parts, c.matched = blocklist.Filter(parts)
 	live, err := fed.ReadHub(ctx, hub)
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	c.held = fed.Guard(read, c.parts, blocklist, live, fed.Safety{MaxLeaveFraction: leave})
+	c.held = fed.Guard(ev, c.parts, blocklist, live, guard)
 	c.plan = fed.Input{Partitions: c.parts, Held: c.held, Hub: live}.Plan()
 	c.failures, c.applyErr = fed.Apply(ctx, hub, c.plan)
 	c.report(mg, e.now().UTC())
@@ -290,6 +306,11 @@ func (c *run) report(mg *v1alpha1.Federation, now time.Time) {
 		PartitionCount:   observe.Count(len(c.parts) + len(c.held)),
 		LastCycleTime:    prev.LastCycleTime,
 		LastSyncTime:     prev.LastSyncTime,
+		// Kept across cycles: the Guard needs it for a whole window.
+		HeartbeatPathDownTime: prev.HeartbeatPathDownTime,
+	}
+	if c.down != nil {
+		at.HeartbeatPathDownTime = c.down
 	}
 	var heldBack, retained []string
 	for _, h := range c.held {

@@ -218,6 +218,54 @@ func TestACycleThatReadsNoHeartbeatDropsNothing(t *testing.T) {
 	}
 }
 
+// TestNothingLeavesUntilTheHeartbeatPathSettles: after a cycle finds the
+// heartbeat path down, the first partition heard from again does not make
+// the others leave.
+func TestNothingLeavesUntilTheHeartbeatPathSettles(t *testing.T) {
+	hub := hubWithHeartbeats(t, "https://p1.kusto.windows.net", "https://p2.kusto.windows.net")
+	e := newExternal(open, time.Now)
+	mg := federationOf(hub.URL)
+	if _, err := e.Update(context.Background(), mg); err != nil {
+		t.Fatal(err)
+	}
+	heartbeats := "['Timestamp']:datetime, ['ClusterEndpoint']:string, ['Schema']:dynamic, ['PartitionMetadata']:dynamic"
+	support.KustoExec(t, hub, "FleetDiscovery", ".create table ['Empty'] ("+heartbeats+")", ".create table ['OneBack'] ("+heartbeats+")")
+	mg.Spec.ForProvider.HeartbeatTable = "Empty"
+	if _, err := e.Update(context.Background(), mg); err != nil {
+		t.Fatal(err)
+	}
+	down := mg.Status.AtProvider.HeartbeatPathDownTime
+	if down == nil {
+		t.Fatal("a cycle that read no heartbeat did not record the heartbeat path down")
+	}
+
+	rec, err := heartbeat.Row{Timestamp: time.Now().UTC(), Endpoint: "https://p1.kusto.windows.net", Schema: []heartbeat.DatabaseSchema{{Database: "Metrics", Tables: []string{"cpu"}}}}.Record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := kql.IngestInline("OneBack", rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	support.KustoExec(t, hub, "FleetDiscovery", cmd)
+	mg.Spec.ForProvider.HeartbeatTable = "OneBack"
+	mg.Spec.ForProvider.Safety = &v1alpha1.FederationSafety{MaxLeavePercent: new(int32(100))}
+	hub.ResetCommands()
+	if _, err := e.Update(context.Background(), mg); err != nil {
+		t.Fatal(err)
+	}
+	at := mg.Status.AtProvider
+	if len(at.HeldBack) != 1 || !strings.Contains(at.HeldBack[0], "https://p2.kusto.windows.net: the heartbeat path was down at") {
+		t.Errorf("heldBack = %q, want p2 held while the path settles", at.HeldBack)
+	}
+	if !at.HeartbeatPathDownTime.Equal(down) {
+		t.Errorf("heartbeatPathDownTime = %v, want %v kept", at.HeartbeatPathDownTime, down)
+	}
+	if n := hub.ScriptCommands(); n != 0 {
+		t.Errorf("the cycle ran %d commands: nothing should change", n)
+	}
+}
+
 func TestShortTTLsAreRetained(t *testing.T) {
 	hub := support.KustoServer(t, "FleetDiscovery", "Metrics")
 	support.KustoExec(t, hub, "FleetDiscovery", ".create table ['Heartbeats'] (['Timestamp']:datetime, ['ClusterEndpoint']:string, ['Schema']:dynamic, ['PartitionMetadata']:dynamic)")

@@ -35,6 +35,13 @@ func Managed[T resource.Managed](mgr ctrl.Manager, o controller.Options, gvk sch
 		managed.WithPollInterval(o.PollInterval),
 		managed.WithManagementPolicies(),
 		managed.WithRecorder(rec),
+		// Every kind's external name follows from its spec (a table, a
+		// run name, a cluster Secret's name), never from the remote
+		// system. So a provider killed between creating something and
+		// recording that it did may go on: Observe finds what it made.
+		// Without this, crossplane-runtime stops such a resource for good
+		// until someone removes its create-pending annotation by hand.
+		managed.WithDeterministicExternalName(true),
 	}, extra.Reconciler...)
 	r := managed.NewReconciler(mgr, resource.ManagedKind(gvk), opts...)
 	return ctrl.NewControllerManagedBy(mgr).

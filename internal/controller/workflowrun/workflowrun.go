@@ -106,7 +106,12 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.WorkflowRun) (manag
 			StartedAt: pr.StartedAt, FinishedAt: pr.FinishedAt, Inline: pr.Inline,
 		}
 		mg.SetConditions(xpv2.Available())
-		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+		// A provider stopped between submitting and recording the
+		// submission finds the Workflow here: record it now, so that the
+		// run is not submitted again once Argo deletes the Workflow.
+		recorded := meta.GetExternalName(mg) == p.RunName
+		meta.SetExternalName(mg, p.RunName)
+		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true, ResourceLateInitialized: !recorded}, nil
 	case apimeta.IsNoMatchError(err):
 		return managed.ExternalObservation{}, errors.New("the cluster has no Argo Workflows (kind Workflow of argoproj.io/v1alpha1 is not served)")
 	case !kerrors.IsNotFound(err):

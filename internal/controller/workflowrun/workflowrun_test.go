@@ -116,6 +116,11 @@ func TestObserve(t *testing.T) {
 			want:  managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true},
 			phase: workflow.PhaseRunning, available: corev1.ConditionTrue,
 		},
+		"submitted, but the provider stopped before recording it: recorded now": {
+			objects: []client.Object{workflowObj("run-uid", workflow.PhaseRunning)}, mg: run(v1alpha1.MissingTemplateFail),
+			want:  managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true, ResourceLateInitialized: true},
+			phase: workflow.PhaseRunning, available: corev1.ConditionTrue,
+		},
 		"a Workflow of that name someone else submitted": {
 			objects: []client.Object{workflowObj("other-uid", "")}, mg: run(v1alpha1.MissingTemplateFail),
 			err: "was not submitted by this WorkflowRun",
@@ -149,6 +154,9 @@ func TestObserve(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Observe (-want +got):\n%s", diff)
+			}
+			if got.ResourceExists && tc.phase != workflow.PhaseFailed && meta.GetExternalName(tc.mg) != tc.mg.Spec.ForProvider.RunName {
+				t.Errorf("external name = %q: a submitted run must be recorded", meta.GetExternalName(tc.mg))
 			}
 			if tc.mg.Status.AtProvider.Phase != tc.phase {
 				t.Errorf("phase = %q, want %q", tc.mg.Status.AtProvider.Phase, tc.phase)
