@@ -126,10 +126,12 @@ func TestHubOutage(t *testing.T) {
 		}
 		f.unchanged(t, want)
 		end()
+		healed := time.Now()
 		eventually(t, 60*time.Second, "a sync after the outage", func() (bool, string) {
 			fo := federationOf(t, f.ns)
 			return ready(fo.GetCondition(xpv2.TypeSynced)) && fo.Status.AtProvider.LastSyncTime.After(failedFrom), fo.GetCondition(xpv2.TypeSynced).Message
 		})
+		t.Logf("%s: synced again %s after the hub healed", what, time.Since(healed).Round(100*time.Millisecond))
 		f.unchanged(t, want)
 		if d := destructive(f.hub); len(d) > 0 {
 			t.Errorf("the hub was sent destructive commands: %q", d)
@@ -180,11 +182,13 @@ func TestHeartbeatsLapse(t *testing.T) {
 	for _, p := range f.partitions {
 		p.ClearFaults()
 	}
+	back := time.Now()
 	eventually(t, 60*time.Second, "nothing held back once heartbeats return", func() (bool, string) {
 		f.unchanged(t, want)
 		fo := federationOf(t, f.ns)
 		return len(fo.Status.AtProvider.HeldBack) == 0 && ready(fo.GetCondition(xpv2.TypeReady)), fmt.Sprintf("%+v", fo.Status.AtProvider.HeldBack)
 	})
+	t.Logf("heartbeats lapsed %s (TTL 3s); nothing held back %s after they returned", back.Sub(lapsed).Round(100*time.Millisecond), time.Since(back).Round(100*time.Millisecond))
 	f.unchanged(t, want)
 	if d := destructive(f.hub); len(d) > 0 {
 		t.Errorf("the hub was sent destructive commands: %q", d)
@@ -223,6 +227,7 @@ func TestProviderKilledMidCycle(t *testing.T) {
 	f.hub.ClearFaults()
 
 	got := f.converged(t, "the hub converged after the restart", 5)
+	t.Logf("the hub converged %s after the kill", time.Since(killed).Round(100*time.Millisecond))
 	if !slices.Contains(got.functions, "gpu") {
 		t.Errorf("functions %v lack the new table's", got.functions)
 	}
@@ -401,6 +406,7 @@ func TestAPIServerRestartUnderLoad(t *testing.T) {
 	}
 	t.Logf("kube-apiserver down for %s", time.Since(down).Round(time.Millisecond))
 
+	up := time.Now()
 	f.converged(t, "every partition federated", 1)
 	for i := range runs {
 		r := waitRun(t, ns, fmt.Sprintf("run-%d", i), "a submitted run", func(r *workflowsv1alpha1.WorkflowRun) bool {
@@ -429,6 +435,7 @@ func TestAPIServerRestartUnderLoad(t *testing.T) {
 			return ready(hb.GetCondition(xpv2.TypeReady)), hb.GetCondition(xpv2.TypeReady).Message
 		})
 	}
+	t.Logf("%d heartbeats, a federation, %d runs and %d registrations converged %s after kube-apiserver was back", partitions, runs, registrations, time.Since(up).Round(100*time.Millisecond))
 	if members := hub.EntityGroups("Metrics")["MetricsSpoke"]; len(members) != partitions {
 		t.Errorf("MetricsSpoke has %d members for %d partitions", len(members), partitions)
 	}
