@@ -354,7 +354,10 @@ func TestFederation(t *testing.T) {
 }
 
 func TestSilentPartitionExpires(t *testing.T) {
-	f := newFleet(t, "4s")
+	// Ten seconds: long enough that a loaded machine never makes the
+	// heartbeat path look down (its newest heartbeat older than half the
+	// TTL), which would hold every partition for a minute more.
+	f := newFleet(t, "10s")
 	f.waitMembers(t, f.endpoints(0, 1, 2))
 	if err := kube.Delete(context.Background(), &kustov1alpha1.Heartbeat{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "p1"}}); err != nil {
 		t.Fatal(err)

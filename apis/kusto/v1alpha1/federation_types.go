@@ -166,8 +166,9 @@ type FederationObservation struct {
 	LastCycleTime *metav1.Time `json:"lastCycleTime,omitempty"`
 	// HeartbeatPathDownTime is when a cycle last found the heartbeat path
 	// down: it read no heartbeat, or none younger than half heartbeatTTL.
-	// Until a heartbeatTTL (or minimumRetention, if longer) after it, no
-	// partition leaves for silence: its silence may be the outage's.
+	// Until a heartbeatTTL (or minimumRetention, if longer) and a minute
+	// (the provider's longest retry backoff) after it, no partition leaves
+	// for silence: its silence may be the outage's.
 	// +optional
 	HeartbeatPathDownTime *metav1.Time `json:"heartbeatPathDownTime,omitempty"`
 	// LastSyncTime is when the last cycle that ran every command it

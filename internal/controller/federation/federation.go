@@ -96,6 +96,10 @@ type external struct {
 	kube client.Reader
 }
 
+// retryBackoffCap is the longest crossplane-runtime's controller rate
+// limiter makes a failing resource wait before it is tried again.
+const retryBackoffCap = time.Minute
+
 func (e *external) Observe(ctx context.Context, mg *v1alpha1.Federation) (managed.ExternalObservation, error) {
 	if meta.WasDeleted(mg) {
 		// The hub's functions keep serving queries after the Federation
@@ -229,9 +233,12 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 		ev.LastDown = t.Time
 	}
 	// Half the TTL: a fleet heard from has a heartbeat younger than one
-	// interval, and the TTL is several intervals. Settle over the window:
-	// a partition leaves after that long a silence.
-	guard := fed.Safety{MaxLeaveFraction: leave, StallAfter: ttl / 2, Settle: c.window}
+	// interval, and the TTL is several intervals. Settle over the window
+	// (a partition leaves after that long a silence) plus the longest a
+	// heartbeat that failed through the outage waits before it retries
+	// (crossplane-runtime's backoff cap): partitions come back one by one,
+	// not when the path does.
+	guard := fed.Safety{MaxLeaveFraction: leave, StallAfter: ttl / 2, Settle: c.window + retryBackoffCap}
 	if guard.Down(ev) {
 		c.down = &metav1.Time{Time: ev.Now.UTC()}
 	}
