@@ -22,11 +22,15 @@ generate: ## Regenerate deepcopy code, method sets, XRDs, CRDs and the function 
 	$$cg object paths=./apis/...; \
 	find apis -name 'zz_generated.*.go' ! -name zz_generated.deepcopy.go -delete; \
 	$$aj generate-methodsets ./apis/...; \
-	$$cg crd:crdVersions=v1 $$(tools/apis.sh composite) output:crd:dir=$(GEN)/xr; \
+	$$cg crd:crdVersions=v1,allowDangerousTypes=true $$(tools/apis.sh composite) output:crd:dir=$(GEN)/xr; \
 	rm -rf package/provider/crds package/function/input; \
 	$$cg crd:crdVersions=v1 $$(tools/apis.sh managed) output:crd:dir=package/provider/crds; \
 	$$cg crd:crdVersions=v1 $$(tools/apis.sh input) output:crd:dir=package/function/input; \
-	$(GO) run ./tools/xrdgen -in $(GEN)/xr -out package/configuration/xrds
+	$(GO) run ./tools/xrdgen -in $(GEN)/xr -out package/configuration/xrds; \
+	crds=$$($(TOOLS) adx-mon-crds); rm -rf internal/adxmon/crds && mkdir -p internal/adxmon/crds; \
+	for c in functions managementcommands summaryrules alertrules; do \
+	  { echo "# Copied from github.com/Azure/adx-mon v0.3.0 operator/manifests/crds by \`make generate\`. DO NOT EDIT."; cat $$crds/$${c}_crd.yaml; } > internal/adxmon/crds/$$c.yaml; \
+	done
 
 .PHONY: package
 package: ## Build the function, provider and Configuration packages (.xpkg) offline into _output/.

@@ -17,6 +17,7 @@ import (
 	expv1alpha1 "github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
 	"github.com/fleetplane/fleetplane/internal/adxcluster"
+	"github.com/fleetplane/fleetplane/internal/adxmon"
 	"github.com/fleetplane/fleetplane/internal/component"
 	"github.com/fleetplane/fleetplane/internal/compose"
 	"github.com/fleetplane/fleetplane/internal/experiment"
@@ -38,6 +39,7 @@ func NewFunction(log logging.Logger) *Function {
 		log: log,
 		composers: map[schema.GroupKind]compose.Composer{
 			adxv1alpha1.ADXClusterGroupVersionKind.GroupKind(): adxcluster.Composer,
+			adxv1alpha1.ADXMonGroupVersionKind.GroupKind():     adxmon.Composer,
 			expv1alpha1.ExperimentGroupVersionKind.GroupKind(): experiment.Composer,
 			expv1alpha1.ComponentGroupVersionKind.GroupKind():  component.Composer,
 		},

@@ -16,6 +16,9 @@ type Condition struct {
 	Message string
 	// Warning makes the transition event a Warning instead of Normal.
 	Warning bool
+	// Quiet records no event for the transition: for kinds with a
+	// condition per phase, whose every step would otherwise be an event.
+	Quiet bool
 }
 
 // Report sets the condition on the XR and, when its reason or status
@@ -34,7 +37,7 @@ func Report(rsp *fnv1.RunFunctionResponse, xr *composite.Unstructured, c Conditi
 	opt.WithMessage(c.Message).TargetComposite()
 
 	prev := xr.GetCondition(xpv2.ConditionType(c.Type))
-	if string(prev.Reason) == c.Reason && prev.Status == c.Status {
+	if c.Quiet || (string(prev.Reason) == c.Reason && prev.Status == c.Status) {
 		return
 	}
 	if c.Warning {

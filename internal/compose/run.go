@@ -17,6 +17,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/fleetplane/fleetplane/apis"
 	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
@@ -26,6 +27,10 @@ func init() {
 	// composed.From, behind Typed, needs the scheme of every typed object
 	// it converts.
 	if err := apis.AddToScheme(composed.Scheme); err != nil {
+		panic(err)
+	}
+	// Kinds compose Kubernetes' own kinds too (ADXMon's workloads).
+	if err := clientgoscheme.AddToScheme(composed.Scheme); err != nil {
 		panic(err)
 	}
 }
@@ -47,8 +52,11 @@ type Outcome struct {
 	// Status, when not nil, is written as the desired XR's status. It is
 	// a typed status struct of the XR.
 	Status any
-	// Condition is the kind's one custom condition.
+	// Condition is the kind's custom condition. Kinds that report one
+	// condition per phase put the others in Conditions.
 	Condition Condition
+	// Conditions are further custom conditions, reported in order.
+	Conditions []Condition
 	// Pending keeps the XR from being Ready although every composed
 	// resource is: the kind has more to do (a workflow to finish, a gate
 	// that is closed). The XR is also not Ready while resources are held.
@@ -73,6 +81,11 @@ type Request[X any] struct {
 // answered for key; only a resolved answer is meaningful, and an empty one
 // means the resource does not exist.
 func (r *Request[X]) RequireByName(key, apiVersion, kind, name string) (items []resource.Required, resolved bool, err error) {
+	return r.RequireByNameIn(key, apiVersion, kind, "", name)
+}
+
+// RequireByNameIn is RequireByName for a namespaced resource.
+func (r *Request[X]) RequireByNameIn(key, apiVersion, kind, namespace, name string) (items []resource.Required, resolved bool, err error) {
 	if r.rsp.GetRequirements() == nil {
 		r.rsp.Requirements = &fnv1.Requirements{}
 	}
@@ -83,6 +96,9 @@ func (r *Request[X]) RequireByName(key, apiVersion, kind, name string) (items []
 		ApiVersion: apiVersion,
 		Kind:       kind,
 		Match:      &fnv1.ResourceSelector_MatchName{MatchName: name},
+	}
+	if namespace != "" {
+		r.rsp.Requirements.Resources[key].Namespace = &namespace
 	}
 	return request.GetRequiredResource(r.req, key)
 }
@@ -155,6 +171,9 @@ func (k kind[X]) Compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResp
 	if out.Condition.Type != "" {
 		Report(rsp, oxr.Resource, out.Condition)
 	}
+	for _, c := range out.Conditions {
+		Report(rsp, oxr.Resource, c)
+	}
 	return nil
 }
 
@@ -184,4 +203,42 @@ func Typed(o runtime.Object) (*composed.Unstructured, error) {
 	}
 	delete(u.Object, "status")
 	return u, nil
+}
+
+// Plain converts a typed Kubernetes object into desired state by
+// Kubernetes' own JSON rules, under which omitempty drops zero numbers and
+// false (Typed keeps them, which schemas with minimums reject), and drops
+// what the API server owns: status and a zero creationTimestamp.
+func Plain(o runtime.Object) (*composed.Unstructured, error) {
+	gvks, _, err := composed.Scheme.ObjectKinds(o)
+	if err != nil {
+		return nil, err
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil {
+		return nil, err
+	}
+	u := composed.New()
+	u.Object = withoutNulls(m).(map[string]any)
+	u.SetGroupVersionKind(gvks[0])
+	delete(u.Object, "status")
+	return u, nil
+}
+
+func withoutNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if e == nil {
+				delete(x, k)
+				continue
+			}
+			x[k] = withoutNulls(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = withoutNulls(e)
+		}
+	}
+	return v
 }

@@ -19,9 +19,22 @@ import (
 // MaxMessage bounds any message copied from a composed resource.
 const MaxMessage = 512
 
-// Ready reports whether a composed resource carries Ready=True.
+// Ready reports whether a composed resource is ready: for Crossplane
+// resources, that it carries Ready=True; for the Kubernetes kinds composed
+// directly, what their controllers report (see workload.go).
 func Ready(o *composed.Unstructured) bool {
+	if r, ok := kubernetesReady(o); ok {
+		return r
+	}
 	return condition(o, xpv2.TypeReady).Status == corev1.ConditionTrue
+}
+
+// ConditionOf returns the condition of type t a composed resource
+// carries, its message bounded; the zero condition when it has none.
+func ConditionOf(o *composed.Unstructured, t string) xpv2.Condition {
+	c := condition(o, xpv2.ConditionType(t))
+	c.Message = Bound(c.Message)
+	return c
 }
 
 // condition reads one condition straight from the object's map. The SDK's

@@ -14,7 +14,7 @@ import (
 )
 
 // generated are the paths `make generate` owns.
-var generated = []string{"apis", "package/configuration/xrds", "package/provider/crds", "package/function/input"}
+var generated = []string{"apis", "package/configuration/xrds", "package/provider/crds", "package/function/input", "internal/adxmon/crds"}
 
 func TestGeneratedFilesAreCurrent(t *testing.T) {
 	support.NeedsTools(t)

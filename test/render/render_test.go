@@ -285,6 +285,8 @@ func TestValidateExamples(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(root, "examples", "adxcluster", "*.yaml"))
 	more, _ := filepath.Glob(filepath.Join(root, "examples", "adxcluster", "required", "*.yaml"))
 	files = append(files, more...)
+	more, _ = filepath.Glob(filepath.Join(root, "examples", "adxmon", "*.yaml"))
+	files = append(files, more...)
 	for _, glob := range []string{"*.yaml", "components/*.yaml", "compositions/*.yaml"} {
 		more, _ = filepath.Glob(filepath.Join(root, "examples", "experiment", glob))
 		files = append(files, more...)

@@ -1,5 +1,6 @@
-// Package v1alpha1 holds the ADXCluster composite resource: the API users
-// apply to provision or adopt Azure Data Explorer clusters and federate them.
+// Package v1alpha1 holds the ADX composite resources: ADXCluster, which
+// provisions or adopts Azure Data Explorer clusters and federates them, and
+// ADXMon, a whole adx-mon installation on top of them.
 //
 // These Go types are the single source of the XRD in package/configuration;
 // run `make generate` after changing them.
@@ -37,6 +38,12 @@ var (
 	ADXClusterGroupVersionKind = SchemeGroupVersion.WithKind(ADXClusterKind)
 )
 
+// ADXMonKind and friends identify the ADXMon kind.
+var (
+	ADXMonKind             = "ADXMon"
+	ADXMonGroupVersionKind = SchemeGroupVersion.WithKind(ADXMonKind)
+)
+
 func init() {
-	SchemeBuilder.Register(&ADXCluster{}, &ADXClusterList{})
+	SchemeBuilder.Register(&ADXCluster{}, &ADXClusterList{}, &ADXMon{}, &ADXMonList{})
 }

@@ -65,6 +65,25 @@ type Input struct {
 	// Experiments configures how Experiments are composed.
 	// +optional
 	Experiments *Experiments `json:"experiments,omitempty"`
+
+	// ADXMon configures how ADXMon stacks are composed.
+	// +optional
+	ADXMon *ADXMon `json:"adxmon,omitempty"`
+}
+
+// ADXMon configures the composition of ADXMon stacks.
+type ADXMon struct {
+	// DefaultSku of ADX clusters a stack provisions without naming one.
+	// Default Standard_L8as_v3, the first of adx-mon's preferences.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_()+ ]+$`
+	DefaultSku string `json:"defaultSku,omitempty"`
+
+	// KubernetesProviderConfigRef is provider-kubernetes' config for the
+	// Objects that install adx-mon's CRDs. Defaults to
+	// ClusterProviderConfig "default".
+	// +optional
+	KubernetesProviderConfigRef *ProviderConfigReference `json:"kubernetesProviderConfigRef,omitempty"`
 }
 
 // Experiments configures the composition of Experiments.

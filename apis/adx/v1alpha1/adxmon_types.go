@@ -1,0 +1,460 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ADXMon condition types: one per phase of the stack, in order.
+const (
+	ConditionADXReady       = "ADXReady"
+	ConditionDatabasesReady = "DatabasesReady"
+	ConditionIngestorReady  = "IngestorReady"
+	ConditionCollectorReady = "CollectorReady"
+	ConditionAlerterReady   = "AlerterReady"
+)
+
+// ADXMonSpec is an adx-mon installation: the ADX clusters it writes to and
+// the components that collect, ingest and alert. Any subset of the
+// components may be asked for, for federated topologies: a central cluster
+// with ADX and the ingestor, and collector-only clusters pointing at it.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.adx) || has(self.ingestor) || has(self.collector) || has(self.alerter)",message="an ADXMon needs at least one of spec.adx, spec.ingestor, spec.collector or spec.alerter"
+// +kubebuilder:validation:XValidation:rule="!has(self.ingestor) || has(self.adx)",message="spec.ingestor writes to ADX: it needs spec.adx.clusters with at least one cluster",fieldPath=".ingestor"
+// +kubebuilder:validation:XValidation:rule="!has(self.alerter) || has(self.adx)",message="spec.alerter queries ADX: it needs spec.adx.clusters with at least one cluster",fieldPath=".alerter"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaler) || !has(self.autoscaler.ingestor) || has(self.ingestor)",message="spec.autoscaler.ingestor scales the ingestor: it needs spec.ingestor",fieldPath=".autoscaler.ingestor"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaler) || !has(self.autoscaler.adx) || has(self.adx)",message="spec.autoscaler.adx scales ADX clusters: it needs spec.adx",fieldPath=".autoscaler.adx"
+type ADXMonSpec struct {
+	// Namespace the components (and the ADXCluster resources) are created
+	// in. Created unless it exists; a namespace that existed before is
+	// never deleted. Two ADXMons cannot share one. Default adx-mon, as in
+	// adx-mon's own manifests.
+	// +optional
+	// +kubebuilder:default=adx-mon
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.namespace is immutable: moving a stack means deleting it and creating it again"
+	Namespace string `json:"namespace,omitempty"`
+
+	// ADX clusters the stack writes to and queries.
+	// +optional
+	ADX *ADXMonADX `json:"adx,omitempty"`
+
+	// Ingestor receives telemetry from collectors and writes it to ADX.
+	// +optional
+	Ingestor *Ingestor `json:"ingestor,omitempty"`
+
+	// Collector runs on every node and sends what it collects to an
+	// ingestor.
+	// +optional
+	Collector *Collector `json:"collector,omitempty"`
+
+	// Alerter runs alert rules against ADX.
+	// +optional
+	Alerter *Alerter `json:"alerter,omitempty"`
+
+	// Autoscaler settings for ADX clusters and the ingestor. Accepted and
+	// validated; scaling itself is not active yet.
+	// +optional
+	Autoscaler *Autoscaler `json:"autoscaler,omitempty"`
+}
+
+// ADXMonADX lists the ADX clusters of a stack.
+type ADXMonADX struct {
+	// Clusters, each provisioned in Azure or brought as they are.
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:XValidation:rule="self.all(c, !has(c.name) || self.filter(d, has(d.name) && d.name.lowerAscii() == c.name.lowerAscii()).size() == 1)",message="spec.adx.clusters names must be unique"
+	Clusters []ADXMonCluster `json:"clusters"`
+}
+
+// ADXMonCluster is one ADX cluster of the stack, composed as an ADXCluster.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.provision) || (has(self.name) && has(self.endpoint))",message="a cluster that is not provisioned needs its name and endpoint"
+// +kubebuilder:validation:XValidation:rule="!has(self.endpoint) || self.endpoint.startsWith('https://') || (self.allowInsecureEndpoints && self.endpoint.startsWith('http://'))",message="endpoint must be an https:// URL; http:// is accepted only with allowInsecureEndpoints: true (local emulators)",fieldPath=".endpoint"
+// +kubebuilder:validation:XValidation:rule="!has(self.provision) || !has(self.name) || self.name.matches('^[a-z][a-z0-9]{3,21}$')",message="Azure names a provisioned cluster with 4 to 22 lowercase letters and digits, starting with a letter; omit name to have one generated",fieldPath=".name"
+type ADXMonCluster struct {
+	// Name of the cluster in Azure. Generated from the ADXMon's name when
+	// a provisioned cluster omits it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=100
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9-]+$`
+	Name string `json:"name,omitempty"`
+
+	// Endpoint of an existing cluster, such as
+	// https://mycluster.eastus2.kusto.windows.net. A provisioned cluster's
+	// endpoint comes from Azure.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?/?$`
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// AllowInsecureEndpoints accepts an http:// endpoint: local Kusto
+	// emulators only.
+	// +optional
+	AllowInsecureEndpoints bool `json:"allowInsecureEndpoints,omitempty"`
+
+	// Connection is how the components authenticate to the cluster.
+	// +optional
+	Connection *ADXConnection `json:"connection,omitempty"`
+
+	// Databases and what each holds. Default: Metrics and Logs, and for a
+	// provisioned cluster that names none, Metrics, Logs and Traces.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:XValidation:rule="self.all(d, self.filter(e, e.name.lowerAscii() == d.name.lowerAscii()).size() == 1)",message="database names must be unique (Kusto database names are case-insensitive)"
+	Databases []ADXMonDatabase `json:"databases,omitempty"`
+
+	// Provision creates the cluster in Azure. Subscription, resource group
+	// and region are enough; the rest is defaulted.
+	// +optional
+	Provision *ADXMonProvision `json:"provision,omitempty"`
+
+	// DeletionPolicy of what is provisioned in Azure: Orphan (default)
+	// keeps it when the ADXMon is deleted, Delete removes it with its data.
+	// +optional
+	// +kubebuilder:validation:Enum=Orphan;Delete
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+}
+
+// ADXConnection is how components reach a cluster.
+type ADXConnection struct {
+	// Type of authentication; MSI, a managed identity.
+	// +kubebuilder:validation:Enum=MSI
+	// +kubebuilder:default=MSI
+	// +optional
+	Type string `json:"type,omitempty"`
+
+	// ClientID of the user-assigned managed identity the components use.
+	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+	ClientID string `json:"clientId"`
+}
+
+// ADXMonDatabase is one database of a cluster.
+type ADXMonDatabase struct {
+	// Name of the database.
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_]+$`
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=260
+	Name string `json:"name"`
+
+	// TelemetryType the database holds: the ingestor writes metrics to
+	// Metrics databases and logs to Logs databases.
+	// +kubebuilder:validation:Enum=Metrics;Logs;Traces
+	TelemetryType TelemetryType `json:"telemetryType"`
+}
+
+// ADXMonProvision is where and how a cluster is created in Azure.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.tier) || !has(self.sku) || (self.tier == 'Basic') == self.sku.startsWith('Dev(No SLA)')",message="tier must be Basic for the Dev(No SLA) SKUs and Standard for every other SKU"
+type ADXMonProvision struct {
+	// SubscriptionID to create the cluster in.
+	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+	SubscriptionID string `json:"subscriptionId"`
+
+	// ResourceGroup to create the cluster in.
+	// +kubebuilder:validation:Pattern=`^[-\w._()]*[-\w_()]$`
+	// +kubebuilder:validation:MaxLength=90
+	ResourceGroup string `json:"resourceGroup"`
+
+	// Region, such as eastus2.
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9 ]*$`
+	// +kubebuilder:validation:MaxLength=64
+	Region string `json:"region"`
+
+	// Sku of the cluster. Default: the function input's
+	// adxmon.defaultSku, Standard_L8as_v3 unless set.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_()+ ]+$`
+	// +kubebuilder:validation:MaxLength=64
+	Sku string `json:"sku,omitempty"`
+
+	// Tier of the cluster. Default Standard.
+	// +optional
+	Tier Tier `json:"tier,omitempty"`
+
+	// ManagedIdentityClientID of the user-assigned identity the
+	// components use for this cluster, when connection names none.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+	ManagedIdentityClientID string `json:"managedIdentityClientId,omitempty"`
+}
+
+// Workload is what a platform team adjusts on a component's pods.
+type Workload struct {
+	// Image of the component. Default ghcr.io/azure/adx-mon/<component>:latest.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$`
+	Image string `json:"image,omitempty"`
+
+	// Resources of the component's container. Default: adx-mon's.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// NodeSelector for the component's pods.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations replace adx-mon's default tolerations of the component.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// ExtraArgs are appended to the component's command line.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=1024
+	ExtraArgs []string `json:"extraArgs,omitempty"`
+}
+
+// Ingestor settings.
+type Ingestor struct {
+	Workload `json:",inline"`
+
+	// Replicas of the ingestor StatefulSet. Set, the ADXMon owns the
+	// count and restores it when it is changed by hand (recording the
+	// drift in status); unset, the count is left to whoever scales the
+	// StatefulSet (1 at creation) and reported in status.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Replicas *int32 `json:"replicas,omitempty"`
+}
+
+// Collector settings.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.ingestorEndpoint) || !isURL(self.ingestorEndpoint) || url(self.ingestorEndpoint).getHostname().endsWith('.svc') || url(self.ingestorEndpoint).getHostname().endsWith('.svc.cluster.local') || has(self.ingestorAuth)",message="an ingestorEndpoint outside this cluster needs ingestorAuth",fieldPath=".ingestorAuth"
+type Collector struct {
+	Workload `json:",inline"`
+
+	// IngestorEndpoint the collectors send to. Default: the ingestor
+	// Service of this ADXMon's namespace,
+	// https://ingestor.<namespace>.svc.cluster.local, whether this ADXMon
+	// or another one runs it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && (self.startsWith('https://') || self.startsWith('http://'))",message="ingestorEndpoint must be an http:// or https:// URL"
+	IngestorEndpoint string `json:"ingestorEndpoint,omitempty"`
+
+	// IngestorAuth is how collectors authenticate to the ingestor.
+	// +optional
+	IngestorAuth *IngestorAuth `json:"ingestorAuth,omitempty"`
+}
+
+// IngestorAuth is a collector's credential for the ingestor.
+//
+// +kubebuilder:validation:XValidation:rule="self.type != 'token' || has(self.tokenSecretRef)",message="ingestorAuth of type token needs tokenSecretRef",fieldPath=".tokenSecretRef"
+type IngestorAuth struct {
+	// Type of credential: token, a bearer token from a Secret.
+	// +kubebuilder:validation:Enum=token
+	Type string `json:"type"`
+
+	// TokenSecretRef is the Secret, in the ADXMon's namespace, and its key.
+	// +optional
+	TokenSecretRef *SecretKeySelector `json:"tokenSecretRef,omitempty"`
+}
+
+// SecretKeySelector is a key of a Secret in the ADXMon's namespace.
+type SecretKeySelector struct {
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	Key string `json:"key"`
+}
+
+// Alerter settings.
+type Alerter struct {
+	Workload `json:",inline"`
+
+	// NotificationEndpoint alerts are sent to (the alerter's
+	// --alerter-address).
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	NotificationEndpoint string `json:"notificationEndpoint,omitempty"`
+}
+
+// Autoscaler settings, as adx-mon's design describes them.
+type Autoscaler struct {
+	// Enabled turns scaling on.
+	// +optional
+	Enabled bool `json:"enabled,omitempty"`
+
+	// Schedule of evaluations, a cron expression. Default */5 * * * *.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^(\S+\s+){4}\S+$`
+	Schedule string `json:"schedule,omitempty"`
+
+	// ADX scales the clusters' node counts.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.minNodes) || !has(self.maxNodes) || self.minNodes <= self.maxNodes",message="minNodes must not exceed maxNodes"
+	ADX *ScaleTarget `json:"adx,omitempty"`
+
+	// Ingestor scales the ingestor's replicas.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must not exceed maxReplicas"
+	Ingestor *ScaleTarget `json:"ingestor,omitempty"`
+}
+
+// ScaleTarget bounds and drives the scaling of one component.
+type ScaleTarget struct {
+	// Metrics weighed into one score.
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	Metrics []ScaleMetric `json:"metrics"`
+
+	// MinNodes and MaxNodes bound an ADX cluster.
+	// +optional
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=1000
+	MinNodes int32 `json:"minNodes,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=1000
+	MaxNodes int32 `json:"maxNodes,omitempty"`
+
+	// MinReplicas and MaxReplicas bound the ingestor.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	MinReplicas int32 `json:"minReplicas,omitempty"`
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	MaxReplicas int32 `json:"maxReplicas,omitempty"`
+
+	// CooldownMinutes between two scale operations.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1440
+	CooldownMinutes int32 `json:"cooldownMinutes,omitempty"`
+}
+
+// ScaleMetric is one weighted input of a scaling decision.
+//
+// +kubebuilder:validation:XValidation:rule="self.scaleDownThreshold < self.scaleUpThreshold",message="scaleDownThreshold must be below scaleUpThreshold"
+type ScaleMetric struct {
+	// Type of the metric.
+	// +kubebuilder:validation:Enum=IngestionVolume;SystemLoad;QueueLength;MemoryUsage;CPUUsage
+	Type string `json:"type"`
+	// ScaleUpThreshold above which the component grows by one.
+	ScaleUpThreshold float64 `json:"scaleUpThreshold"`
+	// ScaleDownThreshold below which it shrinks by one.
+	ScaleDownThreshold float64 `json:"scaleDownThreshold"`
+	// Weight of the metric in the score, 0 to 1.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+	Weight float64 `json:"weight"`
+}
+
+// ADXMonStatus is where the stack stands.
+type ADXMonStatus struct {
+	// Phase is the step the stack is at: ProvisioningADX,
+	// CreatingDatabases, InstallingIngestor, InstallingCollector,
+	// InstallingAlerter, or Installed; Failed when a composed resource
+	// cannot be synced.
+	// +optional
+	Phase string `json:"phase,omitempty"`
+
+	// Clusters are the ADX clusters and their endpoints once known.
+	// +optional
+	Clusters []ADXMonClusterStatus `json:"clusters,omitempty"`
+
+	// Ingestor as observed.
+	// +optional
+	Ingestor *WorkloadStatus `json:"ingestor,omitempty"`
+
+	// Collector as observed.
+	// +optional
+	Collector *WorkloadStatus `json:"collector,omitempty"`
+
+	// Alerter as observed.
+	// +optional
+	Alerter *WorkloadStatus `json:"alerter,omitempty"`
+
+	// Drift lists the last changes made by hand to fields this ADXMon
+	// owns, and undone; at most ten, newest first.
+	// +optional
+	Drift []Drift `json:"drift,omitempty"`
+}
+
+// ADXMonClusterStatus is one ADX cluster of the stack.
+type ADXMonClusterStatus struct {
+	Name string `json:"name"`
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+	// Resource is the ADXCluster, namespace/name.
+	Resource string `json:"resource"`
+}
+
+// WorkloadStatus is a component's workload as observed.
+type WorkloadStatus struct {
+	// Resource is the workload, Kind namespace/name.
+	Resource string `json:"resource"`
+	// Replicas the workload asks for (pods scheduled, for a DaemonSet).
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+	// ReadyReplicas are ready.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+	// ReplicasOwner says who decides the replica count: ADXMon when spec
+	// sets it, otherwise Cluster (whoever scales the workload).
+	// +optional
+	ReplicasOwner string `json:"replicasOwner,omitempty"`
+	// Endpoint the component sends to (collector) or serves (ingestor).
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+}
+
+// Drift is one hand-made change to an owned field, undone.
+type Drift struct {
+	// Resource changed, Kind namespace/name.
+	Resource string `json:"resource"`
+	// Field changed, such as spec.replicas.
+	Field string `json:"field"`
+	// Found is the value found.
+	Found string `json:"found"`
+	// Restored is the value put back.
+	Restored string `json:"restored"`
+	// Generation of the resource the change was found at.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
+}
+
+// An ADXMon is a whole adx-mon installation: ADX clusters and databases,
+// then the ingestor, the collectors and the alerter, each installed once
+// the one before is ready.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,categories={fleetplane,adx}
+// +kubebuilder:printcolumn:name="PHASE",type="string",JSONPath=".status.phase"
+// +kubebuilder:printcolumn:name="ADX",type="string",JSONPath=".status.conditions[?(@.type=='DatabasesReady')].reason"
+// +kubebuilder:printcolumn:name="INGESTOR",type="string",JSONPath=".status.conditions[?(@.type=='IngestorReady')].reason"
+// +kubebuilder:printcolumn:name="COLLECTOR",type="string",JSONPath=".status.conditions[?(@.type=='CollectorReady')].reason"
+// +kubebuilder:printcolumn:name="ALERTER",type="string",JSONPath=".status.conditions[?(@.type=='AlerterReady')].reason"
+type ADXMon struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ADXMonSpec   `json:"spec"`
+	Status ADXMonStatus `json:"status,omitempty"`
+}
+
+// ADXMonList is a list of ADXMons.
+//
+// +kubebuilder:object:root=true
+type ADXMonList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ADXMon `json:"items"`
+}

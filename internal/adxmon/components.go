@@ -1,0 +1,362 @@
+package adxmon
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/observe"
+)
+
+// crds are adx-mon's CRDs the ingestor and alerter need, copied from the
+// adx-mon module by `make generate`.
+//
+//go:embed crds/*.yaml
+var crds embed.FS
+
+// crdsOf lists the CRDs (by file name) a component needs.
+var crdsOf = map[string][]string{
+	"ingestor": {"functions", "managementcommands", "summaryrules"},
+	"alerter":  {"alertrules"},
+}
+
+// crdObject wraps one of adx-mon's CRDs in a provider-kubernetes Object
+// whose management policies leave out Delete: the CRDs outlive the
+// ADXMon, since deleting a CRD deletes every object of its kind in the
+// cluster (users' alert rules and functions among them), and another
+// stack may rely on them. Ready once the API server serves the kind.
+func (p *planner) crdObject(file string) (*composed.Unstructured, error) {
+	raw, err := crds.ReadFile("crds/" + file + ".yaml")
+	if err != nil {
+		return nil, err
+	}
+	manifest := map[string]any{}
+	if err := yaml.Unmarshal(raw, &manifest); err != nil {
+		return nil, fmt.Errorf("cannot read adx-mon's CRD %s: %w", file, err)
+	}
+	// Only what the API server keeps: the generator's annotations would
+	// be reported as drift forever.
+	delete(manifest, "status")
+	o := composed.New()
+	o.SetAPIVersion("kubernetes.m.crossplane.io/v1alpha1")
+	o.SetKind("Object")
+	o.SetNamespace(p.ns)
+	o.SetLabels(p.labels("crds"))
+	o.Object["spec"] = map[string]any{
+		"forProvider":        map[string]any{"manifest": manifest},
+		"managementPolicies": []any{"Observe", "Create", "Update", "LateInitialize"},
+		"readiness": map[string]any{
+			"policy":   "DeriveFromCelQuery",
+			"celQuery": "object.status.conditions.exists(c, c.type == 'Established' && c.status == 'True')",
+		},
+		"providerConfigRef": map[string]any{"kind": p.cfg.Kubernetes.Kind, "name": p.cfg.Kubernetes.Name},
+	}
+	return o, nil
+}
+
+// rbac composes a component's ServiceAccount, ClusterRole and binding and
+// its CRDs, and returns their names: the workload comes after them.
+func (p *planner) rbac(ok bool, component string, automount bool, role *rbacv1.ClusterRole) ([]resource.Name, error) {
+	sa := resource.Name(component + "-serviceaccount")
+	cr := resource.Name(component + "-clusterrole")
+	crb := resource.Name(component + "-clusterrolebinding")
+	if err := p.addWhen(ok, sa, serviceAccount(p.meta(component), automount)); err != nil {
+		return nil, err
+	}
+	if err := p.addWhen(ok, cr, role); err != nil {
+		return nil, err
+	}
+	if err := p.addWhen(ok, crb, clusterRoleBinding(p.clusterMeta(component), component, p.ns)); err != nil {
+		return nil, err
+	}
+	names := []resource.Name{sa, cr, crb}
+	for _, f := range crdsOf[component] {
+		n := resource.Name("crd-" + f)
+		o, err := p.crdObject(f)
+		if err != nil {
+			return nil, err
+		}
+		p.set.AddWhen(ok, n, o)
+		names = append(names, n)
+	}
+	return names, nil
+}
+
+func (p *planner) ingestorPhase(ok bool, dbs []endpointDB) (bool, error) {
+	in := p.xr.Spec.Ingestor
+	after, err := p.rbac(ok, "ingestor", false, ingestorRole(p.clusterMeta("ingestor")))
+	if err != nil {
+		return false, err
+	}
+	if err := p.addWhen(ok, NameIngestorService, ingestorService(p.meta("ingestor"))); err != nil {
+		return false, err
+	}
+	after = append(after, NameIngestorService)
+	sts := p.ingestor(in, dbs)
+	if err := p.addWhen(ok, NameIngestor, sts, after...); err != nil {
+		return false, err
+	}
+
+	o := p.set.Observed(NameIngestor)
+	ws := p.workloadStatus("StatefulSet", "ingestor", o)
+	ws.Endpoint = fmt.Sprintf("https://ingestor.%s.svc.cluster.local", p.ns)
+	if in.Replicas != nil {
+		ws.ReplicasOwner = "ADXMon"
+	} else {
+		ws.ReplicasOwner = "Cluster"
+	}
+	p.status.Ingestor = ws
+
+	var drifts []v1alpha1.Drift
+	if in.Replicas != nil && o != nil {
+		if found, has := observe.Int(o, "spec", "replicas"); has && found != int64(*in.Replicas) {
+			drifts = append(drifts, p.drift("StatefulSet", "ingestor", o, "spec.replicas", strconv.FormatInt(found, 10), strconv.Itoa(int(*in.Replicas))))
+		}
+	}
+	drifts = append(drifts, p.imageDrift("StatefulSet", "ingestor", o, sts.Spec.Template.Spec.Containers[0].Image)...)
+	return p.report(v1alpha1.ConditionIngestorReady, NameIngestor, "StatefulSet "+p.ns+"/ingestor", "waiting for the databases (DatabasesReady)", drifts), nil
+}
+
+func (p *planner) collectorPhase(ok bool, dbs []endpointDB) (bool, error) {
+	c := p.xr.Spec.Collector
+	after, err := p.rbac(ok, "collector", true, collectorRole(p.clusterMeta("collector")))
+	if err != nil {
+		return false, err
+	}
+	endpoint, inCluster := c.IngestorEndpoint, false
+	if endpoint == "" {
+		endpoint, inCluster = fmt.Sprintf("https://ingestor.%s.svc.cluster.local", p.ns), true
+	}
+	metricsDB, logsDB := "Metrics", "Logs"
+	for i := len(dbs) - 1; i >= 0; i-- {
+		switch dbs[i].Type {
+		case v1alpha1.TelemetryMetrics:
+			metricsDB = dbs[i].Name
+		case v1alpha1.TelemetryLogs:
+			logsDB = dbs[i].Name
+		}
+	}
+	// adx-mon's ingestor serves TLS with its own certificate: collectors
+	// skip verification for it, as adx-mon's manifests do, and only for it.
+	toml := collectorConfigTOML(endpoint, p.region(), p.ns, metricsDB, logsDB, inCluster || p.xr.Spec.Ingestor != nil && c.IngestorEndpoint == "")
+	cm := &corev1.ConfigMap{ObjectMeta: p.meta(collectorConfig), Data: map[string]string{"config.toml": toml}}
+	cm.Labels[labelApp] = "collector"
+	if err := p.addWhen(ok, NameCollectorConfig, cm); err != nil {
+		return false, err
+	}
+	after = append(after, NameCollectorConfig)
+	sum := sha256.Sum256([]byte(toml))
+	ds := p.collector(c, hex.EncodeToString(sum[:8]))
+	if err := p.addWhen(ok, NameCollector, ds, after...); err != nil {
+		return false, err
+	}
+	o := p.set.Observed(NameCollector)
+	ws := p.workloadStatus("DaemonSet", "collector", o)
+	ws.Endpoint = endpoint
+	p.status.Collector = ws
+	drifts := p.imageDrift("DaemonSet", "collector", o, ds.Spec.Template.Spec.Containers[0].Image)
+
+	ready := p.report(v1alpha1.ConditionCollectorReady, NameCollector, "DaemonSet "+p.ns+"/collector", p.waitingFor(), drifts)
+	// A collector pointed at the default in-cluster ingestor of a stack
+	// that runs none relies on another ADXMon's: say so when there is none.
+	if inCluster && p.xr.Spec.Ingestor == nil && ok {
+		items, resolved, err := p.r.RequireByNameIn("ingestor-service", "v1", "Service", p.ns, "ingestor")
+		if err != nil {
+			return false, fmt.Errorf("cannot read the required ingestor Service: %w", err)
+		}
+		if resolved && len(items) == 0 {
+			p.set1(v1alpha1.ConditionCollectorReady, corev1.ConditionFalse, ReasonIngestorMissing,
+				fmt.Sprintf("collectors send to %s, but namespace %s has no ingestor Service: nothing answers there until an ADXMon with spec.ingestor runs in it; set spec.collector.ingestorEndpoint to send elsewhere (collectors buffer meanwhile)", endpoint, p.ns))
+			return false, nil
+		}
+	}
+	return ready, nil
+}
+
+func (p *planner) alerterPhase(ok bool, dbs []endpointDB) (bool, error) {
+	a := p.xr.Spec.Alerter
+	after, err := p.rbac(ok, "alerter", false, alerterRole(p.clusterMeta("alerter")))
+	if err != nil {
+		return false, err
+	}
+	dep := p.alerter(a, dbs)
+	if err := p.addWhen(ok, NameAlerter, dep, after...); err != nil {
+		return false, err
+	}
+	o := p.set.Observed(NameAlerter)
+	p.status.Alerter = p.workloadStatus("Deployment", "alerter", o)
+	drifts := p.imageDrift("Deployment", "alerter", o, dep.Spec.Template.Spec.Containers[0].Image)
+	return p.report(v1alpha1.ConditionAlerterReady, NameAlerter, "Deployment "+p.ns+"/alerter", p.waitingFor(), drifts), nil
+}
+
+// waitingFor names the phase a held component waits for.
+func (p *planner) waitingFor() string {
+	for _, t := range []string{v1alpha1.ConditionDatabasesReady, v1alpha1.ConditionIngestorReady, v1alpha1.ConditionCollectorReady} {
+		if c, ok := p.conds[t]; ok && c.Status != corev1.ConditionTrue {
+			return "waiting for " + t
+		}
+	}
+	return "waiting for the components before it"
+}
+
+// report sets a component's condition from its workload and records the
+// drift it undid. It returns whether the component is ready.
+func (p *planner) report(cond string, name resource.Name, what, waiting string, drifts []v1alpha1.Drift) bool {
+	switch {
+	case !p.set.Exists(name) && !p.set.Desired(name):
+		p.set1(cond, corev1.ConditionFalse, ReasonNotInstalled, waiting)
+		return false
+	case !p.set.Exists(name):
+		p.set1(cond, corev1.ConditionFalse, ReasonInstalling, what+" is being created")
+		return false
+	case len(drifts) > 0:
+		p.recordDrift(drifts)
+		d := drifts[0]
+		p.set1(cond, corev1.ConditionFalse, ReasonDrifted, fmt.Sprintf("%s %s was changed by hand to %s; restoring %s, as the ADXMon's spec says", what, d.Field, d.Found, d.Restored))
+		return false
+	case p.set.Ready(name):
+		p.set1(cond, corev1.ConditionTrue, ReasonInstalled, what+" is ready")
+		return true
+	}
+	p.set1(cond, corev1.ConditionFalse, ReasonInstalling, what+" is not ready yet"+progress(p.set.Observed(name)))
+	return false
+}
+
+func progress(o *composed.Unstructured) string {
+	if o == nil {
+		return ""
+	}
+	switch o.GetKind() {
+	case "DaemonSet":
+		ready, _ := observe.Int(o, "status", "numberReady")
+		want, _ := observe.Int(o, "status", "desiredNumberScheduled")
+		return fmt.Sprintf(": %d of %d pods ready", ready, want)
+	default:
+		ready, _ := observe.Int(o, "status", "readyReplicas")
+		want, has := observe.Int(o, "spec", "replicas")
+		if !has {
+			want = 1
+		}
+		return fmt.Sprintf(": %d of %d replicas ready", ready, want)
+	}
+}
+
+func (p *planner) workloadStatus(kind, name string, o *composed.Unstructured) *v1alpha1.WorkloadStatus {
+	ws := &v1alpha1.WorkloadStatus{Resource: kind + " " + p.ns + "/" + name}
+	if o == nil {
+		return ws
+	}
+	if kind == "DaemonSet" {
+		if n, ok := observe.Int(o, "status", "desiredNumberScheduled"); ok {
+			ws.Replicas = ptrInt32(n)
+		}
+		n, _ := observe.Int(o, "status", "numberReady")
+		ws.ReadyReplicas = int32(n) //nolint:gosec // a pod count
+		return ws
+	}
+	if n, ok := observe.Int(o, "spec", "replicas"); ok {
+		ws.Replicas = ptrInt32(n)
+	}
+	n, _ := observe.Int(o, "status", "readyReplicas")
+	ws.ReadyReplicas = int32(n) //nolint:gosec // a replica count
+	return ws
+}
+
+func ptrInt32(n int64) *int32 {
+	v := int32(n) //nolint:gosec // replica counts fit
+	return &v
+}
+
+func (p *planner) imageDrift(kind, name string, o *composed.Unstructured, want string) []v1alpha1.Drift {
+	if o == nil {
+		return nil
+	}
+	spec, _ := o.Object["spec"].(map[string]any)
+	tpl, _ := spec["template"].(map[string]any)
+	pod, _ := tpl["spec"].(map[string]any)
+	cs, _ := pod["containers"].([]any)
+	if len(cs) == 0 {
+		return nil
+	}
+	c, _ := cs[0].(map[string]any)
+	if got, _ := c["image"].(string); got != "" && got != want {
+		return []v1alpha1.Drift{p.drift(kind, name, o, "spec.template.spec.containers[0].image", got, want)}
+	}
+	return nil
+}
+
+func (p *planner) drift(kind, name string, o *composed.Unstructured, field, found, restored string) v1alpha1.Drift {
+	return v1alpha1.Drift{Resource: kind + " " + p.ns + "/" + name, Field: field, Found: observe.Bound(found), Restored: restored, Generation: generation(o)}
+}
+
+// recordDrift puts new drift first in status.drift.
+func (p *planner) recordDrift(ds []v1alpha1.Drift) {
+	p.status.Drift = append(p.status.Drift, ds...)
+}
+
+// keepDrift appends what earlier reconciles recorded: the record must
+// outlive the fix, which the next apply makes. The same change seen twice
+// (same resource, field and generation) is recorded once.
+func (p *planner) keepDrift() {
+	for _, old := range p.xr.Status.Drift {
+		dup := false
+		for _, d := range p.status.Drift {
+			if d.Resource == old.Resource && d.Field == old.Field && d.Generation == old.Generation {
+				dup = true
+			}
+		}
+		if !dup {
+			p.status.Drift = append(p.status.Drift, old)
+		}
+	}
+	if len(p.status.Drift) > maxDrift {
+		p.status.Drift = p.status.Drift[:maxDrift]
+	}
+}
+
+// region of the collectors' telemetry: the first provisioned cluster's.
+func (p *planner) region() string {
+	if p.xr.Spec.ADX == nil {
+		return ""
+	}
+	for _, c := range p.xr.Spec.ADX.Clusters {
+		if c.Provision != nil {
+			return strings.ToLower(strings.ReplaceAll(c.Provision.Region, " ", ""))
+		}
+	}
+	return ""
+}
+
+func intstrPort(n int) intstr.IntOrString { return intstr.FromInt32(int32(n)) } //nolint:gosec // port constants
+
+func intstrPercent(n int) *intstr.IntOrString {
+	v := intstr.FromInt32(int32(n)) //nolint:gosec // constant
+	return &v
+}
+
+func intstrPercentS(s string) *intstr.IntOrString {
+	v := intstr.FromString(s)
+	return &v
+}
+
+func quantities(cpu, mem string) corev1.ResourceList {
+	return corev1.ResourceList{corev1.ResourceCPU: apiresource.MustParse(cpu), corev1.ResourceMemory: apiresource.MustParse(mem)}
+}
+
+// generation reads metadata.generation, which arrives as a float64.
+func generation(o *composed.Unstructured) int64 {
+	g, _ := observe.Int(o, "metadata", "generation")
+	return g
+}
