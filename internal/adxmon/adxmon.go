@@ -65,8 +65,10 @@ const (
 	NameCollectorConfig resource.Name = "collector-config"
 	// NameIngestorService is the ingestor's Service.
 	NameIngestorService resource.Name = "ingestor-service"
-	adxPrefix                         = "adx-"
 )
+
+// adxPrefix starts the composition resource name of each ADX cluster.
+const adxPrefix = "adx-"
 
 // maxDrift bounds status.drift.
 const maxDrift = 10
@@ -383,9 +385,9 @@ func clusterFailure(o *composed.Unstructured) (string, bool) {
 		return f.Message, true
 	}
 	c := observe.ConditionOf(o, "adxcluster.fleetplane.io")
-	switch c.Reason {
+	switch string(c.Reason) {
 	case "Failed", "PermissionRestricted", "ProvisioningInvalid", "CriteriaExpressionError":
-		return observe.Bound(c.Message), true
+		return c.Message, true
 	}
 	return "", false
 }
@@ -394,21 +396,16 @@ func observeString(o *composed.Unstructured, path ...string) (string, bool) {
 	if o == nil {
 		return "", false
 	}
-	v, ok, _ := unstructuredString(o.Object, path...)
-	return v, ok
-}
-
-func unstructuredString(m map[string]any, path ...string) (string, bool, error) {
-	var cur any = m
+	var cur any = o.Object
 	for _, k := range path {
-		mm, ok := cur.(map[string]any)
+		m, ok := cur.(map[string]any)
 		if !ok {
-			return "", false, nil
+			return "", false
 		}
-		cur = mm[k]
+		cur = m[k]
 	}
 	s, ok := cur.(string)
-	return s, ok, nil
+	return s, ok
 }
 
 // clientID is the managed identity the components use: the first

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -140,12 +141,15 @@ func (p *planner) collectorPhase(ok bool, dbs []endpointDB) (bool, error) {
 		endpoint, inCluster = fmt.Sprintf("https://ingestor.%s.svc.cluster.local", p.ns), true
 	}
 	metricsDB, logsDB := "Metrics", "Logs"
-	for i := len(dbs) - 1; i >= 0; i-- {
-		switch dbs[i].Type {
+	// The first database of each type.
+	for _, d := range slices.Backward(dbs) {
+		switch d.Type {
 		case v1alpha1.TelemetryMetrics:
-			metricsDB = dbs[i].Name
+			metricsDB = d.Name
 		case v1alpha1.TelemetryLogs:
-			logsDB = dbs[i].Name
+			logsDB = d.Name
+		case v1alpha1.TelemetryTraces:
+			// The collector sends no traces of its own.
 		}
 	}
 	// adx-mon's ingestor serves TLS with its own certificate: collectors

@@ -2,13 +2,13 @@ package adxmon
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	"github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
 )
@@ -34,7 +34,7 @@ const (
 	labelPartOf      = "app.kubernetes.io/part-of"
 	labelInstance    = "app.kubernetes.io/instance"
 	partOf           = "adx-mon"
-	tokenMountPath   = "/etc/adx-mon/ingestor-auth"
+	tokenMountPath   = "/etc/adx-mon/ingestor-auth" //nolint:gosec // a mount path, not a credential
 	collectorConfig  = "collector-config"
 	collectorCfgPath = "/etc/config"
 )
@@ -64,7 +64,7 @@ func (p *planner) labels(component string) map[string]string {
 func serviceAccount(m metav1.ObjectMeta, automount bool) *corev1.ServiceAccount {
 	sa := &corev1.ServiceAccount{ObjectMeta: m}
 	if !automount {
-		sa.AutomountServiceAccountToken = ptr.To(false)
+		sa.AutomountServiceAccountToken = new(false)
 	}
 	return sa
 }
@@ -126,7 +126,7 @@ func ingestorService(m metav1.ObjectMeta) *corev1.Service {
 func hostPath(name, path string, t corev1.HostPathType) corev1.Volume {
 	v := corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: path}}}
 	if t != "" {
-		v.HostPath.Type = ptr.To(t)
+		v.HostPath.Type = new(t)
 	}
 	return v
 }
@@ -144,9 +144,9 @@ func caVolumes() ([]corev1.Volume, []corev1.VolumeMount) {
 }
 
 var restricted = &corev1.SecurityContext{
-	AllowPrivilegeEscalation: ptr.To(false),
-	Privileged:               ptr.To(false),
-	ReadOnlyRootFilesystem:   ptr.To(true),
+	AllowPrivilegeEscalation: new(false),
+	Privileged:               new(false),
+	ReadOnlyRootFilesystem:   new(true),
 	Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 }
 
@@ -167,8 +167,8 @@ func override(spec *corev1.PodSpec, w v1alpha1.Workload) {
 
 var defaultTolerations = []corev1.Toleration{
 	{Key: "CriticalAddonsOnly", Operator: corev1.TolerationOpExists},
-	{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
-	{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
+	{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: new(int64(300))},
+	{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: new(int64(300))},
 }
 
 // ingestorArgs are adx-mon's flags plus one endpoint flag per Metrics and
@@ -189,6 +189,8 @@ func ingestorArgs(dbs []endpointDB) []string {
 			args = append(args, fmt.Sprintf("--metrics-kusto-endpoints=%s=%s", d.Name, d.Endpoint))
 		case v1alpha1.TelemetryLogs:
 			args = append(args, fmt.Sprintf("--logs-kusto-endpoints=%s=%s", d.Name, d.Endpoint))
+		case v1alpha1.TelemetryTraces:
+			// adx-mon v0.3.0's ingestor has no traces endpoint flag.
 		}
 	}
 	return args
@@ -217,7 +219,7 @@ func (p *planner) ingestor(in *v1alpha1.Ingestor, dbs []endpointDB) *appsv1.Stat
 					"adx-mon/log-destination": "Logs:Ingestor", "adx-mon/log-parsers": "json",
 				}},
 				Spec: corev1.PodSpec{
-					AutomountServiceAccountToken: ptr.To(true),
+					AutomountServiceAccountToken: new(true),
 					ServiceAccountName:           "ingestor",
 					Containers: []corev1.Container{{
 						Name:            "ingestor",
@@ -387,18 +389,18 @@ func (p *planner) alerter(a *v1alpha1.Alerter, dbs []endpointDB) *appsv1.Deploym
 	dep := &appsv1.Deployment{
 		ObjectMeta: p.meta("alerter"),
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
+			Replicas: new(int32(1)),
 			Selector: &metav1.LabelSelector{MatchLabels: podLabels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: map[string]string{
 					"adx-mon/scrape": "true", "adx-mon/log-destination": "Logs:Alerter", "adx-mon/log-parsers": "json",
-					"prometheus.io/path": "/metrics", "prometheus.io/port": fmt.Sprint(alerterPort), "prometheus.io/scrape": "true",
+					"prometheus.io/path": "/metrics", "prometheus.io/port": strconv.Itoa(alerterPort), "prometheus.io/scrape": "true",
 				}},
 				Spec: corev1.PodSpec{
-					AutomountServiceAccountToken: ptr.To(true),
+					AutomountServiceAccountToken: new(true),
 					ServiceAccountName:           "alerter",
 					SecurityContext: &corev1.PodSecurityContext{
-						RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](1000), RunAsGroup: ptr.To[int64](3000), FSGroup: ptr.To[int64](65534),
+						RunAsNonRoot: new(true), RunAsUser: new(int64(1000)), RunAsGroup: new(int64(3000)), FSGroup: new(int64(65534)),
 					},
 					Containers: []corev1.Container{{
 						Name:            "alerter",

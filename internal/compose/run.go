@@ -218,8 +218,9 @@ func Plain(o runtime.Object) (*composed.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
+	withoutNulls(m)
 	u := composed.New()
-	u.Object = withoutNulls(m).(map[string]any)
+	u.Object = m
 	u.SetGroupVersionKind(gvks[0])
 	delete(u.Object, "status")
 	return u, nil
