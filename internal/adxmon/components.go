@@ -154,7 +154,7 @@ func (p *planner) collectorPhase(ok bool, dbs []endpointDB) (bool, error) {
 	}
 	// adx-mon's ingestor serves TLS with its own certificate: collectors
 	// skip verification for it, as adx-mon's manifests do, and only for it.
-	toml := collectorConfigTOML(endpoint, p.region(), p.ns, metricsDB, logsDB, inCluster || p.xr.Spec.Ingestor != nil && c.IngestorEndpoint == "")
+	toml := collectorConfigTOML(endpoint, p.region(), p.ns, metricsDB, logsDB, inCluster)
 	cm := &corev1.ConfigMap{ObjectMeta: p.meta(collectorConfig), Data: map[string]string{"config.toml": toml}}
 	cm.Labels[labelApp] = "collector"
 	if err := p.addWhen(ok, NameCollectorConfig, cm); err != nil {
