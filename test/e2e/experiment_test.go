@@ -221,7 +221,10 @@ func TestExperimentGatewayTutorial(t *testing.T) {
 			}
 			last = i
 		}
-		for _, must := range []string{"Provisioning", "Ready", "Running", "Complete"} {
+		// Running is not required: the stand-in's workflow may run and
+		// succeed between two observations of a loaded provider, and an
+		// experiment then goes from Ready to Complete, which is right.
+		for _, must := range []string{"Provisioning", "Ready", "Complete"} {
 			if !slices.Contains(seen, must) {
 				t.Errorf("phase %s never seen: %v", must, seen)
 			}
