@@ -171,7 +171,7 @@ func (p *planner) phase(dbReady, ingestorOK, collectorOK, alerterOK bool) string
 	return PhaseInstalled
 }
 
-func (p *planner) set1(t string, s corev1.ConditionStatus, reason, msg string) {
+func (p *planner) setCondition(t string, s corev1.ConditionStatus, reason, msg string) {
 	c := compose.Condition{Type: t, Status: s, Reason: reason, Message: msg}
 	if reason == ReasonFailed || reason == ReasonDrifted || reason == ReasonIngestorMissing {
 		c.Warning = true
@@ -188,7 +188,7 @@ func (p *planner) set1(t string, s corev1.ConditionStatus, reason, msg string) {
 }
 
 func (p *planner) notRequested(t, msg string) {
-	p.set1(t, corev1.ConditionTrue, ReasonNotRequested, msg)
+	p.setCondition(t, corev1.ConditionTrue, ReasonNotRequested, msg)
 }
 
 // namespace composes the stack's namespace unless it exists already and
@@ -341,7 +341,7 @@ func (p *planner) adx(nsOK bool) ([]endpointDB, bool, error) {
 		}
 		o := p.set.Observed(name)
 		ref := x.Namespace + "/" + x.Name
-		endpoint, _ := observeString(o, "status", "endpoint")
+		endpoint, _ := observe.String(o, "status", "endpoint")
 		p.status.Clusters = append(p.status.Clusters, v1alpha1.ADXMonClusterStatus{Name: x.Spec.ClusterName, Endpoint: endpoint, Resource: ref})
 		if f, bad := clusterFailure(o); bad {
 			failing = append(failing, fmt.Sprintf("ADXCluster %s: %s", ref, f))
@@ -359,22 +359,22 @@ func (p *planner) adx(nsOK bool) ([]endpointDB, bool, error) {
 	}
 	switch {
 	case len(failing) > 0:
-		p.set1(v1alpha1.ConditionADXReady, corev1.ConditionFalse, ReasonFailed, strings.Join(failing, "; "))
+		p.setCondition(v1alpha1.ConditionADXReady, corev1.ConditionFalse, ReasonFailed, strings.Join(failing, "; "))
 	case !nsOK:
-		p.set1(v1alpha1.ConditionADXReady, corev1.ConditionFalse, ReasonNotInstalled, "waiting for namespace "+p.ns)
+		p.setCondition(v1alpha1.ConditionADXReady, corev1.ConditionFalse, ReasonNotInstalled, "waiting for namespace "+p.ns)
 	case len(noEndpoint) > 0:
-		p.set1(v1alpha1.ConditionADXReady, corev1.ConditionFalse, ReasonInstalling, "waiting for the endpoint of "+strings.Join(noEndpoint, ", "))
+		p.setCondition(v1alpha1.ConditionADXReady, corev1.ConditionFalse, ReasonInstalling, "waiting for the endpoint of "+strings.Join(noEndpoint, ", "))
 	default:
-		p.set1(v1alpha1.ConditionADXReady, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d ADX cluster(s) have endpoints", len(p.xr.Spec.ADX.Clusters)))
+		p.setCondition(v1alpha1.ConditionADXReady, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d ADX cluster(s) have endpoints", len(p.xr.Spec.ADX.Clusters)))
 	}
 	dbReady := len(noEndpoint) == 0 && len(notReady) == 0 && nsOK
 	switch {
 	case dbReady:
-		p.set1(v1alpha1.ConditionDatabasesReady, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d database(s) ready", len(dbs)))
+		p.setCondition(v1alpha1.ConditionDatabasesReady, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d database(s) ready", len(dbs)))
 	case len(noEndpoint) > 0 || !nsOK:
-		p.set1(v1alpha1.ConditionDatabasesReady, corev1.ConditionFalse, ReasonNotInstalled, "waiting for ADX clusters (ADXReady)")
+		p.setCondition(v1alpha1.ConditionDatabasesReady, corev1.ConditionFalse, ReasonNotInstalled, "waiting for ADX clusters (ADXReady)")
 	default:
-		p.set1(v1alpha1.ConditionDatabasesReady, corev1.ConditionFalse, ReasonInstalling, "waiting for the databases of "+strings.Join(notReady, ", "))
+		p.setCondition(v1alpha1.ConditionDatabasesReady, corev1.ConditionFalse, ReasonInstalling, "waiting for the databases of "+strings.Join(notReady, ", "))
 	}
 	return dbs, dbReady, nil
 }
@@ -390,22 +390,6 @@ func clusterFailure(o *composed.Unstructured) (string, bool) {
 		return c.Message, true
 	}
 	return "", false
-}
-
-func observeString(o *composed.Unstructured, path ...string) (string, bool) {
-	if o == nil {
-		return "", false
-	}
-	var cur any = o.Object
-	for _, k := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return "", false
-		}
-		cur = m[k]
-	}
-	s, ok := cur.(string)
-	return s, ok
 }
 
 // clientID is the managed identity the components use: the first

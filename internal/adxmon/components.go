@@ -8,12 +8,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
@@ -21,11 +23,34 @@ import (
 	"github.com/fleetplane/fleetplane/internal/observe"
 )
 
-// crds are adx-mon's CRDs the ingestor and alerter need, copied from the
-// adx-mon module by `make generate`.
+// crdFiles are adx-mon's CRDs the ingestor and alerter need, copied from
+// the adx-mon module by `make generate`.
 //
 //go:embed crds/*.yaml
-var crds embed.FS
+var crdFiles embed.FS
+
+// crdManifests are those CRDs decoded, by file name, once: every
+// RunFunction wraps them, and decoding them is most of the work.
+var crdManifests = sync.OnceValues(func() (map[string]map[string]any, error) {
+	out := map[string]map[string]any{}
+	for _, files := range crdsOf {
+		for _, f := range files {
+			raw, err := crdFiles.ReadFile("crds/" + f + ".yaml")
+			if err != nil {
+				return nil, err
+			}
+			m := map[string]any{}
+			if err := yaml.Unmarshal(raw, &m); err != nil {
+				return nil, fmt.Errorf("cannot read adx-mon's CRD %s: %w", f, err)
+			}
+			// Only what the API server keeps: a status would be reported
+			// as drift forever.
+			delete(m, "status")
+			out[f] = m
+		}
+	}
+	return out, nil
+})
 
 // crdsOf lists the CRDs (by file name) a component needs.
 var crdsOf = map[string][]string{
@@ -39,17 +64,13 @@ var crdsOf = map[string][]string{
 // cluster (users' alert rules and functions among them), and another
 // stack may rely on them. Ready once the API server serves the kind.
 func (p *planner) crdObject(file string) (*composed.Unstructured, error) {
-	raw, err := crds.ReadFile("crds/" + file + ".yaml")
+	all, err := crdManifests()
 	if err != nil {
 		return nil, err
 	}
-	manifest := map[string]any{}
-	if err := yaml.Unmarshal(raw, &manifest); err != nil {
-		return nil, fmt.Errorf("cannot read adx-mon's CRD %s: %w", file, err)
-	}
-	// Only what the API server keeps: the generator's annotations would
-	// be reported as drift forever.
-	delete(manifest, "status")
+	// A copy: the response is built from it, and the next call needs the
+	// original.
+	manifest := runtime.DeepCopyJSON(all[file])
 	o := composed.New()
 	o.SetAPIVersion("kubernetes.m.crossplane.io/v1alpha1")
 	o.SetKind("Object")
@@ -112,7 +133,7 @@ func (p *planner) ingestorPhase(ok bool, dbs []endpointDB) (bool, error) {
 
 	o := p.set.Observed(NameIngestor)
 	ws := p.workloadStatus("StatefulSet", "ingestor", o)
-	ws.Endpoint = fmt.Sprintf("https://ingestor.%s.svc.cluster.local", p.ns)
+	ws.Endpoint = p.ingestorURL()
 	if in.Replicas != nil {
 		ws.ReplicasOwner = "ADXMon"
 	} else {
@@ -138,7 +159,7 @@ func (p *planner) collectorPhase(ok bool, dbs []endpointDB) (bool, error) {
 	}
 	endpoint, inCluster := c.IngestorEndpoint, false
 	if endpoint == "" {
-		endpoint, inCluster = fmt.Sprintf("https://ingestor.%s.svc.cluster.local", p.ns), true
+		endpoint, inCluster = p.ingestorURL(), true
 	}
 	metricsDB, logsDB := "Metrics", "Logs"
 	// The first database of each type.
@@ -181,7 +202,7 @@ func (p *planner) collectorPhase(ok bool, dbs []endpointDB) (bool, error) {
 			return false, fmt.Errorf("cannot read the required ingestor Service: %w", err)
 		}
 		if resolved && len(items) == 0 {
-			p.set1(v1alpha1.ConditionCollectorReady, corev1.ConditionFalse, ReasonIngestorMissing,
+			p.setCondition(v1alpha1.ConditionCollectorReady, corev1.ConditionFalse, ReasonIngestorMissing,
 				fmt.Sprintf("collectors send to %s, but namespace %s has no ingestor Service: nothing answers there until an ADXMon with spec.ingestor runs in it; set spec.collector.ingestorEndpoint to send elsewhere (collectors buffer meanwhile)", endpoint, p.ns))
 			return false, nil
 		}
@@ -220,21 +241,21 @@ func (p *planner) waitingFor() string {
 func (p *planner) report(cond string, name resource.Name, what, waiting string, drifts []v1alpha1.Drift) bool {
 	switch {
 	case !p.set.Exists(name) && !p.set.Desired(name):
-		p.set1(cond, corev1.ConditionFalse, ReasonNotInstalled, waiting)
+		p.setCondition(cond, corev1.ConditionFalse, ReasonNotInstalled, waiting)
 		return false
 	case !p.set.Exists(name):
-		p.set1(cond, corev1.ConditionFalse, ReasonInstalling, what+" is being created")
+		p.setCondition(cond, corev1.ConditionFalse, ReasonInstalling, what+" is being created")
 		return false
 	case len(drifts) > 0:
 		p.recordDrift(drifts)
 		d := drifts[0]
-		p.set1(cond, corev1.ConditionFalse, ReasonDrifted, fmt.Sprintf("%s %s was changed by hand to %s; restoring %s, as the ADXMon's spec says", what, d.Field, d.Found, d.Restored))
+		p.setCondition(cond, corev1.ConditionFalse, ReasonDrifted, fmt.Sprintf("%s %s was changed by hand to %s; restoring %s, as the ADXMon's spec says", what, d.Field, d.Found, d.Restored))
 		return false
 	case p.set.Ready(name):
-		p.set1(cond, corev1.ConditionTrue, ReasonInstalled, what+" is ready")
+		p.setCondition(cond, corev1.ConditionTrue, ReasonInstalled, what+" is ready")
 		return true
 	}
-	p.set1(cond, corev1.ConditionFalse, ReasonInstalling, what+" is not ready yet"+progress(p.set.Observed(name)))
+	p.setCondition(cond, corev1.ConditionFalse, ReasonInstalling, what+" is not ready yet"+progress(p.set.Observed(name)))
 	return false
 }
 
@@ -345,14 +366,10 @@ func (p *planner) region() string {
 
 func intstrPort(n int) intstr.IntOrString { return intstr.FromInt32(int32(n)) } //nolint:gosec // port constants
 
-func intstrPercent(n int) *intstr.IntOrString {
-	v := intstr.FromInt32(int32(n)) //nolint:gosec // constant
-	return &v
-}
-
-func intstrPercentS(s string) *intstr.IntOrString {
-	v := intstr.FromString(s)
-	return &v
+// ingestorURL is the in-cluster address of the ingestor Service of the
+// stack's namespace.
+func (p *planner) ingestorURL() string {
+	return fmt.Sprintf("https://ingestor.%s.svc.cluster.local", p.ns)
 }
 
 func quantities(cpu, mem string) corev1.ResourceList {

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
 )
@@ -330,7 +331,7 @@ func (p *planner) collector(c *v1alpha1.Collector, configHash string) *appsv1.Da
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: podLabels},
 			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType, RollingUpdate: &appsv1.RollingUpdateDaemonSet{
-				MaxSurge: intstrPercent(0), MaxUnavailable: intstrPercentS("30%"),
+				MaxSurge: new(intstr.FromInt32(0)), MaxUnavailable: new(intstr.FromString("30%")),
 			}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: map[string]string{

@@ -218,7 +218,7 @@ func Plain(o runtime.Object) (*composed.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
-	withoutNulls(m)
+	DropNulls(m)
 	u := composed.New()
 	u.Object = m
 	u.SetGroupVersionKind(gvks[0])
@@ -226,7 +226,10 @@ func Plain(o runtime.Object) (*composed.Unstructured, error) {
 	return u, nil
 }
 
-func withoutNulls(v any) any {
+// DropNulls deletes, in place, the nulls a typed object converts to for
+// unset fields (a zero creationTimestamp, for one), which the API server
+// would never send, and returns v.
+func DropNulls(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
@@ -234,11 +237,11 @@ func withoutNulls(v any) any {
 				delete(x, k)
 				continue
 			}
-			x[k] = withoutNulls(e)
+			x[k] = DropNulls(e)
 		}
 	case []any:
 		for i, e := range x {
-			x[i] = withoutNulls(e)
+			x[i] = DropNulls(e)
 		}
 	}
 	return v

@@ -23,7 +23,7 @@ func kubernetesReady(o *composed.Unstructured) (ready, ok bool) {
 		want := num(o, "status", "desiredNumberScheduled")
 		return seen(o) && num(o, "status", "numberReady") >= want && num(o, "status", "updatedNumberScheduled") >= want, true
 	case "v1/Namespace":
-		phase, _ := str(o, "status", "phase")
+		phase, _ := String(o, "status", "phase")
 		return phase == "Active", true
 	case "v1/ServiceAccount", "v1/ConfigMap", "v1/Service", "v1/Secret",
 		"rbac.authorization.k8s.io/v1/ClusterRole", "rbac.authorization.k8s.io/v1/ClusterRoleBinding",
@@ -74,13 +74,18 @@ func num(o *composed.Unstructured, path ...string) int64 {
 	return n
 }
 
-func str(o *composed.Unstructured, path ...string) (string, bool) {
-	v, ok := field(o, path...)
-	s, _ := v.(string)
+// String reads a string at path; ok is false when it is absent or not a
+// string.
+func String(o *composed.Unstructured, path ...string) (string, bool) {
+	v, _ := field(o, path...)
+	s, ok := v.(string)
 	return s, ok
 }
 
 func field(o *composed.Unstructured, path ...string) (any, bool) {
+	if o == nil {
+		return nil, false
+	}
 	var cur any = o.Object
 	for _, p := range path {
 		m, ok := cur.(map[string]any)

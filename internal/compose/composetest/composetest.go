@@ -111,27 +111,8 @@ func toMap(t testing.TB, o runtime.Object) map[string]any {
 	if err != nil {
 		t.Fatalf("cannot convert %T: %v", o, err)
 	}
-	return prune(m).(map[string]any)
-}
-
-// prune drops the nulls typed objects carry for unset fields (a zero
-// creationTimestamp, for one), which the API server would never send.
-func prune(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if e == nil {
-				delete(x, k)
-				continue
-			}
-			x[k] = prune(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = prune(e)
-		}
-	}
-	return v
+	compose.DropNulls(m)
+	return m
 }
 
 func toStruct(t testing.TB, m map[string]any) *structpb.Struct {
