@@ -18,6 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetplane/fleetplane/test/controlplane"
@@ -112,6 +115,14 @@ func suites(root string) []suite {
 			xrd:         filepath.Join(root, "package", "configuration", "xrds", "experiments.experiments.fleetplane.io.yaml"),
 			required:    filepath.Join(root, "examples", "experiment", "components"),
 			kinds:       []string{"Cluster", "NodePool", "ProjectIAMMember", "ClusterRegistration", "Object", "WorkflowRun", "Expiry", "Usage"},
+			asCreated:   true,
+		},
+		{
+			name:        "adxmon",
+			composition: filepath.Join(root, "package", "configuration", "compositions", "adxmon.yaml"),
+			xrd:         filepath.Join(root, "package", "configuration", "xrds", "adxmons.adx.fleetplane.io.yaml"),
+			required:    filepath.Join(root, "examples", "adxmon", "required"),
+			kinds:       []string{"Namespace", "ADXCluster", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Service", "StatefulSet", "ConfigMap", "DaemonSet", "Deployment", "Object"},
 			asCreated:   true,
 		},
 	}
@@ -256,6 +267,7 @@ func TestRenderExamples(t *testing.T) {
 					for _, k := range kindsOf(t, composed) {
 						kinds[k] = true
 					}
+					composed = withoutBuiltins(t, composed)
 					f := filepath.Join(t.TempDir(), "rendered.yaml")
 					if err := os.WriteFile(f, composed, 0o644); err != nil {
 						t.Fatal(err)
@@ -395,6 +407,44 @@ func withoutResults(t testing.TB, out string) []byte {
 			continue
 		}
 		keep = append(keep, doc)
+	}
+	return []byte(strings.Join(keep, "\n---\n"))
+}
+
+// builtin decodes Kubernetes' own kinds strictly: an unknown or
+// duplicated field is an error, as the API server's strict field
+// validation makes it.
+var builtin = serializer.NewCodecFactory(clientgoscheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+
+// withoutBuiltins checks the documents of Kubernetes' own kinds (beta
+// validate has no schemas for them) by decoding each strictly into its
+// typed object, and returns the others for beta validate.
+func withoutBuiltins(t testing.TB, docs []byte) []byte {
+	t.Helper()
+	var keep []string
+	for doc := range strings.SplitSeq(string(docs), "\n---\n") {
+		var m struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			t.Fatalf("rendered document is not YAML: %v", err)
+		}
+		gv, err := schema.ParseGroupVersion(m.APIVersion)
+		if err != nil {
+			t.Fatalf("rendered %s has apiVersion %q: %v", m.Kind, m.APIVersion, err)
+		}
+		if !clientgoscheme.Scheme.Recognizes(gv.WithKind(m.Kind)) {
+			keep = append(keep, doc)
+			continue
+		}
+		j, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := builtin.Decode(j, nil, nil); err != nil {
+			t.Errorf("rendered %s is not a valid %s: %v", m.Kind, gv.WithKind(m.Kind), err)
+		}
 	}
 	return []byte(strings.Join(keep, "\n---\n"))
 }
