@@ -243,10 +243,14 @@ func Start(ctx context.Context, root, dir string) (*ControlPlane, error) {
 	}
 	// Owners' dependents (an XR's composed resources, say) are deleted by
 	// the garbage collector, and namespaces by their controller: without
-	// them a deletion would never finish.
+	// them a deletion would never finish. The workload controllers make
+	// the pods of the StatefulSets, DaemonSets and Deployments an ADXMon
+	// composes and report their status from those pods (which
+	// standin.Kubelet runs). No node lifecycle controller: the one node
+	// is a stand-in that posts no heartbeats.
 	kcm, err := Run(dir, "kube-controller-manager", kcmBin, []string{
 		"--kubeconfig", cp.Kubeconfig, "--authentication-kubeconfig", cp.Kubeconfig, "--authorization-kubeconfig", cp.Kubeconfig,
-		"--controllers", "garbage-collector-controller,namespace-controller",
+		"--controllers", "garbage-collector-controller,namespace-controller,statefulset-controller,daemonset-controller,deployment-controller,replicaset-controller",
 		"--leader-elect=false", "--use-service-account-credentials=false", "--secure-port=0",
 	}, nil)
 	if err != nil {

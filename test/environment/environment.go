@@ -71,6 +71,9 @@ type Env struct {
 	CP         *controlplane.ControlPlane
 	Crossplane *controlplane.Crossplane
 	Azure      *standin.Azure
+	// Kubelet runs the pods of the namespaces it serves on one stand-in
+	// node.
+	Kubelet *standin.Kubelet
 	// Kube knows fleetplane's, Crossplane's and core types; use
 	// unstructured objects for the rest.
 	Kube     client.Client
@@ -155,6 +158,8 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	e.cancel = cancel
 	e.Azure = standin.New(e.Kube)
 	go e.Azure.Run(sctx)
+	e.Kubelet = standin.NewKubelet(e.Kube, "node-1")
+	go e.Kubelet.Run(sctx)
 
 	t = time.Now()
 	if err := e.install(ctx, pkgs); err != nil {
@@ -246,7 +251,44 @@ func (e *Env) install(ctx context.Context, b built) error {
 			return err
 		}
 	}
-	return nil
+	return e.waitXRDsEstablished(ctx, time.Minute)
+}
+
+// waitXRDsEstablished waits until every XRD's CRD serves: a healthy
+// Configuration has created its XRDs, but Crossplane makes their CRDs a
+// moment later, and an XR applied before then is refused.
+func (e *Env) waitXRDsEstablished(ctx context.Context, timeout time.Duration) error {
+	var last string
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		l := &unstructured.UnstructuredList{}
+		l.SetAPIVersion("apiextensions.crossplane.io/v2")
+		l.SetKind("CompositeResourceDefinitionList")
+		if err := e.Kube.List(ctx, l); err != nil {
+			last = err.Error()
+			continue
+		}
+		var waiting []string
+		for _, x := range l.Items {
+			if !hasCondition(&x, "Established") {
+				waiting = append(waiting, x.GetName())
+			}
+		}
+		if len(l.Items) > 0 && len(waiting) == 0 {
+			return nil
+		}
+		last = fmt.Sprintf("%d XRDs, not established: %v", len(l.Items), waiting)
+	}
+	return fmt.Errorf("XRDs not established after %s: %s", timeout, last)
+}
+
+func hasCondition(u *unstructured.Unstructured, typ string) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
 }
 
 // applyProviderRBAC applies package/rbac: the ClusterRole and binding the
@@ -341,13 +383,18 @@ func (e *Env) KustoServer(dbs ...string) (*kustoserver.Server, error) {
 	return s, nil
 }
 
-// Trace runs `crossplane beta trace` on an object and returns its output.
+// Trace runs `crossplane beta trace` on an object (cluster-scoped when
+// namespace is empty) and returns its output.
 func (e *Env) Trace(kind, name, namespace string, args ...string) (string, error) {
 	cli, err := controlplane.Tool(e.Root, "crossplane")
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command(cli, append([]string{"beta", "trace", kind, name, "-n", namespace}, args...)...)
+	base := []string{"beta", "trace", kind, name}
+	if namespace != "" {
+		base = append(base, "-n", namespace)
+	}
+	cmd := exec.Command(cli, append(base, args...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.CP.Kubeconfig)
 	out, err := cmd.CombinedOutput()
 	return string(out), err

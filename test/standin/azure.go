@@ -51,12 +51,21 @@ type Azure struct {
 	external map[string]string // kind/name -> "exists" | "deleted"
 	clusters map[string]*kustoserver.Server
 	first    map[string]time.Time
+	slow     map[string]time.Duration // cluster name -> its provisioning time
+}
+
+// ProvisionSlowly makes the cluster named name take d to provision, as a
+// real one takes minutes, where a test needs the time that goes by.
+func (a *Azure) ProvisionSlowly(name string, d time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.slow[name] = d
 }
 
 // New returns a stand-in using kube.
 func New(kube client.Client) *Azure {
 	return &Azure{kube: kube, ProvisionDelay: 2 * time.Second, Forbidden: map[string]bool{},
-		external: map[string]string{}, clusters: map[string]*kustoserver.Server{}, first: map[string]time.Time{}}
+		external: map[string]string{}, clusters: map[string]*kustoserver.Server{}, first: map[string]time.Time{}, slow: map[string]time.Duration{}}
 }
 
 // State is "exists", "deleted" or "" (never created) for a kind's
@@ -138,7 +147,11 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 		if _, ok := a.first[key]; !ok {
 			a.first[key] = time.Now()
 		}
-		ready = time.Since(a.first[key]) >= a.ProvisionDelay
+		delay := a.ProvisionDelay
+		if d, ok := a.slow[ext]; ok {
+			delay = d
+		}
+		ready = time.Since(a.first[key]) >= delay
 		s := a.clusters[ext]
 		a.mu.Unlock()
 		if !ready {

@@ -101,9 +101,12 @@ type ADXMonCluster struct {
 
 	// Databases and what each holds. Default: Metrics and Logs, and for a
 	// provisioned cluster that names none, Metrics, Logs and Traces.
+	// At most 16: adx-mon writes three kinds of telemetry, and the
+	// uniqueness rule's cost, which the API server bounds when the CRD is
+	// created, grows with the square of this bound.
 	// +optional
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:XValidation:rule="self.all(d, self.filter(e, e.name.lowerAscii() == d.name.lowerAscii()).size() == 1)",message="database names must be unique (Kusto database names are case-insensitive)"
 	Databases []ADXMonDatabase `json:"databases,omitempty"`
 

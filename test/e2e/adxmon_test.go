@@ -1,0 +1,373 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fleetplane/fleetplane/test/support"
+)
+
+const adxmonAPI = "adx.fleetplane.io/v1alpha1"
+
+// completeADXMon is examples/adxmon/complete.yaml as a user would adapt
+// it here: its own name and namespace, the cluster provisioned by the
+// Azure stand-in (whose clusters answer on plain http), two ingestors.
+func completeADXMon(t *testing.T, name, ns string) *unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(support.Root(), "examples", "adxmon", "complete.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	u.SetName(name)
+	spec := u.Object["spec"].(map[string]any)
+	spec["namespace"] = ns
+	c := spec["adx"].(map[string]any)["clusters"].([]any)[0].(map[string]any)
+	c["name"] = name + "01"
+	delete(c, "endpoint")
+	c["allowInsecureEndpoints"] = true
+	spec["ingestor"].(map[string]any)["replicas"] = int64(2)
+	spec["collector"].(map[string]any)["ingestorEndpoint"] = "https://ingestor." + ns + ".svc.cluster.local"
+	return u
+}
+
+// TestADXMon is the adx-mon stack's journey: the complete example is
+// installed in order (ADX, databases, ingestor, collector, alerter), a
+// hand edit of the ingestor is undone and shown, and deleting the ADXMon
+// removes what it composed but the Azure cluster and adx-mon's CRDs.
+func TestADXMon(t *testing.T) {
+	const name, ns = "e2emon", "adxmon-e2e"
+	ctx := context.Background()
+	env.Kubelet.Serve(ns)
+	// A real ADX cluster takes ten minutes or more. Compressed into the
+	// stand-in's two seconds, its ADXCluster's status changes arrive
+	// together with the ingestor's objects' and exceed the 100-event burst
+	// of Crossplane's per-XR circuit breaker, which then lets one event
+	// through every 30 seconds; half a minute keeps the stages apart as
+	// they are in Azure (README, "An adx-mon stack", watch events).
+	env.Azure.ProvisionSlowly(name+"01", 30*time.Second)
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	events := watchEvents(t, wctx, name,
+		schema.GroupVersionResource{Group: "adx.fleetplane.io", Version: "v1alpha1", Resource: "adxmons"},
+		schema.GroupVersionResource{Group: "adx.fleetplane.io", Version: "v1alpha1", Resource: "adxclusters"},
+		schema.GroupVersionResource{Group: "kubernetes.m.crossplane.io", Version: "v1alpha1", Resource: "objects"},
+		schema.GroupVersionResource{Version: "v1", Resource: "namespaces"},
+		schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"},
+		schema.GroupVersionResource{Version: "v1", Resource: "services"},
+		schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+		schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+		schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+		schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "statefulsets"},
+		schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "daemonsets"},
+		schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
+	)
+	apply(t, completeADXMon(t, name, ns))
+	mon := func() *unstructured.Unstructured { return get(t, adxmonAPI, "ADXMon", "", name) }
+
+	// The collectors mount the ingestor's token: the platform team puts it
+	// in the namespace once the ADXMon has made it.
+	eventually(t, time.Minute, "namespace "+ns, func() (bool, string) {
+		n := &corev1.Namespace{}
+		return env.Kube.Get(ctx, client.ObjectKey{Name: ns}, n) == nil, "missing"
+	})
+	apply(t, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Secret",
+		"metadata":   map[string]any{"name": "ingestor-auth", "namespace": ns},
+		"stringData": map[string]any{"token": "e2e-token"},
+	}})
+
+	// Each phase condition turns True in order; record when.
+	phases := []string{"ADXReady", "DatabasesReady", "IngestorReady", "CollectorReady", "AlerterReady"}
+	seen := map[string]bool{}
+	eventually(t, 4*time.Minute, "the stack Installed and Ready", func() (bool, string) {
+		x := mon()
+		for i, p := range phases {
+			if s, _, _ := condition(x, p); s == "True" && !seen[p] {
+				for _, before := range phases[:i] {
+					if s, _, _ := condition(x, before); s != "True" {
+						t.Fatalf("%s turned True while %s is not", p, before)
+					}
+				}
+				seen[p] = true
+			}
+		}
+		phase, _, _ := unstructured.NestedString(x.Object, "status", "phase")
+		s, _, _ := condition(x, "Ready")
+		return phase == "Installed" && s == "True", fmt.Sprintf("phase %q, ready %s, conditions %v; pods %s; kubelet error %v; watch events %v", phase, s, conditionsOf(x), podsIn(t, ns), env.Kubelet.Err(), events())
+	})
+
+	total := 0
+	for _, n := range events() {
+		total += n
+	}
+	t.Logf("watch events until Installed: %d, %v", total, events())
+
+	// The order, from the objects' own times: each component was created
+	// only after the one before it was ready.
+	adx := get(t, adxmonAPI, "ADXCluster", ns, name+"-"+name+"01")
+	adxReady := conditionTime(adx, "Ready")
+	sts := &appsv1.StatefulSet{}
+	ds := &appsv1.DaemonSet{}
+	dep := &appsv1.Deployment{}
+	for _, o := range []client.Object{sts, ds, dep} {
+		var n string
+		switch o.(type) {
+		case *appsv1.StatefulSet:
+			n = "ingestor"
+		case *appsv1.DaemonSet:
+			n = "collector"
+		default:
+			n = "alerter"
+		}
+		if err := env.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: n}, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ingestorReady := lastReady(ns, "ingestor-0", "ingestor-1")
+	collectorReady := lastReadyOf(t, ns, "adxmon", "collector")
+	for _, step := range []struct {
+		what    string
+		created metav1.Time
+		after   time.Time
+		of      string
+	}{
+		{"the ingestor StatefulSet", sts.CreationTimestamp, adxReady, "the ADXCluster was Ready"},
+		{"the collector DaemonSet", ds.CreationTimestamp, ingestorReady, "the ingestors were ready"},
+		{"the alerter Deployment", dep.CreationTimestamp, collectorReady, "the collectors were ready"},
+	} {
+		// Creation times have whole seconds.
+		if step.after.IsZero() || step.created.Before(&metav1.Time{Time: step.after.Truncate(time.Second)}) {
+			t.Errorf("%s was created at %s, before %s (%s)", step.what, step.created.UTC().Format(time.RFC3339), step.of, step.after.UTC().Format(time.RFC3339Nano))
+		}
+	}
+	t.Logf("ADX ready %s; ingestor created %s, ready %s; collector created %s, ready %s; alerter created %s",
+		adxReady.Format(time.TimeOnly), sts.CreationTimestamp.Format(time.TimeOnly), ingestorReady.Format(time.TimeOnly),
+		ds.CreationTimestamp.Format(time.TimeOnly), collectorReady.Format(time.TimeOnly), dep.CreationTimestamp.Format(time.TimeOnly))
+
+	t.Run("what the ingestor runs", func(t *testing.T) {
+		c := sts.Spec.Template.Spec.Containers[0]
+		args := strings.Join(c.Args, " ")
+		for _, db := range []string{"Metrics", "Logs"} {
+			if !strings.Contains(args, "--"+strings.ToLower(db)+"-kusto-endpoints="+db+"=") {
+				t.Errorf("ingestor args lack the %s endpoint: %s", db, args)
+			}
+		}
+		if *sts.Spec.Replicas != 2 || sts.Status.ReadyReplicas != 2 {
+			t.Errorf("ingestor replicas %d, ready %d; want 2 and 2", *sts.Spec.Replicas, sts.Status.ReadyReplicas)
+		}
+	})
+
+	t.Run("crossplane beta trace", func(t *testing.T) {
+		out, err := env.Trace("adxmon", name, "")
+		if err != nil {
+			t.Fatalf("trace: %v\n%s", err, out)
+		}
+		for _, want := range []string{"ADXMon/" + name, "ADXCluster/" + name + "-" + name + "01", "Cluster/", "StatefulSet/ingestor", "DaemonSet/collector", "Deployment/alerter", "Object/"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("trace lacks %s:\n%s", want, out)
+			}
+		}
+		t.Logf("crossplane beta trace adxmon %s:\n%s", name, out)
+	})
+
+	t.Run("a hand edit of the ingestor's replicas is undone and shown", func(t *testing.T) {
+		patch := []byte(`{"spec":{"replicas":4}}`)
+		if err := env.Kube.Patch(ctx, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ingestor"}}, client.RawPatch(types.MergePatchType, patch)); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "the drift in status and replicas back at 2", func() (bool, string) {
+			drift, _, _ := unstructured.NestedSlice(mon().Object, "status", "drift")
+			found := false
+			for _, d := range drift {
+				m := d.(map[string]any)
+				found = found || (m["resource"] == "StatefulSet "+ns+"/ingestor" && m["field"] == "spec.replicas" && m["found"] == "4" && m["restored"] == "2")
+			}
+			s := &appsv1.StatefulSet{}
+			_ = env.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ingestor"}, s)
+			return found && s.Spec.Replicas != nil && *s.Spec.Replicas == 2, fmt.Sprintf("drift %v, replicas %v", drift, s.Spec.Replicas)
+		})
+	})
+
+	t.Run("deleting the ADXMon removes its components", func(t *testing.T) {
+		if err := env.Kube.Delete(ctx, mon()); err != nil {
+			t.Fatal(err)
+		}
+		roles := []string{ns + ":ingestor", ns + ":collector", ns + ":alerter"}
+		eventually(t, 3*time.Minute, "the ADXMon, its namespace and cluster roles gone", func() (bool, string) {
+			var left []string
+			if mon() != nil {
+				left = append(left, "ADXMon")
+			}
+			if env.Kube.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}) == nil {
+				left = append(left, "Namespace")
+			}
+			for _, r := range roles {
+				if env.Kube.Get(ctx, client.ObjectKey{Name: r}, &rbacv1.ClusterRole{}) == nil {
+					left = append(left, "ClusterRole "+r)
+				}
+				if env.Kube.Get(ctx, client.ObjectKey{Name: r}, &rbacv1.ClusterRoleBinding{}) == nil {
+					left = append(left, "ClusterRoleBinding "+r)
+				}
+			}
+			return len(left) == 0, fmt.Sprintf("left: %v", left)
+		})
+		// The Azure cluster is orphaned (ADXCluster's default), and
+		// adx-mon's CRDs stay: other stacks' custom resources live in them.
+		if got := env.Azure.State("Cluster", name+"01"); got != "exists" {
+			t.Errorf("the Azure cluster is %q after deleting the ADXMon, want it orphaned (exists)", got)
+		}
+		for _, crd := range []string{"functions.adx-mon.azure.com", "alertrules.adx-mon.azure.com"} {
+			if get(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", crd) == nil {
+				t.Errorf("CRD %s was deleted with the ADXMon", crd)
+			}
+		}
+	})
+}
+
+// conditionsOf summarises an object's conditions for failure messages.
+func conditionsOf(u *unstructured.Unstructured) []string {
+	if u == nil {
+		return nil
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	var out []string
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		out = append(out, fmt.Sprintf("%v=%v(%v)", m["type"], m["status"], m["reason"]))
+	}
+	return out
+}
+
+// conditionTime is when a condition last changed.
+func conditionTime(u *unstructured.Unstructured, typ string) time.Time {
+	if u == nil {
+		return time.Time{}
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == typ {
+			s, _ := m["lastTransitionTime"].(string)
+			ts, _ := time.Parse(time.RFC3339, s)
+			return ts
+		}
+	}
+	return time.Time{}
+}
+
+// lastReady is when the last of the pods became ready, zero if one never
+// did.
+func lastReady(ns string, pods ...string) time.Time {
+	var last time.Time
+	for _, p := range pods {
+		at := env.Kubelet.ReadyAt(ns, p)
+		if at.IsZero() {
+			return time.Time{}
+		}
+		if at.After(last) {
+			last = at
+		}
+	}
+	return last
+}
+
+// lastReadyOf is lastReady over the pods labelled key=value.
+func lastReadyOf(t *testing.T, ns, key, value string) time.Time {
+	t.Helper()
+	pods := &corev1.PodList{}
+	if err := env.Kube.List(context.Background(), pods, client.InNamespace(ns), client.MatchingLabels{key: value}); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range pods.Items {
+		names = append(names, p.Name)
+	}
+	if len(names) == 0 {
+		return time.Time{}
+	}
+	return lastReady(ns, names...)
+}
+
+// podsIn summarises a namespace's pods and its workloads' events.
+func podsIn(t *testing.T, ns string) string {
+	t.Helper()
+	pods := &corev1.PodList{}
+	if err := env.Kube.List(context.Background(), pods, client.InNamespace(ns)); err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, p := range pods.Items {
+		out = append(out, fmt.Sprintf("%s(%s on %q)", p.Name, p.Status.Phase, p.Spec.NodeName))
+	}
+	events := &corev1.EventList{}
+	_ = env.Kube.List(context.Background(), events, client.InNamespace(ns))
+	for _, e := range events.Items {
+		if e.Type == corev1.EventTypeWarning {
+			out = append(out, fmt.Sprintf("event %s %s: %s", e.InvolvedObject.Kind, e.Reason, e.Message))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// watchEvents counts the watch events Crossplane's realtime composition
+// sees for an XR: those of the XR itself and of every object labelled as
+// its composed resource, by kind. Crossplane's circuit breaker counts the
+// same events (100 at once, then 1 a second).
+func watchEvents(t *testing.T, ctx context.Context, xrName string, kinds ...schema.GroupVersionResource) func() map[string]int {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(env.CP.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	counts := map[string]int{}
+	for _, gvr := range kinds {
+		opts := metav1.ListOptions{LabelSelector: "crossplane.io/composite=" + xrName}
+		if gvr.Resource == "adxmons" {
+			opts = metav1.ListOptions{FieldSelector: "metadata.name=" + xrName}
+		}
+		w, err := dyn.Resource(gvr).Watch(ctx, opts)
+		if err != nil {
+			t.Fatalf("watch %s: %v", gvr, err)
+		}
+		go func() {
+			for ev := range w.ResultChan() {
+				u, ok := ev.Object.(*unstructured.Unstructured)
+				if !ok {
+					continue
+				}
+				mu.Lock()
+				counts[u.GetKind()+"/"+u.GetName()]++
+				mu.Unlock()
+			}
+		}()
+		t.Cleanup(w.Stop)
+	}
+	return func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(counts)
+	}
+}
