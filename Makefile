@@ -72,5 +72,5 @@ bench: ## Run the benchmarks with allocation figures.
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: demo
-demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a federated fleet on local Kusto servers, an experiment on stand-ins.
+demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a federated fleet on local Kusto servers, an experiment on stand-ins, an adx-mon stack.
 	$(GO) run ./test/demo

@@ -37,6 +37,7 @@ modules() {
 upjet-azure-crds|github.com/upbound/provider-azure/v2|v2.3.0|package/crds
 crossplane-crds|github.com/crossplane/crossplane/v2|v2.2.0|cluster/crds
 crossplane-core-crds|github.com/crossplane/crossplane/v2|v2.4.0|cluster/crds
+crossplane-chart-templates|github.com/crossplane/crossplane/v2|v2.4.0|cluster/charts/crossplane/templates
 provider-kubernetes-crds|github.com/crossplane-contrib/provider-kubernetes|v1.0.0|package/crds
 adx-mon-crds|github.com/Azure/adx-mon|v0.3.0|operator/manifests/crds
 argocd-crds|github.com/argoproj/argo-cd/v3|v3.2.0|manifests/crds

@@ -127,6 +127,9 @@ func run(exit bool, interval time.Duration) error {
 	if err := experiment(ctx, env, root); err != nil {
 		return fmt.Errorf("%w\nlogs are in %s", err, dir)
 	}
+	if err := adxmon(ctx, env, root); err != nil {
+		return fmt.Errorf("%w\nlogs are in %s", err, dir)
+	}
 	for _, p := range []struct {
 		name string
 		rss  func() (int64, error)
@@ -143,12 +146,14 @@ The fleet runs. Try, in another terminal:
   export KUBECONFIG=%s
   kubectl get adxclusters -n fleet          # if kubectl is installed
   kubectl get experiments -n experiments
+  kubectl get adxmons; kubectl get pods -n monitoring
+  %s beta trace adxmon complete-adx-monitor
   %s beta trace adxcluster hub -n fleet
   %s beta trace experiment gateway-tutorial -n experiments
   curl -s %s/fleetplane/functions?db=Metrics
 
 Logs of every process are in %s.
-`, env.CP.Kubeconfig, cli, cli, hub.URL, dir)
+`, env.CP.Kubeconfig, cli, cli, cli, hub.URL, dir)
 	if exit {
 		return nil
 	}
@@ -282,6 +287,65 @@ func experiment(ctx context.Context, env *environment.Env, root string) error {
 	sayf("crossplane beta trace experiment gateway-tutorial -n %s\n%s", ns, out)
 	if last != "Complete" {
 		return fmt.Errorf("the experiment ended %s", last)
+	}
+	return nil
+}
+
+// adxmon installs the complete adx-mon example on a local Kusto server:
+// the cluster adopted rather than provisioned (its endpoint answers on
+// plain http), the collectors sending to the stack's own ingestor.
+func adxmon(ctx context.Context, env *environment.Env, root string) error {
+	const ns = "monitoring"
+	server, err := env.KustoServer("Metrics", "Logs", "Traces")
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(filepath.Join(root, "examples", "adxmon", "complete.yaml"))
+	if err != nil {
+		return err
+	}
+	mon := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &mon.Object); err != nil {
+		return err
+	}
+	spec := mon.Object["spec"].(map[string]any)
+	c := spec["adx"].(map[string]any)["clusters"].([]any)[0].(map[string]any)
+	delete(c, "provision")
+	c["endpoint"], c["allowInsecureEndpoints"] = server.URL, true
+	c["connection"] = map[string]any{"type": "MSI", "clientId": "11111111-1111-1111-1111-111111111111"}
+	delete(spec["collector"].(map[string]any), "ingestorEndpoint")
+	delete(spec["collector"].(map[string]any), "ingestorAuth")
+	env.Kubelet.Serve(ns)
+	applied := time.Now()
+	if err := env.Kube.Create(ctx, mon); err != nil {
+		return fmt.Errorf("apply ADXMon: %w", err)
+	}
+	sayf("applied examples/adxmon/complete.yaml, adopting the Kusto server at %s", server.URL)
+	last := ""
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the ADXMon was not installed in 5 minutes (phase %q)", last)
+		}
+		if err := env.Kube.Get(ctx, client.ObjectKeyFromObject(mon), mon); err != nil {
+			continue
+		}
+		phase, _, _ := unstructured.NestedString(mon.Object, "status", "phase")
+		if phase == "" || phase == last {
+			continue
+		}
+		last = phase
+		sayf("adxmon %s: %s after %s", mon.GetName(), phase, time.Since(applied).Round(100*time.Millisecond))
+		if phase == "Installed" || phase == "Failed" {
+			break
+		}
+	}
+	out, err := env.Trace("adxmon", mon.GetName(), "")
+	if err != nil {
+		return fmt.Errorf("crossplane beta trace: %w\n%s", err, out)
+	}
+	sayf("crossplane beta trace adxmon %s\n%s", mon.GetName(), out)
+	if last != "Installed" {
+		return fmt.Errorf("the ADXMon ended %s", last)
 	}
 	return nil
 }

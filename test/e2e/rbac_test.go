@@ -1,0 +1,153 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fleetplane/fleetplane/test/controlplane"
+	"github.com/fleetplane/fleetplane/test/support"
+)
+
+// chartRules reads the rules of the ClusterRole Crossplane's Helm chart
+// gives Crossplane itself (its "system" half, which the chart labels to
+// aggregate), leaving out the chart's template lines.
+func chartRules(t *testing.T) []rbacv1.PolicyRule {
+	t.Helper()
+	dir, err := controlplane.Tool(support.Root(), "crossplane-chart-templates")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "clusterrole.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for doc := range strings.SplitSeq(string(b), "\n---\n") {
+		if !strings.Contains(doc, ":system:aggregate-to-crossplane") {
+			continue
+		}
+		var lines []string
+		for l := range strings.SplitSeq(doc, "\n") {
+			if !strings.Contains(l, "{{") {
+				lines = append(lines, l)
+			}
+		}
+		var role struct {
+			Rules []rbacv1.PolicyRule `json:"rules"`
+		}
+		if err := yaml.Unmarshal([]byte(strings.Join(lines, "\n")), &role); err != nil {
+			t.Fatalf("the chart's ClusterRole: %v", err)
+		}
+		if len(role.Rules) > 0 {
+			return role.Rules
+		}
+	}
+	t.Fatal("no aggregated system ClusterRole in Crossplane's chart")
+	return nil
+}
+
+// TestCrossplaneRBAC applies what an ADXMon composes (the complete
+// example's render, every Kubernetes kind) as a service account that holds
+// only what a real install gives Crossplane: the chart's own rules and the
+// ClusterRoles aggregated to it, package/rbac/crossplane-adxmon.yaml among
+// them. ClusterRoles are checked against escalation by the API server, so
+// this also proves Crossplane may grant what adx-mon's components need.
+func TestCrossplaneRBAC(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	const label = "rbac.crossplane.io/aggregate-to-crossplane"
+	system := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "e2e:crossplane:system", Labels: map[string]string{label: "true"}}, Rules: chartRules(t)}
+	aggregate := &rbacv1.ClusterRole{
+		ObjectMeta:      metav1.ObjectMeta{Name: "e2e:crossplane"},
+		AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{label: "true"}}}},
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e:crossplane"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: aggregate.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "crossplane"}},
+	}
+	for _, o := range []client.Object{system, aggregate, binding} {
+		if err := env.Kube.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = env.Kube.Delete(context.Background(), o) })
+	}
+	if err := env.CP.ApplyRBAC(ctx, filepath.Join(support.Root(), "package", "rbac", "crossplane-adxmon.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := env.CP.ServiceAccountKubeconfig(ctx, ns, "crossplane")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asCrossplane, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The complete example's stack, in a namespace of its own.
+	target := "rbac-" + ns
+	b, err := os.ReadFile(filepath.Join(support.Root(), "test", "render", "testdata", "adxmon", "complete@7-installed.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := []*unstructured.Unstructured{{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": target}}}}
+	for doc := range strings.SplitSeq(strings.ReplaceAll(string(b), "monitoring", target), "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil || len(u.Object) == 0 {
+			continue
+		}
+		switch u.GroupVersionKind().Group {
+		case "", "apps", "rbac.authorization.k8s.io":
+		default:
+			continue // ADXMon, ADXCluster, Object: Crossplane's RBAC manager grants those
+		}
+		if u.GetKind() == "Result" {
+			continue
+		}
+		u.SetOwnerReferences(nil)
+		objs = append(objs, u)
+	}
+	t.Cleanup(func() {
+		for _, o := range objs {
+			_ = env.Kube.Delete(context.Background(), o)
+		}
+	})
+	// Aggregation is the controller manager's work and takes a moment.
+	eventually(t, time.Minute, "Crossplane's rules allow every object an ADXMon composes", func() (bool, string) {
+		var refused []string
+		for _, o := range objs {
+			o := o.DeepCopy()
+			o.SetResourceVersion("")
+			if err := asCrossplane.Patch(ctx, o, client.Apply, client.FieldOwner("e2e-crossplane"), client.ForceOwnership); err != nil {
+				refused = append(refused, fmt.Sprintf("%s %s: %v", o.GetKind(), o.GetName(), err))
+			}
+		}
+		return len(refused) == 0, strings.Join(refused, "\n")
+	})
+	// And without this file's rules, Crossplane could not.
+	if err := env.Kube.Delete(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "fleetplane:crossplane:adxmon"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "a StatefulSet refused without package/rbac/crossplane-adxmon.yaml", func() (bool, string) {
+		sts := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": map[string]any{"name": "probe", "namespace": target},
+		}}
+		err := asCrossplane.Get(ctx, client.ObjectKeyFromObject(sts), sts)
+		return err != nil && strings.Contains(err.Error(), "forbidden"), fmt.Sprintf("get: %v", err)
+	})
+}
