@@ -133,7 +133,7 @@ func TestCrossplaneRBAC(t *testing.T) {
 		for _, o := range objs {
 			o := o.DeepCopy()
 			o.SetResourceVersion("")
-			if err := asCrossplane.Patch(ctx, o, client.Apply, client.FieldOwner("e2e-crossplane"), client.ForceOwnership); err != nil {
+			if err := asCrossplane.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner("e2e-crossplane"), client.ForceOwnership); err != nil {
 				refused = append(refused, fmt.Sprintf("%s %s: %v", o.GetKind(), o.GetName(), err))
 			}
 		}
