@@ -197,7 +197,9 @@ func TestADXMon(t *testing.T) {
 		if err := env.Kube.Patch(ctx, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ingestor"}}, client.RawPatch(types.MergePatchType, patch)); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Minute, "the drift in status and replicas back at 2", func() (bool, string) {
+		// Within one reconcile; with Crossplane's circuit breaker open
+		// after the install (README), that can be a few half-open probes.
+		eventually(t, 3*time.Minute, "the drift in status and replicas back at 2", func() (bool, string) {
 			drift, _, _ := unstructured.NestedSlice(mon().Object, "status", "drift")
 			found := false
 			for _, d := range drift {
@@ -206,7 +208,11 @@ func TestADXMon(t *testing.T) {
 			}
 			s := &appsv1.StatefulSet{}
 			_ = env.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ingestor"}, s)
-			return found && s.Spec.Replicas != nil && *s.Spec.Replicas == 2, fmt.Sprintf("drift %v, replicas %v", drift, s.Spec.Replicas)
+			replicas := int32(-1)
+			if s.Spec.Replicas != nil {
+				replicas = *s.Spec.Replicas
+			}
+			return found && replicas == 2, fmt.Sprintf("drift %v, replicas %d, conditions %v", drift, replicas, conditionsOf(mon()))
 		})
 	})
 
