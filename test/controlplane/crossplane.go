@@ -573,6 +573,36 @@ func (x *Crossplane) waitEstablished(ctx context.Context, rev *pkgv1.ProviderRev
 	return nil
 }
 
+// WaitXRDsEstablished waits until every XRD is established: a healthy
+// Configuration has created its XRDs, but Crossplane makes their CRDs a
+// moment later, and an XR applied before then is refused.
+func (x *Crossplane) WaitXRDsEstablished(ctx context.Context, timeout time.Duration) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		l := &unstructured.UnstructuredList{}
+		l.SetAPIVersion("apiextensions.crossplane.io/v2")
+		l.SetKind("CompositeResourceDefinitionList")
+		if err := x.kube.List(ctx, l); err != nil {
+			last = err.Error()
+			return false, nil //nolint:nilerr // retry
+		}
+		var waiting []string
+		for i := range l.Items {
+			if !established(&l.Items[i]) {
+				waiting = append(waiting, l.Items[i].GetName())
+			}
+		}
+		last = fmt.Sprintf("%d XRDs, not established: %v", len(l.Items), waiting)
+		return len(l.Items) > 0 && len(waiting) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("XRDs: %s: %w", last, err)
+	}
+	return nil
+}
+
+// established reports an object's Established condition True: a CRD's,
+// or an XRD's.
 func established(crd *unstructured.Unstructured) bool {
 	conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
 	for _, c := range conds {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -262,23 +263,11 @@ func experiment(ctx context.Context, env *environment.Env, root string) error {
 	xr := &unstructured.Unstructured{}
 	xr.SetAPIVersion("experiments.fleetplane.io/v1alpha1")
 	xr.SetKind("Experiment")
-	last := ""
-	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the experiment did not complete in 5 minutes (phase %q)", last)
-		}
-		if err := env.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gateway-tutorial"}, xr); err != nil {
-			continue
-		}
-		phase, _, _ := unstructured.NestedString(xr.Object, "status", "phase")
-		if phase == "" || phase == last {
-			continue
-		}
-		last = phase
-		sayf("experiment gateway-tutorial: %s after %s", phase, time.Since(applied).Round(100*time.Millisecond))
-		if phase == "Complete" || phase == "Failed" {
-			break
-		}
+	xr.SetNamespace(ns)
+	xr.SetName("gateway-tutorial")
+	last, err := followPhase(ctx, env, xr, applied, "Complete", "Failed")
+	if err != nil {
+		return err
 	}
 	out, err := env.Trace("experiment", "gateway-tutorial", ns)
 	if err != nil {
@@ -321,23 +310,9 @@ func adxmon(ctx context.Context, env *environment.Env, root string) error {
 		return fmt.Errorf("apply ADXMon: %w", err)
 	}
 	sayf("applied examples/adxmon/complete.yaml, adopting the Kusto server at %s", server.URL)
-	last := ""
-	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the ADXMon was not installed in 5 minutes (phase %q)", last)
-		}
-		if err := env.Kube.Get(ctx, client.ObjectKeyFromObject(mon), mon); err != nil {
-			continue
-		}
-		phase, _, _ := unstructured.NestedString(mon.Object, "status", "phase")
-		if phase == "" || phase == last {
-			continue
-		}
-		last = phase
-		sayf("adxmon %s: %s after %s", mon.GetName(), phase, time.Since(applied).Round(100*time.Millisecond))
-		if phase == "Installed" || phase == "Failed" {
-			break
-		}
+	last, err := followPhase(ctx, env, mon, applied, "Installed", "Failed")
+	if err != nil {
+		return err
 	}
 	out, err := env.Trace("adxmon", mon.GetName(), "")
 	if err != nil {
@@ -348,4 +323,28 @@ func adxmon(ctx context.Context, env *environment.Env, root string) error {
 		return fmt.Errorf("the ADXMon ended %s", last)
 	}
 	return nil
+}
+
+// followPhase prints each status.phase an XR passes through until it
+// reaches one of final, and returns that one.
+func followPhase(ctx context.Context, env *environment.Env, xr *unstructured.Unstructured, applied time.Time, final ...string) (string, error) {
+	kind := strings.ToLower(xr.GetKind())
+	last := ""
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return last, fmt.Errorf("%s %s did not reach %v in 5 minutes (phase %q)", kind, xr.GetName(), final, last)
+		}
+		if err := env.Kube.Get(ctx, client.ObjectKeyFromObject(xr), xr); err != nil {
+			continue
+		}
+		phase, _, _ := unstructured.NestedString(xr.Object, "status", "phase")
+		if phase == "" || phase == last {
+			continue
+		}
+		last = phase
+		sayf("%s %s: %s after %s", kind, xr.GetName(), phase, time.Since(applied).Round(100*time.Millisecond))
+		if slices.Contains(final, phase) {
+			return phase, nil
+		}
+	}
 }

@@ -131,16 +131,7 @@ func TestADXMon(t *testing.T) {
 	sts := &appsv1.StatefulSet{}
 	ds := &appsv1.DaemonSet{}
 	dep := &appsv1.Deployment{}
-	for _, o := range []client.Object{sts, ds, dep} {
-		var n string
-		switch o.(type) {
-		case *appsv1.StatefulSet:
-			n = "ingestor"
-		case *appsv1.DaemonSet:
-			n = "collector"
-		default:
-			n = "alerter"
-		}
+	for n, o := range map[string]client.Object{"ingestor": sts, "collector": ds, "alerter": dep} {
 		if err := env.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: n}, o); err != nil {
 			t.Fatal(err)
 		}
@@ -268,19 +259,9 @@ func conditionsOf(u *unstructured.Unstructured) []string {
 
 // conditionTime is when a condition last changed.
 func conditionTime(u *unstructured.Unstructured, typ string) time.Time {
-	if u == nil {
-		return time.Time{}
-	}
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == typ {
-			s, _ := m["lastTransitionTime"].(string)
-			ts, _ := time.Parse(time.RFC3339, s)
-			return ts
-		}
-	}
-	return time.Time{}
+	s, _ := conditionOf(u, typ)["lastTransitionTime"].(string)
+	ts, _ := time.Parse(time.RFC3339, s)
+	return ts
 }
 
 // lastReady is when the last of the pods became ready, zero if one never

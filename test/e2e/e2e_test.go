@@ -132,22 +132,27 @@ func getXR(t *testing.T, ns, name string) *unstructured.Unstructured {
 	return get(t, "adx.fleetplane.io/v1alpha1", "ADXCluster", ns, name)
 }
 
-// condition returns the status and reason of a condition type.
+// condition returns the status, reason and message of a condition type.
 func condition(u *unstructured.Unstructured, typ string) (string, string, string) {
+	m := conditionOf(u, typ)
+	s, _ := m["status"].(string)
+	r, _ := m["reason"].(string)
+	msg, _ := m["message"].(string)
+	return s, r, msg
+}
+
+// conditionOf is the condition of a type, nil when absent.
+func conditionOf(u *unstructured.Unstructured, typ string) map[string]any {
 	if u == nil {
-		return "", "", ""
+		return nil
 	}
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == typ {
-			s, _ := m["status"].(string)
-			r, _ := m["reason"].(string)
-			msg, _ := m["message"].(string)
-			return s, r, msg
+		if m, _ := c.(map[string]any); m["type"] == typ {
+			return m
 		}
 	}
-	return "", "", ""
+	return nil
 }
 
 func members(s *kustoserver.Server, db string) []string {

@@ -251,44 +251,7 @@ func (e *Env) install(ctx context.Context, b built) error {
 			return err
 		}
 	}
-	return e.waitXRDsEstablished(ctx, time.Minute)
-}
-
-// waitXRDsEstablished waits until every XRD's CRD serves: a healthy
-// Configuration has created its XRDs, but Crossplane makes their CRDs a
-// moment later, and an XR applied before then is refused.
-func (e *Env) waitXRDsEstablished(ctx context.Context, timeout time.Duration) error {
-	var last string
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		l := &unstructured.UnstructuredList{}
-		l.SetAPIVersion("apiextensions.crossplane.io/v2")
-		l.SetKind("CompositeResourceDefinitionList")
-		if err := e.Kube.List(ctx, l); err != nil {
-			last = err.Error()
-			continue
-		}
-		var waiting []string
-		for _, x := range l.Items {
-			if !hasCondition(&x, "Established") {
-				waiting = append(waiting, x.GetName())
-			}
-		}
-		if len(l.Items) > 0 && len(waiting) == 0 {
-			return nil
-		}
-		last = fmt.Sprintf("%d XRDs, not established: %v", len(l.Items), waiting)
-	}
-	return fmt.Errorf("XRDs not established after %s: %s", timeout, last)
-}
-
-func hasCondition(u *unstructured.Unstructured, typ string) bool {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ && m["status"] == "True" {
-			return true
-		}
-	}
-	return false
+	return e.Crossplane.WaitXRDsEstablished(ctx, time.Minute)
 }
 
 // applyProviderRBAC applies package/rbac: the ClusterRole and binding the
