@@ -209,8 +209,11 @@ func execConfig(e *clientcmdapi.ExecConfig) *ExecProviderConfig {
 	return out
 }
 
-// ServerURL checks an API server address: an https URL with a host and
-// nothing after the path. A trailing slash is dropped, as Argo CD does.
+// ServerURL checks an API server address (an https URL with a host and
+// nothing after the path) and returns it canonical: scheme and host in
+// lower case, as they compare in DNS and URLs, and no trailing slash, as
+// Argo CD drops it. Argo CD tells clusters apart by this string, so one
+// cluster written two ways must not become two registrations.
 func ServerURL(s string) (string, error) {
 	// Credentials have no place in a server URL, and are not quoted back.
 	if strings.Contains(s, "@") {
@@ -220,7 +223,7 @@ func ServerURL(s string) (string, error) {
 	if err != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 		return "", fmt.Errorf("server %s is not an https URL of an API server, without query or fragment", redactedURL(s, u, err))
 	}
-	return strings.TrimRight(s, "/"), nil
+	return "https://" + strings.ToLower(u.Host) + strings.TrimRight(u.EscapedPath(), "/"), nil
 }
 
 // redactedURL quotes a server URL for an error without what may carry a
@@ -295,7 +298,8 @@ func (c *Cluster) Check(p Policy) error {
 	if c.Config.ProxyURL != "" && !p.AllowProxy {
 		return errors.New("the kubeconfig names a proxy (proxy-url), which is not allowed")
 	}
-	if u, err := url.Parse(c.Server); err == nil && slices.Contains(inClusterHosts, strings.ToLower(u.Hostname())) {
+	// A trailing dot names the same host (fully qualified).
+	if u, err := url.Parse(c.Server); err == nil && slices.Contains(inClusterHosts, strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")) {
 		return fmt.Errorf("server %s is the cluster Argo CD runs on, which Argo CD registers itself as in-cluster", c.Server)
 	}
 	return nil

@@ -218,6 +218,21 @@ func TestSecret(t *testing.T) {
 	}
 }
 
+func TestServerURLCanonical(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://34.1.2.3":                 "https://34.1.2.3",
+		"httpS://0":                        "https://0",
+		"HTTPS://Cluster.Example.COM:443/": "https://cluster.example.com:443",
+		"https://h/k8s/clusters/c-1/":      "https://h/k8s/clusters/c-1",
+		"https://[FD00::1]:6443":           "https://[fd00::1]:6443",
+	} {
+		got, err := ServerURL(in)
+		if err != nil || got != want {
+			t.Errorf("ServerURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
 func TestServerURLErrorsRedactSecrets(t *testing.T) {
 	for _, s := range []string{
 		"https://34.1.2.3/?token=SECRETMARK",
@@ -260,6 +275,7 @@ func TestPolicy(t *testing.T) {
 		"insecure, allowed":           {c: insecure(withUser("    token: t\n")), policy: Policy{AllowInsecure: true}},
 		"a proxy":                     {c: proxied(withUser("    token: t\n")), policy: Policy{}, want: "names a proxy"},
 		"the cluster Argo CD runs on": {c: &Cluster{Server: "https://kubernetes.default.svc", Config: ClusterConfig{BearerToken: "t"}}, policy: Policy{}, want: "in-cluster"},
+		"the cluster Argo CD runs on, fully qualified": {c: &Cluster{Server: "https://kubernetes.default.svc.cluster.local.", Config: ClusterConfig{BearerToken: "t"}}, policy: Policy{}, want: "in-cluster"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
