@@ -104,14 +104,15 @@ func (p *planner) plan() error {
 		p.status = v1alpha1.ADXClusterStatus{Endpoint: spec.Endpoint}
 		p.cond = condition(corev1.ConditionTrue, ReasonProvisioningSkipped,
 			fmt.Sprintf("Bring-your-own cluster at %s; nothing is provisioned.", spec.Endpoint))
-	case len(missingProvisionFields(spec.Provision)) > 0:
+	case !spec.Provision.Auto && len(whereFromSpec(spec.Provision).missing()) > 0:
+		missing := whereFromSpec(spec.Provision).missing()
 		p.cond = condition(corev1.ConditionFalse, ReasonProvisioningInvalid,
-			fmt.Sprintf("spec.provision lacks %s; nothing is provisioned until %s set.",
-				strings.Join(missingProvisionFields(spec.Provision), ", "),
-				plural(len(missingProvisionFields(spec.Provision)), "it is", "they are")))
+			fmt.Sprintf("spec.provision lacks %s; nothing is provisioned until %s set, or provision.auto is true.",
+				strings.Join(missing, ", "), plural(len(missing), "it is", "they are")))
 		p.cond.Warning = true
 		p.freeze()
 	default:
+		p.render.where = whereFromSpec(spec.Provision)
 		endpoint, federate = p.provision()
 	}
 	return p.federation(endpoint, federate)
@@ -122,8 +123,8 @@ func (p *planner) plan() error {
 func (p *planner) provision() (string, bool) {
 	spec := p.xr.Spec
 	r := p.render
-	p.set.Add(NameResourceGroup, r.resourceGroup())
-	p.set.Add(NameCluster, r.cluster(), NameResourceGroup)
+	p.set.Add(NameResourceGroup, r.resourceGroup(p.createdHere(NameResourceGroup)))
+	p.set.Add(NameCluster, r.cluster(p.createdHere(NameCluster)), NameResourceGroup)
 
 	// Databases need the cluster running, which upjet reports Ready only
 	// together with its URI; both are checked, as a URI-less cluster
@@ -132,11 +133,17 @@ func (p *planner) provision() (string, bool) {
 	clusterReady := p.set.Ready(NameCluster) && uri != ""
 	azure := []resource.Name{NameResourceGroup, NameCluster}
 	for _, db := range r.databases() {
-		p.set.AddWhen(uri != "", DatabaseName(db.DatabaseName), r.database(db), NameCluster)
-		azure = append(azure, DatabaseName(db.DatabaseName))
+		dbName := DatabaseName(db.DatabaseName)
+		p.set.AddWhen(uri != "", dbName, r.database(db, p.createdHere(dbName)), NameCluster)
+		azure = append(azure, dbName)
+		for _, pr := range spec.Provision.DatabasePrincipals {
+			n := PrincipalName(db.DatabaseName, pr)
+			p.set.Add(n, r.databasePrincipal(db.DatabaseName, pr, p.createdHere(n)), dbName)
+			azure = append(azure, n)
+		}
 	}
 	for _, name := range p.discoveredDatabases(r.databases()) {
-		p.set.AddWhen(uri != "", DatabaseName(name), r.discoveredDatabase(name), NameCluster)
+		p.set.AddWhen(uri != "", DatabaseName(name), r.discoveredDatabase(name, p.createdHere(DatabaseName(name))), NameCluster)
 		azure = append(azure, DatabaseName(name))
 	}
 
@@ -160,8 +167,11 @@ func (p *planner) provision() (string, bool) {
 	case clusterReady:
 		p.status.Endpoint = uri
 		p.status.AppliedProvisionState = p.appliedState()
-		p.cond = condition(corev1.ConditionTrue, ReasonClusterReady,
-			fmt.Sprintf("Cluster %s is running at %s.", spec.ClusterName, uri))
+		msg := fmt.Sprintf("Cluster %s is running at %s.", spec.ClusterName, uri)
+		if p.resourceGroupOrigin() == v1alpha1.ResourceGroupAdopted && spec.DeletionPolicy == v1alpha1.DeletionDelete {
+			msg += fmt.Sprintf(" Resource group %s existed before this ADXCluster, so deletionPolicy Delete leaves it in Azure.", r.where.ResourceGroup)
+		}
+		p.cond = condition(corev1.ConditionTrue, ReasonClusterReady, msg)
 		return uri, true
 	case failed != "":
 		p.cond = condition(corev1.ConditionFalse, ReasonFailed, failed)
@@ -171,10 +181,10 @@ func (p *planner) provision() (string, bool) {
 			fmt.Sprintf("Waiting for Azure to finish cluster %s.", spec.ClusterName))
 	case p.set.Exists(NameResourceGroup):
 		p.cond = condition(corev1.ConditionUnknown, ReasonCreating,
-			fmt.Sprintf("Creating resource group %s; cluster %s follows once it is ready.", spec.Provision.ResourceGroup, spec.ClusterName))
+			fmt.Sprintf("Creating resource group %s; cluster %s follows once it is ready.", r.where.ResourceGroup, spec.ClusterName))
 	default:
 		p.cond = condition(corev1.ConditionUnknown, ReasonCreating,
-			fmt.Sprintf("Creating resource group %s for cluster %s.", spec.Provision.ResourceGroup, spec.ClusterName))
+			fmt.Sprintf("Creating resource group %s for cluster %s.", r.where.ResourceGroup, spec.ClusterName))
 	}
 	return "", false
 }
@@ -261,7 +271,33 @@ func (p *planner) appliedState() *v1alpha1.AppliedProvisionState {
 		}
 	}
 	sort.Strings(ids)
-	return &v1alpha1.AppliedProvisionState{SkuName: sku, Tier: tierOf(sku), UserAssignedIdentities: ids}
+	w := p.render.where
+	return &v1alpha1.AppliedProvisionState{
+		SkuName: sku, Tier: tierOf(sku), UserAssignedIdentities: ids,
+		SubscriptionID: w.SubscriptionID, ResourceGroup: w.ResourceGroup, Location: w.Location,
+		Discovered: w.Discovered, ResourceGroupOrigin: p.resourceGroupOrigin(),
+	}
+}
+
+// createdHere reports whether a composed Azure resource was created by its
+// MR rather than found in Azure: crossplane-runtime records a successful
+// Create on the MR, and never calls Create for what Observe found. This is
+// the proof of ownership deletion needs.
+func (p *planner) createdHere(n resource.Name) bool {
+	o := p.set.Observed(n)
+	return o != nil && o.GetAnnotations()[annotationCreateSucceeded] != ""
+}
+
+// resourceGroupOrigin is known once the resource group's MR is Ready: by
+// then a group it created carries the proof, and one it found never will.
+func (p *planner) resourceGroupOrigin() v1alpha1.ResourceGroupOrigin {
+	switch {
+	case p.createdHere(NameResourceGroup):
+		return v1alpha1.ResourceGroupCreated
+	case p.set.Ready(NameResourceGroup):
+		return v1alpha1.ResourceGroupAdopted
+	}
+	return ""
 }
 
 // federation composes the role's Kusto resources on endpoint. When the
@@ -389,23 +425,6 @@ func (p *planner) observedString(n resource.Name, path string) string {
 	}
 	s, _ := o.GetString(path)
 	return s
-}
-
-// missingProvisionFields names the required provision fields left empty.
-func missingProvisionFields(p *v1alpha1.ProvisionSpec) []string {
-	var missing []string
-	for _, f := range []struct{ name, value string }{
-		{"subscriptionId", p.SubscriptionID},
-		{"resourceGroup", p.ResourceGroup},
-		{"location", p.Location},
-		{"skuName", p.SkuName},
-		{"tier", string(p.Tier)},
-	} {
-		if f.value == "" {
-			missing = append(missing, f.name)
-		}
-	}
-	return missing
 }
 
 func condition(s corev1.ConditionStatus, reason, msg string) compose.Condition {

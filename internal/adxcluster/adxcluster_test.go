@@ -196,7 +196,7 @@ func TestProvisionOrder(t *testing.T) {
 			// and is kept in Azure when its MR goes.
 			for _, n := range r.Names() {
 				r.Want(n, "spec.providerConfigRef", map[string]any{"kind": "ProviderConfig", "name": "azure-observability"})
-				r.Want(n, "spec.managementPolicies", []string{"Observe", "Create", "Update", "LateInitialize"})
+				r.Want(n, "spec.managementPolicies", []string{"Observe", "Create", "Update"})
 			}
 		})
 	}
@@ -221,18 +221,30 @@ func TestProvisionedResources(t *testing.T) {
 	r.Want("resource-group", "spec.forProvider", map[string]any{"location": "eastus2"})
 	r.Want("cluster", "apiVersion", "kusto.azure.m.upbound.io/v1beta1")
 	r.Want("cluster", "metadata.annotations", map[string]any{externalName: "obseastus2"})
+	// What the spec says is kept on Azure; the seed's defaults are set at
+	// creation only.
 	r.Want("cluster", "spec.forProvider", map[string]any{
 		"location": "eastus2", "resourceGroupName": "observability-eastus2",
-		"sku":             map[string]any{"name": "Standard_L8as_v3", "capacity": 2},
-		"identity":        map[string]any{"type": "SystemAssigned"},
-		"autoStopEnabled": false,
+		"sku":      map[string]any{"name": "Standard_L8as_v3"},
+		"identity": map[string]any{"type": "SystemAssigned"},
+	})
+	r.Want("cluster", "spec.initProvider", map[string]any{
+		"sku":                        map[string]any{"capacity": 2},
+		"autoStopEnabled":            false,
+		"streamingIngestionEnabled":  false,
+		"publicNetworkAccessEnabled": false,
 	})
 	r.Want("cluster", "spec.providerConfigRef", map[string]any{"kind": "ClusterProviderConfig", "name": "default"})
 	r.Want("database-Metrics", "spec.forProvider", map[string]any{"location": "eastus2", "clusterName": "obseastus2", "resourceGroupName": "observability-eastus2"})
+	r.Want("database-Metrics", "spec.initProvider", map[string]any{"hotCachePeriod": "P30D", "softDeletePeriod": "P30D"})
 	r.Want("database-Logs", "metadata.annotations", map[string]any{externalName: "Logs"})
 	wantCondition(r, fnv1.Status_STATUS_CONDITION_TRUE, ReasonClusterReady, "https://obseastus2.eastus2.kusto.windows.net")
 	r.Want("", "status.endpoint", "https://obseastus2.eastus2.kusto.windows.net")
-	r.Want("", "status.appliedProvisionState", map[string]any{"skuName": "Standard_L8as_v3", "tier": "Standard"})
+	r.Want("", "status.appliedProvisionState", map[string]any{
+		"skuName": "Standard_L8as_v3", "tier": "Standard",
+		"subscriptionId": "00000000-0000-0000-0000-000000000000", "resourceGroup": "observability-eastus2", "location": "eastus2",
+		"resourceGroupOrigin": "Adopted",
+	})
 }
 
 func TestProvisionOptions(t *testing.T) {
@@ -249,14 +261,96 @@ func TestProvisionOptions(t *testing.T) {
 
 	r := run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready(), "cluster": runningCluster()}})
 	r.WantNames("resource-group", "cluster", "database-Traces")
-	r.Want("cluster", "spec.forProvider.optimizedAutoScale", map[string]any{"minimumInstances": 3, "maximumInstances": 12})
+	// Autoscale is applied at creation only: Azure's scaling owns the
+	// instance count from then on.
+	r.Want("cluster", "spec.initProvider.optimizedAutoScale", map[string]any{"minimumInstances": 3, "maximumInstances": 12})
+	r.Want("cluster", "spec.forProvider.optimizedAutoScale", nil)
+	r.Want("cluster", "spec.initProvider.sku", nil)
 	r.Want("cluster", "spec.forProvider.sku", map[string]any{"name": "Standard_L8as_v3"})
 	r.Want("cluster", "spec.forProvider.identity", map[string]any{"type": "UserAssigned", "identityIds": []string{
 		"/subscriptions/0/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/alpha",
 		"/subscriptions/0/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/zeta",
 	}})
-	r.Want("cluster", "spec.managementPolicies", []string{"*"})
+	// Nothing here carries the proof of creation yet: nothing is deletable.
+	r.Want("cluster", "spec.managementPolicies", []string{"Observe", "Create", "Update"})
 	r.Want("database-Traces", "spec.forProvider.softDeletePeriod", "P90D")
+	r.Want("database-Traces", "spec.initProvider", map[string]any{"hotCachePeriod": "P30D"})
+}
+
+// TestDeleteOnlyWhatWasCreated: deletionPolicy Delete adds Delete to a
+// composed Azure resource only once crossplane-runtime recorded that its MR
+// created it; a resource group found in Azure is never deleted, and the
+// condition and status say so.
+func TestDeleteOnlyWhatWasCreated(t *testing.T) {
+	xr := provisioned()
+	xr.Spec.DeletionPolicy = v1alpha1.DeletionDelete
+	created := func(r *ct.Resource) *ct.Resource {
+		return r.Annotate("crossplane.io/external-create-succeeded", "2026-11-23T10:00:00Z")
+	}
+	deletable := []string{"Observe", "Create", "Update", "Delete"}
+	kept := []string{"Observe", "Create", "Update"}
+
+	t.Run("all created here", func(t *testing.T) {
+		r := run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{
+			"resource-group": created(resourceGroup().Ready()), "cluster": created(runningCluster()), "database-Metrics": created(database("Metrics").Ready()),
+		}})
+		r.Want("resource-group", "spec.managementPolicies", deletable)
+		r.Want("cluster", "spec.managementPolicies", deletable)
+		r.Want("database-Metrics", "spec.managementPolicies", deletable)
+		r.Want("database-Logs", "spec.managementPolicies", kept) // not created yet
+		r.Want("", "status.appliedProvisionState.resourceGroupOrigin", "Created")
+	})
+	t.Run("resource group found in Azure", func(t *testing.T) {
+		r := run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{
+			"resource-group": resourceGroup().Ready(), "cluster": created(runningCluster()),
+		}})
+		r.Want("resource-group", "spec.managementPolicies", kept)
+		r.Want("cluster", "spec.managementPolicies", deletable)
+		r.Want("", "status.appliedProvisionState.resourceGroupOrigin", "Adopted")
+		wantCondition(r, fnv1.Status_STATUS_CONDITION_TRUE, ReasonClusterReady, "Resource group observability-eastus2 existed before this ADXCluster", "leaves it in Azure")
+	})
+	t.Run("resource group not ready: origin unknown", func(t *testing.T) {
+		r := run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{"resource-group": resourceGroup()}})
+		r.Want("resource-group", "spec.managementPolicies", kept)
+		r.Want("", "status.appliedProvisionState", nil)
+	})
+	t.Run("orphan policy never deletes", func(t *testing.T) {
+		r := run(t, ct.Call{XR: provisioned(), Observed: map[string]*ct.Resource{"resource-group": created(resourceGroup().Ready())}})
+		r.Want("resource-group", "spec.managementPolicies", kept)
+	})
+}
+
+// TestDatabasePrincipals: each principal gets its role on each database,
+// once that database exists, through upjet's principal assignments.
+func TestDatabasePrincipals(t *testing.T) {
+	xr := provisioned()
+	xr.Spec.Provision.DatabasePrincipals = []v1alpha1.DatabasePrincipal{
+		{ClientID: "11111111-AAAA-1111-1111-111111111111", TenantID: "33333333-3333-3333-3333-333333333333"},
+		{ClientID: "22222222-2222-2222-2222-222222222222", TenantID: "33333333-3333-3333-3333-333333333333", Role: v1alpha1.DatabaseRoleIngestor},
+	}
+	r := run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{
+		"resource-group": resourceGroup().Ready(), "cluster": runningCluster(), "database-Metrics": database("Metrics").Ready(), "database-Logs": database("Logs"),
+	}})
+	admin := "principal-Metrics-11111111-aaaa-1111-1111-111111111111-admin"
+	r.WantNames("resource-group", "cluster", "database-Metrics", "database-Logs", admin, "principal-Metrics-22222222-2222-2222-2222-222222222222-ingestor")
+	r.Want(admin, "kind", "DatabasePrincipalAssignment")
+	r.Want(admin, "metadata.annotations", map[string]any{externalName: "11111111-aaaa-1111-1111-111111111111-admin"})
+	r.Want(admin, "spec.forProvider", map[string]any{
+		"clusterName": "obseastus2", "databaseName": "Metrics", "resourceGroupName": "observability-eastus2",
+		"principalId": "11111111-aaaa-1111-1111-111111111111", "principalType": "App", "role": "Admin", "tenantId": "33333333-3333-3333-3333-333333333333",
+	})
+}
+
+// TestPublicNetworkAccess: unset, the cluster is created closed and a later
+// change in Azure is left alone; set, the spec's value is kept on Azure.
+func TestPublicNetworkAccess(t *testing.T) {
+	for _, v := range []bool{true, false} {
+		xr := provisioned()
+		xr.Spec.Provision.PublicNetworkAccessEnabled = &v
+		r := run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready()}})
+		r.Want("cluster", "spec.forProvider.publicNetworkAccessEnabled", v)
+		r.Want("cluster", "spec.initProvider.publicNetworkAccessEnabled", nil)
+	}
 }
 
 // TestEditsReachWhatExists is the gating rule of compose.Set for

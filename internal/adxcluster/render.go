@@ -34,6 +34,9 @@ const (
 	azureAPIVersion = "azure.m.upbound.io/v1beta1"
 	kustoAPIVersion = "kusto.azure.m.upbound.io/v1beta1"
 	externalName    = "crossplane.io/external-name"
+	// annotationCreateSucceeded is crossplane-runtime's record of a
+	// successful Create.
+	annotationCreateSucceeded = "crossplane.io/external-create-succeeded"
 )
 
 // HeartbeatColumns is the schema of a hub's heartbeat table.
@@ -56,39 +59,55 @@ const (
 type renderer struct {
 	xr  *v1alpha1.ADXCluster
 	cfg Config
+	// where the cluster is provisioned: the spec's provision block, with
+	// what provision.auto discovered filled in.
+	where Where
 }
 
 // managementPolicies keep Azure resources when their MR is deleted unless
-// the XR opts in to deletion.
-func (r renderer) managementPolicies() []any {
-	if r.xr.Spec.DeletionPolicy == v1alpha1.DeletionDelete {
-		return []any{string(xpv2.ManagementActionAll)}
-	}
-	return []any{
+// the XR opts in to deletion. LateInitialize is left out on purpose: it
+// copies Azure's values into forProvider, and upjet reconciles every
+// forProvider field back onto Azure, so a field set once at creation (in
+// initProvider, which upjet tells Terraform to ignore afterwards) would be
+// chased after all.
+func (r renderer) managementPolicies(deletable bool) []any {
+	p := []any{
 		string(xpv2.ManagementActionObserve),
 		string(xpv2.ManagementActionCreate),
 		string(xpv2.ManagementActionUpdate),
-		string(xpv2.ManagementActionLateInitialize),
 	}
+	if deletable && r.xr.Spec.DeletionPolicy == v1alpha1.DeletionDelete {
+		p = append(p, string(xpv2.ManagementActionDelete))
+	}
+	return p
 }
 
-func (r renderer) azure(apiVersion, kind, name string, forProvider map[string]any) *composed.Unstructured {
-	pc := r.cfg.azureProviderConfig(r.xr.Spec.Provision.SubscriptionID)
+// azure renders an upjet MR. forProvider is what the spec says and is kept
+// on Azure; initProvider is what fleetplane defaults, set at creation only.
+func (r renderer) azure(apiVersion, kind, name string, forProvider, initProvider map[string]any, deletable bool) *composed.Unstructured {
+	pc := r.cfg.azureProviderConfig(r.where.SubscriptionID)
 	o := composed.New()
 	o.SetAPIVersion(apiVersion)
 	o.SetKind(kind)
 	o.SetAnnotations(map[string]string{externalName: name})
-	o.Object["spec"] = map[string]any{
+	spec := map[string]any{
 		"forProvider":        forProvider,
-		"managementPolicies": r.managementPolicies(),
+		"managementPolicies": r.managementPolicies(deletable),
 		"providerConfigRef":  map[string]any{"kind": pc.Kind, "name": pc.Name},
 	}
+	if len(initProvider) > 0 {
+		spec["initProvider"] = initProvider
+	}
+	o.Object["spec"] = spec
 	return o
 }
 
-func (r renderer) resourceGroup() *composed.Unstructured {
-	p := r.xr.Spec.Provision
-	return r.azure(azureAPIVersion, "ResourceGroup", p.ResourceGroup, map[string]any{"location": p.Location})
+// Each Azure resource is deletable only once it is known that its MR
+// created it (deletable): deletionPolicy Delete removes what this
+// ADXCluster made, never what it found. For a resource group that matters
+// most, as Azure deletes everything in it.
+func (r renderer) resourceGroup(created bool) *composed.Unstructured {
+	return r.azure(azureAPIVersion, "ResourceGroup", r.where.ResourceGroup, map[string]any{"location": r.where.Location}, nil, created)
 }
 
 // clusterCapacity is Azure's smallest cluster for a tier; upjet needs a
@@ -100,9 +119,15 @@ func clusterCapacity(t v1alpha1.Tier) int64 {
 	return 2
 }
 
-func (r renderer) cluster() *composed.Unstructured {
+// cluster renders the Kusto cluster. What the spec says (location, SKU,
+// identities, public access when given) is kept on Azure; what fleetplane
+// defaults (auto-stop and streaming ingestion off, public access off,
+// the initial capacity) and autoscale, which the seed applies at creation
+// only, go to initProvider. Azure's engine is always V3 (upjet has no
+// engine field any more).
+func (r renderer) cluster(created bool) *composed.Unstructured {
 	p := r.xr.Spec.Provision
-	sku := map[string]any{"name": p.SkuName}
+	w := r.where
 	identity := map[string]any{"type": "SystemAssigned"}
 	if len(p.UserAssignedIdentities) > 0 {
 		ids := append([]string(nil), p.UserAssignedIdentities...)
@@ -114,13 +139,21 @@ func (r renderer) cluster() *composed.Unstructured {
 		identity = map[string]any{"type": "UserAssigned", "identityIds": list}
 	}
 	fp := map[string]any{
-		"location":          p.Location,
-		"resourceGroupName": p.ResourceGroup,
-		"sku":               sku,
+		"location":          w.Location,
+		"resourceGroupName": w.ResourceGroup,
+		"sku":               map[string]any{"name": w.SkuName},
 		"identity":          identity,
+	}
+	ip := map[string]any{
 		// Azure's auto-stop would silence a cluster that only serves
 		// federated queries; the operators this replaces turned it off too.
-		"autoStopEnabled": false,
+		"autoStopEnabled":            false,
+		"streamingIngestionEnabled":  false,
+		"publicNetworkAccessEnabled": false,
+	}
+	if p.PublicNetworkAccessEnabled != nil {
+		fp["publicNetworkAccessEnabled"] = *p.PublicNetworkAccessEnabled
+		delete(ip, "publicNetworkAccessEnabled")
 	}
 	if p.AutoScale {
 		lo, hi := int64(p.AutoScaleMin), int64(p.AutoScaleMax)
@@ -130,31 +163,75 @@ func (r renderer) cluster() *composed.Unstructured {
 		if hi == 0 {
 			hi = defaultAutoScaleMax
 		}
-		fp["optimizedAutoScale"] = map[string]any{"minimumInstances": lo, "maximumInstances": hi}
+		ip["optimizedAutoScale"] = map[string]any{"minimumInstances": lo, "maximumInstances": hi}
 	} else {
-		sku["capacity"] = clusterCapacity(p.Tier)
+		ip["sku"] = map[string]any{"capacity": clusterCapacity(w.Tier)}
 	}
-	return r.azure(kustoAPIVersion, "Cluster", r.xr.Spec.ClusterName, fp)
+	return r.azure(kustoAPIVersion, "Cluster", r.xr.Spec.ClusterName, fp, ip, created)
 }
 
-func (r renderer) database(db v1alpha1.DatabaseSpec) *composed.Unstructured {
-	p := r.xr.Spec.Provision
+// defaultDatabasePeriod is the seed's standard retention: 30 days of soft
+// delete and of hot cache.
+const defaultDatabasePeriod = "P30D"
+
+// database renders a database. retentionInDays is the spec's and kept on
+// Azure; the standard periods are set at creation only.
+func (r renderer) database(db v1alpha1.DatabaseSpec, created bool) *composed.Unstructured {
+	w := r.where
 	fp := map[string]any{
-		"location":          p.Location,
+		"location":          w.Location,
 		"clusterName":       r.xr.Spec.ClusterName,
-		"resourceGroupName": p.ResourceGroup,
+		"resourceGroupName": w.ResourceGroup,
 	}
+	ip := map[string]any{"hotCachePeriod": defaultDatabasePeriod, "softDeletePeriod": defaultDatabasePeriod}
 	if db.RetentionInDays != nil {
 		fp["softDeletePeriod"] = fmt.Sprintf("P%dD", *db.RetentionInDays)
+		delete(ip, "softDeletePeriod")
 	}
-	return r.azure(kustoAPIVersion, "Database", db.DatabaseName, fp)
+	return r.azure(kustoAPIVersion, "Database", db.DatabaseName, fp, ip, created)
+}
+
+// principalPrefix starts the composition resource name of a database
+// principal assignment.
+const principalPrefix = "principal-"
+
+// PrincipalName is the composition resource name of a principal's role
+// on a database.
+func PrincipalName(db string, pr v1alpha1.DatabasePrincipal) resource.Name {
+	return resource.Name(principalPrefix + db + "-" + strings.ToLower(pr.ClientID) + "-" + strings.ToLower(string(principalRole(pr))))
+}
+
+func principalRole(pr v1alpha1.DatabasePrincipal) v1alpha1.DatabaseRole {
+	if pr.Role == "" {
+		return v1alpha1.DatabaseRoleAdmin
+	}
+	return pr.Role
+}
+
+// databasePrincipal gives a principal its role on a database. Azure names
+// an assignment within its database, so the client ID and role name it.
+func (r renderer) databasePrincipal(db string, pr v1alpha1.DatabasePrincipal, created bool) *composed.Unstructured {
+	w := r.where
+	role := principalRole(pr)
+	fp := map[string]any{
+		"clusterName":       r.xr.Spec.ClusterName,
+		"databaseName":      db,
+		"resourceGroupName": w.ResourceGroup,
+		// Kusto takes an application's client ID for principal type App,
+		// which managed identities are.
+		"principalId":   strings.ToLower(pr.ClientID),
+		"principalType": "App",
+		"role":          string(role),
+		"tenantId":      strings.ToLower(pr.TenantID),
+	}
+	return r.azure(kustoAPIVersion, "DatabasePrincipalAssignment", strings.ToLower(pr.ClientID)+"-"+strings.ToLower(string(role)), fp, nil, created)
 }
 
 // discoveredAnnotation marks databases a hub created for its partitions.
 const discoveredAnnotation = "adx.fleetplane.io/discovered"
 
-func (r renderer) discoveredDatabase(name string) *composed.Unstructured {
-	o := r.database(v1alpha1.DatabaseSpec{DatabaseName: name})
+func (r renderer) discoveredDatabase(name string, created bool) *composed.Unstructured {
+	o := r.database(v1alpha1.DatabaseSpec{DatabaseName: name}, created)
 	ann := o.GetAnnotations()
 	ann[discoveredAnnotation] = "true"
 	o.SetAnnotations(ann)

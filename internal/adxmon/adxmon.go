@@ -318,6 +318,11 @@ func (p *planner) adxCluster(i int) *v1alpha1.ADXCluster {
 			}
 		}
 		x.Spec.Provision = &v1alpha1.ProvisionSpec{SubscriptionID: pr.SubscriptionID, ResourceGroup: pr.ResourceGroup, Location: pr.Region, SkuName: sku, Tier: tier}
+		// The seed's role assignment: the identity the components use
+		// administers the databases they write to.
+		if cn := c.Connection; cn != nil && cn.ClientID != "" && cn.TenantID != "" {
+			x.Spec.Provision.DatabasePrincipals = []v1alpha1.DatabasePrincipal{{ClientID: cn.ClientID, TenantID: cn.TenantID, Role: v1alpha1.DatabaseRoleAdmin}}
+		}
 	}
 	return x
 }

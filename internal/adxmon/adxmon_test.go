@@ -397,6 +397,14 @@ func TestAutoProvision(t *testing.T) {
 	})
 	rsp.Want(adx, "spec.deletionPolicy", "Orphan")
 	rsp.Want(adx, "metadata.namespace", "adx-mon")
+	rsp.Want(adx, "spec.provision.databasePrincipals", nil)
+
+	// With the identity's tenant, the identity administers the databases.
+	x.Spec.ADX.Clusters[0].Connection = &v1alpha1.ADXConnection{ClientID: "11111111-1111-1111-1111-111111111111", TenantID: "33333333-3333-3333-3333-333333333333"}
+	rsp = ct.Run(t, Composer, ct.Call{XR: x, Observed: map[string]*ct.Resource{"namespace": namespace()}})
+	rsp.Want(adx, "spec.provision.databasePrincipals", []any{map[string]any{
+		"clientId": "11111111-1111-1111-1111-111111111111", "tenantId": "33333333-3333-3333-3333-333333333333", "role": "Admin",
+	}})
 
 	// The function input's SKU.
 	in := &v1beta1.Input{ADXMon: &v1beta1.ADXMon{DefaultSku: "Standard_E8ads_v5"}}

@@ -467,15 +467,20 @@ spec:
 		"heartbeatDatabase pattern":         {set(base(), "Fleet-Discovery", "spec", "federation", "heartbeatDatabase"), "spec.federation.heartbeatDatabase"},
 		"heartbeatTTL format":               {set(base(), "1w", "spec", "federation", "heartbeatTTL"), "spec.federation.heartbeatTTL"},
 		"heartbeatTTL over 30 days":         {set(base(), "213504d", "spec", "federation", "heartbeatTTL"), "heartbeatTTL must be at most 30d"},
+		"heartbeatTTL clock over 30 days":   {set(base(), "30.00:00:01", "spec", "federation", "heartbeatTTL"), "heartbeatTTL must be at most 30d"},
+		"heartbeatTTL under a second":       {set(base(), "0.5s", "spec", "federation", "heartbeatTTL"), "heartbeatTTL must be at least 1s"},
 		"target endpoint not https":         {set(set(base(), "Partition", "spec", "role"), []any{map[string]any{"endpoint": "http://hub", "heartbeatDatabase": "F", "heartbeatTable": "H"}}, "spec", "federation", "federatedTargets"), "federatedTargets"},
 		"managedIdentityClientId":           {set(base(), []any{map[string]any{"endpoint": "https://hub", "heartbeatDatabase": "F", "heartbeatTable": "H", "managedIdentityClientId": "me"}}, "spec", "federation", "federatedTargets"), "managedIdentityClientId"},
-		"provision missing tier":            {withProvision(func(p map[string]any) { delete(p, "tier") }), "spec.provision.tier"},
-		"provision tier enum":               {withProvision(func(p map[string]any) { p["tier"] = "Premium" }), "spec.provision.tier"},
-		"subscriptionId format":             {withProvision(func(p map[string]any) { p["subscriptionId"] = "not-a-guid" }), "spec.provision.subscriptionId"},
-		"autoScaleMin above max":            {withProvision(func(p map[string]any) { p["autoScaleMin"] = int64(8); p["autoScaleMax"] = int64(4) }), "autoScaleMin must not exceed"},
-		"tier does not match sku":           {withProvision(func(p map[string]any) { p["tier"] = "Basic" }), "provision.tier must be Basic for the Dev(No SLA)"},
-		"Azure cluster name":                {set(withProvision(func(map[string]any) {}), "Valid-01", "spec", "clusterName"), "spec.clusterName"},
-		"deletionPolicy enum":               {set(base(), "Retain", "spec", "deletionPolicy"), "spec.deletionPolicy"},
+		"provision missing tier":            {withProvision(func(p map[string]any) { delete(p, "tier") }), "unless provision.auto is true"},
+		"database principal role enum": {withProvision(func(p map[string]any) {
+			p["databasePrincipals"] = []any{map[string]any{"clientId": "11111111-1111-1111-1111-111111111111", "tenantId": "33333333-3333-3333-3333-333333333333", "role": "Owner"}}
+		}), "spec.provision.databasePrincipals[0].role"},
+		"provision tier enum":     {withProvision(func(p map[string]any) { p["tier"] = "Premium" }), "spec.provision.tier"},
+		"subscriptionId format":   {withProvision(func(p map[string]any) { p["subscriptionId"] = "not-a-guid" }), "spec.provision.subscriptionId"},
+		"autoScaleMin above max":  {withProvision(func(p map[string]any) { p["autoScaleMin"] = int64(8); p["autoScaleMax"] = int64(4) }), "autoScaleMin must not exceed"},
+		"tier does not match sku": {withProvision(func(p map[string]any) { p["tier"] = "Basic" }), "provision.tier must be Basic for the Dev(No SLA)"},
+		"Azure cluster name":      {set(withProvision(func(map[string]any) {}), "Valid-01", "spec", "clusterName"), "spec.clusterName"},
+		"deletionPolicy enum":     {set(base(), "Retain", "spec", "deletionPolicy"), "spec.deletionPolicy"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -486,6 +491,19 @@ spec:
 			}
 		})
 	}
+
+	t.Run("identity type cannot switch", func(t *testing.T) {
+		u := withProvision(func(map[string]any) {})
+		u.SetName("identity-switch")
+		u.SetNamespace(ns)
+		if err := env.Kube.Create(context.Background(), u); err != nil {
+			t.Fatal(err)
+		}
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"provision":{"userAssignedIdentities":["/subscriptions/0/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/ingest"]}}}`))
+		if err := env.Kube.Patch(context.Background(), u, patch); err == nil || !strings.Contains(err.Error(), "cannot switch between empty (system-assigned identity) and non-empty") {
+			t.Errorf("update = %v, want the identity type switch refused", err)
+		}
+	})
 
 	t.Run("clusterName is immutable", func(t *testing.T) {
 		u := base()
@@ -503,22 +521,34 @@ spec:
 }
 
 // TestDeletion is scenario 5: deleting an ADXCluster orphans its Azure
-// resources unless it says deletionPolicy: Delete.
+// resources unless it says deletionPolicy: Delete, and even then a
+// resource group that was there before stays.
 func TestDeletion(t *testing.T) {
 	ns := namespace(t)
 	hub := kusto(t, "FleetDiscovery")
 	for _, tc := range []struct {
-		policy, cluster, want string
+		name, policy, cluster string
+		groupExisted          bool
+		wantGroup, want       string
 	}{
-		{"Orphan", "keep01", "exists"},
-		{"Delete", "drop01", "deleted"},
+		{"Orphan", "Orphan", "keep01", false, "exists", "exists"},
+		{"Delete", "Delete", "drop01", false, "deleted", "deleted"},
+		{"Delete in a resource group found in Azure", "Delete", "adopt01", true, "exists", "deleted"},
 	} {
-		t.Run(tc.policy, func(t *testing.T) {
-			name := strings.ToLower(tc.policy)
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.groupExisted {
+				env.Azure.Exists("ResourceGroup", "rg-"+tc.cluster)
+			}
+			name := tc.cluster
 			apply(t, xr(t, provisionedPartitionXR(ns, name, tc.cluster, hub.URL, tc.policy)))
 			eventually(t, 3*time.Minute, "databases ready", func() (bool, string) {
 				c := composed(t, ns, name)
 				return c["Database/Metrics"] == "True" && c["Database/Logs"] == "True", fmt.Sprintf("%v", c)
+			})
+			origin := map[bool]string{false: "Created", true: "Adopted"}[tc.groupExisted]
+			eventually(t, time.Minute, "the resource group's origin in status", func() (bool, string) {
+				got, _, _ := unstructured.NestedString(getXR(t, ns, name).Object, "status", "appliedProvisionState", "resourceGroupOrigin")
+				return got == origin, got
 			})
 			x := getXR(t, ns, name)
 			if err := env.Kube.Delete(context.Background(), x, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
@@ -527,12 +557,12 @@ func TestDeletion(t *testing.T) {
 			eventually(t, 2*time.Minute, "the ADXCluster and its managed resources gone", func() (bool, string) {
 				return getXR(t, ns, name) == nil && len(composedOf(t, ns, name)) == 0, fmt.Sprintf("left: %v", composedOf(t, ns, name))
 			})
-			for _, r := range []struct{ kind, ext string }{{"ResourceGroup", "rg-" + tc.cluster}, {"Cluster", tc.cluster}, {"Database", "Metrics"}} {
+			for _, r := range []struct{ kind, ext, want string }{{"ResourceGroup", "rg-" + tc.cluster, tc.wantGroup}, {"Cluster", tc.cluster, tc.want}, {"Database", "Metrics", tc.want}} {
 				if r.kind == "Database" && tc.policy == "Delete" {
 					continue // database names repeat across clusters; the cluster says enough
 				}
-				if got := env.Azure.State(r.kind, r.ext); got != tc.want {
-					t.Errorf("Azure %s %s is %q after deleting the ADXCluster, want %q", r.kind, r.ext, got, tc.want)
+				if got := env.Azure.State(r.kind, r.ext); got != r.want {
+					t.Errorf("Azure %s %s is %q after deleting the ADXCluster, want %q", r.kind, r.ext, got, r.want)
 				}
 			}
 		})

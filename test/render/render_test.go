@@ -229,6 +229,7 @@ func TestRenderExamples(t *testing.T) {
 		filepath.Join(upjet, "azure.m.upbound.io_resourcegroups.yaml"),
 		filepath.Join(upjet, "kusto.azure.m.upbound.io_clusters.yaml"),
 		filepath.Join(upjet, "kusto.azure.m.upbound.io_databases.yaml"),
+		filepath.Join(upjet, "kusto.azure.m.upbound.io_databaseprincipalassignments.yaml"),
 		filepath.Join(providerKubernetes, "kubernetes.m.crossplane.io_objects.yaml"),
 	} {
 		copyFile(t, f, filepath.Join(schemas, filepath.Base(f)))

@@ -35,7 +35,12 @@ var (
 	ResourceGroup = schema.GroupVersionKind{Group: "azure.m.upbound.io", Version: "v1beta1", Kind: "ResourceGroup"}
 	Cluster       = schema.GroupVersionKind{Group: "kusto.azure.m.upbound.io", Version: "v1beta1", Kind: "Cluster"}
 	Database      = schema.GroupVersionKind{Group: "kusto.azure.m.upbound.io", Version: "v1beta1", Kind: "Database"}
+	Principal     = schema.GroupVersionKind{Group: "kusto.azure.m.upbound.io", Version: "v1beta1", Kind: "DatabasePrincipalAssignment"}
 )
+
+// annotationCreated is crossplane-runtime's record, on the MR, that its
+// Create succeeded; it is never written for what Observe found.
+const annotationCreated = "crossplane.io/external-create-succeeded"
 
 // Azure is the stand-in provider and its inventory of external resources.
 type Azure struct {
@@ -68,8 +73,16 @@ func New(kube client.Client) *Azure {
 		external: map[string]string{}, clusters: map[string]*kustoserver.Server{}, first: map[string]time.Time{}, slow: map[string]time.Duration{}}
 }
 
-// State is "exists", "deleted" or "" (never created) for a kind's
-// external resource.
+// Exists records an external resource that is in Azure before any MR
+// names it, as a resource group a team made by hand.
+func (a *Azure) Exists(kind, externalName string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.external[kind+"/"+externalName] = "exists"
+}
+
+// State is "exists", "creating", "deleted" or "" (never created) for a
+// kind's external resource.
 func (a *Azure) State(kind, externalName string) string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -86,7 +99,7 @@ func (a *Azure) ClusterServer(name string) *kustoserver.Server {
 // Run reconciles until ctx is done.
 func (a *Azure) Run(ctx context.Context) {
 	every(ctx, func() {
-		for _, gvk := range []schema.GroupVersionKind{ResourceGroup, Cluster, Database} {
+		for _, gvk := range []schema.GroupVersionKind{ResourceGroup, Cluster, Database, Principal} {
 			a.reconcileAll(ctx, gvk)
 		}
 	})
@@ -139,6 +152,27 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 		return
 	}
 
+	// Create what is not there, and record it on the MR as
+	// crossplane-runtime does; what exists is observed only.
+	a.mu.Lock()
+	state := a.external[key]
+	if state == "" || state == "deleted" {
+		state = "creating"
+		a.external[key] = state
+	}
+	a.mu.Unlock()
+	if state == "creating" && mr.GetAnnotations()[annotationCreated] == "" {
+		ann := mr.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[annotationCreated] = time.Now().UTC().Format(time.RFC3339)
+		mr.SetAnnotations(ann)
+		if err := a.kube.Update(ctx, mr); err != nil {
+			return
+		}
+	}
+
 	atProvider := map[string]any{"id": "/subscriptions/" + pc + "/" + strings.ToLower(kind) + "/" + ext}
 	ready := true
 	switch kind {
@@ -166,7 +200,17 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 			a.clusters[ext] = s
 			a.mu.Unlock()
 		}
+		// upjet creates from forProvider merged over initProvider.
 		sku, _, _ := unstructured.NestedMap(mr.Object, "spec", "forProvider", "sku")
+		initSKU, _, _ := unstructured.NestedMap(mr.Object, "spec", "initProvider", "sku")
+		if sku == nil {
+			sku = map[string]any{}
+		}
+		for k, v := range initSKU {
+			if _, ok := sku[k]; !ok {
+				sku[k] = v
+			}
+		}
 		identity, _, _ := unstructured.NestedMap(mr.Object, "spec", "forProvider", "identity")
 		atProvider["uri"] = s.URL
 		atProvider["sku"] = sku

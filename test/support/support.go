@@ -162,6 +162,7 @@ func UpjetAzureCRDs(root string) ([]string, error) {
 		filepath.Join(dir, "azure.m.upbound.io_resourcegroups.yaml"),
 		filepath.Join(dir, "kusto.azure.m.upbound.io_clusters.yaml"),
 		filepath.Join(dir, "kusto.azure.m.upbound.io_databases.yaml"),
+		filepath.Join(dir, "kusto.azure.m.upbound.io_databaseprincipalassignments.yaml"),
 	}, nil
 }
 

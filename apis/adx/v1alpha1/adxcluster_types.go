@@ -149,34 +149,52 @@ type DatabaseSpec struct {
 
 // ProvisionSpec holds what Azure needs to create the cluster.
 //
-// +kubebuilder:validation:XValidation:rule="self.autoScaleMin <= self.autoScaleMax",message="provision.autoScaleMin must not exceed provision.autoScaleMax"
-// +kubebuilder:validation:XValidation:rule="(self.tier == 'Basic') == self.skuName.startsWith('Dev(No SLA)')",message="provision.tier must be Basic for the Dev(No SLA) SKUs and Standard for every other SKU"
+// +kubebuilder:validation:XValidation:rule="self.auto || (has(self.subscriptionId) && has(self.resourceGroup) && has(self.location) && has(self.skuName) && has(self.tier))",message="spec.provision needs subscriptionId, resourceGroup, location, skuName and tier, unless provision.auto is true (then the missing ones are discovered where the control plane runs)"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoScaleMin) || !has(self.autoScaleMax) || self.autoScaleMin <= self.autoScaleMax",message="provision.autoScaleMin must not exceed provision.autoScaleMax"
+// +kubebuilder:validation:XValidation:rule="!has(self.tier) || !has(self.skuName) || (self.tier == 'Basic') == self.skuName.startsWith('Dev(No SLA)')",message="provision.tier must be Basic for the Dev(No SLA) SKUs and Standard for every other SKU"
+// +kubebuilder:validation:XValidation:rule="(has(self.userAssignedIdentities) && size(self.userAssignedIdentities) > 0) == (has(oldSelf.userAssignedIdentities) && size(oldSelf.userAssignedIdentities) > 0)",message="provision.userAssignedIdentities cannot switch between empty (system-assigned identity) and non-empty (user-assigned identities): Azure does not change a cluster's identity type in place. Create a new ADXCluster instead"
 type ProvisionSpec struct {
+	// Auto discovers what is left out: subscription, resource group and
+	// region from Azure's instance metadata service where provider-fleetplane
+	// runs, and the SKU from the region's offer (Standard_L8as_v3, then
+	// Standard_L16as_v3, Standard_L32as_v3, then the first Standard SKU);
+	// tier Standard. Given values always win. The ClusterProviderConfig
+	// must allow discovery (spec.azure.allowDiscovery). Without auto every
+	// field below is required.
+	// +optional
+	Auto bool `json:"auto,omitempty"`
+
 	// SubscriptionID is the Azure subscription to create the cluster in. The
 	// function input maps it to the Azure ProviderConfig to use.
+	// +optional
 	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
-	SubscriptionID string `json:"subscriptionId"`
+	SubscriptionID string `json:"subscriptionId,omitempty"`
 
 	// ResourceGroup is created when missing.
+	// +optional
 	// +kubebuilder:validation:Pattern=`^[-\w._()]*[-\w_()]$`
 	// +kubebuilder:validation:MaxLength=90
-	ResourceGroup string `json:"resourceGroup"`
+	ResourceGroup string `json:"resourceGroup,omitempty"`
 
 	// Location is the Azure region, for example eastus2.
+	// +optional
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9 ]*$`
 	// +kubebuilder:validation:MaxLength=64
-	Location string `json:"location"`
+	Location string `json:"location,omitempty"`
 
 	// SkuName is the cluster SKU, for example Standard_L8as_v3.
+	// +optional
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_()+ ]+$`
 	// +kubebuilder:validation:MaxLength=64
-	SkuName string `json:"skuName"`
+	SkuName string `json:"skuName,omitempty"`
 
 	// Tier must match the SKU.
-	Tier Tier `json:"tier"`
+	// +optional
+	Tier Tier `json:"tier,omitempty"`
 
 	// UserAssignedIdentities are ARM resource IDs of managed identities for
-	// the cluster. Empty means a system-assigned identity.
+	// the cluster. Empty means a system-assigned identity. The list may
+	// change; switching between empty and non-empty may not.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=16
@@ -184,8 +202,27 @@ type ProvisionSpec struct {
 	// +kubebuilder:validation:items:MaxLength=512
 	UserAssignedIdentities []string `json:"userAssignedIdentities,omitempty"`
 
+	// PublicNetworkAccessEnabled opens the cluster to the internet. Unset,
+	// the cluster is created with public access disabled (reachable through
+	// private endpoints only) and a later change in Azure is left alone;
+	// set, the value is applied and kept. Federation and heartbeats need
+	// provider-fleetplane to reach the cluster: through a private endpoint,
+	// or with this true.
+	// +optional
+	PublicNetworkAccessEnabled *bool `json:"publicNetworkAccessEnabled,omitempty"`
+
+	// DatabasePrincipals get a role on every database of the cluster, for
+	// example the managed identity adx-mon's ingestor writes with.
+	// +optional
+	// +listType=map
+	// +listMapKey=clientId
+	// +listMapKey=role
+	// +kubebuilder:validation:MaxItems=16
+	DatabasePrincipals []DatabasePrincipal `json:"databasePrincipals,omitempty"`
+
 	// AutoScale turns on Azure's optimized autoscale between AutoScaleMin
-	// and AutoScaleMax instances.
+	// and AutoScaleMax instances. Applied when the cluster is created only,
+	// as Azure's own scaling then owns the instance count.
 	// +optional
 	AutoScale bool `json:"autoScale,omitempty"`
 
@@ -202,6 +239,34 @@ type ProvisionSpec struct {
 	// +kubebuilder:validation:Minimum=2
 	// +kubebuilder:validation:Maximum=1000
 	AutoScaleMax int32 `json:"autoScaleMax,omitempty"`
+}
+
+// DatabaseRole is a Kusto database role.
+// +kubebuilder:validation:Enum=Admin;Ingestor;Monitor;User;UnrestrictedViewer;Viewer
+type DatabaseRole string
+
+// Database roles.
+const (
+	DatabaseRoleAdmin    DatabaseRole = "Admin"
+	DatabaseRoleIngestor DatabaseRole = "Ingestor"
+)
+
+// DatabasePrincipal is an Entra application or managed identity given a
+// role on each database.
+type DatabasePrincipal struct {
+	// ClientID of the application or managed identity.
+	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+	ClientID string `json:"clientId"`
+
+	// TenantID of the principal.
+	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+	TenantID string `json:"tenantId"`
+
+	// Role on each database. Default Admin, which adx-mon's ingestor needs
+	// to create its tables.
+	// +optional
+	// +kubebuilder:default=Admin
+	Role DatabaseRole `json:"role,omitempty"`
 }
 
 // FederationSpec configures heartbeats (partitions) or federation (hubs).
@@ -234,14 +299,15 @@ type FederationSpec struct {
 	HeartbeatTable string `json:"heartbeatTable,omitempty"`
 
 	// HeartbeatTTL is how long a partition counts as alive after its last
-	// heartbeat, as days, hours, minutes and seconds: 1h, 2h, 4h30m, 1d.
+	// heartbeat, as a Kusto timespan: units (1d, 2h, 4h30m, 1.5h, 90s) or a
+	// clock ([days.]hh:mm:ss: 00:30:00, 1.02:03:04). From 1s to 30d.
 	// +optional
 	// +kubebuilder:default="1h"
-	// +kubebuilder:validation:Pattern=`^([0-9]{1,7}d)?([0-9]{1,7}h)?([0-9]{1,7}m)?([0-9]{1,7}s)?$`
-	// +kubebuilder:validation:XValidation:rule="(self.find('[0-9]+d') == '' ? 0 : int(self.find('[0-9]+d').replace('d', '')) * 86400) + (self.find('[0-9]+h') == '' ? 0 : int(self.find('[0-9]+h').replace('h', '')) * 3600) + (self.find('[0-9]+m') == '' ? 0 : int(self.find('[0-9]+m').replace('m', '')) * 60) + (self.find('[0-9]+s') == '' ? 0 : int(self.find('[0-9]+s').replace('s', ''))) <= 2592000",message="heartbeatTTL must be at most 30d"
+	// +kubebuilder:validation:Pattern=`^(([0-9]{1,7}(\.[0-9]{1,7})?d)?([0-9]{1,7}(\.[0-9]{1,7})?h)?([0-9]{1,7}(\.[0-9]{1,7})?m)?([0-9]{1,7}(\.[0-9]{1,7})?s)?|([0-9]{1,5}\.)?([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,7})?)$`
+	// +kubebuilder:validation:XValidation:rule="(self.contains(':') ? (self.matches('^[0-9]+[.][0-9]{2}:') ? double(self.find('^[0-9]+')) * 86400.0 : 0.0) + double(self.find('[0-9]{2}:[0-9]{2}:[0-9.]+$').split(':')[0]) * 3600.0 + double(self.find('[0-9]{2}:[0-9]{2}:[0-9.]+$').split(':')[1]) * 60.0 + double(self.find('[0-9]{2}:[0-9]{2}:[0-9.]+$').split(':')[2]) : (self.find('[0-9.]+d') == '' ? 0.0 : double(self.find('[0-9.]+d').replace('d', '')) * 86400.0) + (self.find('[0-9.]+h') == '' ? 0.0 : double(self.find('[0-9.]+h').replace('h', '')) * 3600.0) + (self.find('[0-9.]+m') == '' ? 0.0 : double(self.find('[0-9.]+m').replace('m', '')) * 60.0) + (self.find('[0-9.]+s') == '' ? 0.0 : double(self.find('[0-9.]+s').replace('s', '')))) >= 1.0",message="heartbeatTTL must be at least 1s"
+	// +kubebuilder:validation:XValidation:rule="(self.contains(':') ? (self.matches('^[0-9]+[.][0-9]{2}:') ? double(self.find('^[0-9]+')) * 86400.0 : 0.0) + double(self.find('[0-9]{2}:[0-9]{2}:[0-9.]+$').split(':')[0]) * 3600.0 + double(self.find('[0-9]{2}:[0-9]{2}:[0-9.]+$').split(':')[1]) * 60.0 + double(self.find('[0-9]{2}:[0-9]{2}:[0-9.]+$').split(':')[2]) : (self.find('[0-9.]+d') == '' ? 0.0 : double(self.find('[0-9.]+d').replace('d', '')) * 86400.0) + (self.find('[0-9.]+h') == '' ? 0.0 : double(self.find('[0-9.]+h').replace('h', '')) * 3600.0) + (self.find('[0-9.]+m') == '' ? 0.0 : double(self.find('[0-9.]+m').replace('m', '')) * 60.0) + (self.find('[0-9.]+s') == '' ? 0.0 : double(self.find('[0-9.]+s').replace('s', '')))) <= 2592000.0",message="heartbeatTTL must be at most 30d"
 	// +kubebuilder:validation:MinLength=2
-	// +kubebuilder:validation:MaxLength=32
-	// +kubebuilder:validation:XValidation:rule="self.matches('[1-9]')",message="heartbeatTTL must be longer than zero"
+	// +kubebuilder:validation:MaxLength=64
 	HeartbeatTTL string `json:"heartbeatTTL,omitempty"`
 
 	// BlockedClusters keeps partitions out of the hub's functions: static
@@ -295,13 +361,38 @@ type ADXClusterStatus struct {
 	AppliedProvisionState *AppliedProvisionState `json:"appliedProvisionState,omitempty"`
 }
 
-// AppliedProvisionState records the provisioning settings Azure applied.
+// AppliedProvisionState records where and how the provisioned cluster
+// runs: the SKU, tier and identities Azure reports, and the subscription,
+// resource group and region it was created in.
 type AppliedProvisionState struct {
 	SkuName string `json:"skuName,omitempty"`
 	Tier    Tier   `json:"tier,omitempty"`
 	// +optional
 	UserAssignedIdentities []string `json:"userAssignedIdentities,omitempty"`
+	// +optional
+	SubscriptionID string `json:"subscriptionId,omitempty"`
+	// +optional
+	ResourceGroup string `json:"resourceGroup,omitempty"`
+	// +optional
+	Location string `json:"location,omitempty"`
+	// Discovered names the fields provision.auto filled in, and from where.
+	// +optional
+	Discovered []string `json:"discovered,omitempty"`
+	// ResourceGroupOrigin is Created when this ADXCluster created the
+	// resource group, Adopted when it already existed. Only a Created
+	// resource group is deleted with deletionPolicy Delete.
+	// +optional
+	ResourceGroupOrigin ResourceGroupOrigin `json:"resourceGroupOrigin,omitempty"`
 }
+
+// ResourceGroupOrigin says whether an ADXCluster created its resource group.
+type ResourceGroupOrigin string
+
+// Resource group origins.
+const (
+	ResourceGroupCreated ResourceGroupOrigin = "Created"
+	ResourceGroupAdopted ResourceGroupOrigin = "Adopted"
+)
 
 // An ADXCluster provisions or adopts an Azure Data Explorer cluster and, by
 // its role, federates it: a Partition reports its schema to hubs and a

@@ -133,6 +133,13 @@ type ADXConnection struct {
 	// ClientID of the user-assigned managed identity the components use.
 	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
 	ClientID string `json:"clientId"`
+
+	// TenantID of the identity. With it, a cluster this stack provisions
+	// gives the identity the Admin role on each of its databases (Kusto
+	// principal assignments), as adx-mon's ingestor needs to create tables.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+	TenantID string `json:"tenantId,omitempty"`
 }
 
 // ADXMonDatabase is one database of a cluster.

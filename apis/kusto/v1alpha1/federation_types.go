@@ -51,13 +51,15 @@ type FederationParameters struct {
 	// +kubebuilder:validation:MaxLength=1024
 	HeartbeatTable string `json:"heartbeatTable"`
 
-	// HeartbeatTTL: partitions silent for longer are removed. At most 30d.
+	// HeartbeatTTL: partitions silent for longer are removed. A Kusto
+	// timespan, units (4h30m, 1.5h, 1d) or a clock (00:30:00, 1.02:03:04),
+	// from 1s to 30d.
 	// +kubebuilder:default="1h"
-	// +kubebuilder:validation:Pattern=`^([0-9]{1,7}d)?([0-9]{1,7}h)?([0-9]{1,7}m)?([0-9]{1,7}s)?$`
-	// +kubebuilder:validation:XValidation:rule="(self.find('[0-9]+d') == '' ? 0 : int(self.find('[0-9]+d').replace('d', '')) * 86400) + (self.find('[0-9]+h') == '' ? 0 : int(self.find('[0-9]+h').replace('h', '')) * 3600) + (self.find('[0-9]+m') == '' ? 0 : int(self.find('[0-9]+m').replace('m', '')) * 60) + (self.find('[0-9]+s') == '' ? 0 : int(self.find('[0-9]+s').replace('s', ''))) <= 2592000",message="heartbeatTTL must be at most 30d"
+	// +kubebuilder:validation:Pattern=`^(([0-9]{1,7}(\.[0-9]{1,7})?d)?([0-9]{1,7}(\.[0-9]{1,7})?h)?([0-9]{1,7}(\.[0-9]{1,7})?m)?([0-9]{1,7}(\.[0-9]{1,7})?s)?|([0-9]{1,5}\.)?([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,7})?)$`
+	// +kubebuilder:validation:XValidation:rule="(self.contains(':') ? (self.matches('^[0-9]+[.][0-9]{2}:') ? double(self.find('^[0-9]+')) * 86400.0 : 0.0) + double(self.find('[0-9]{2}:[0-9]{2}:[0-9.]+$').split(':')[0]) * 3600.0 + double(self.find('[0-9]{2}:[0-9]{2}:[0-9.]+$').split(':')[1]) * 60.0 + double(self.find('[0-9]{2}:[0-9]{2}:[0-9.]+$').split(':')[2]) : (self.find('[0-9.]+d') == '' ? 0.0 : double(self.find('[0-9.]+d').replace('d', '')) * 86400.0) + (self.find('[0-9.]+h') == '' ? 0.0 : double(self.find('[0-9.]+h').replace('h', '')) * 3600.0) + (self.find('[0-9.]+m') == '' ? 0.0 : double(self.find('[0-9.]+m').replace('m', '')) * 60.0) + (self.find('[0-9.]+s') == '' ? 0.0 : double(self.find('[0-9.]+s').replace('s', '')))) >= 1.0",message="heartbeatTTL must be at least 1s"
+	// +kubebuilder:validation:XValidation:rule="(self.contains(':') ? (self.matches('^[0-9]+[.][0-9]{2}:') ? double(self.find('^[0-9]+')) * 86400.0 : 0.0) + double(self.find('[0-9]{2}:[0-9]{2}:[0-9.]+$').split(':')[0]) * 3600.0 + double(self.find('[0-9]{2}:[0-9]{2}:[0-9.]+$').split(':')[1]) * 60.0 + double(self.find('[0-9]{2}:[0-9]{2}:[0-9.]+$').split(':')[2]) : (self.find('[0-9.]+d') == '' ? 0.0 : double(self.find('[0-9.]+d').replace('d', '')) * 86400.0) + (self.find('[0-9.]+h') == '' ? 0.0 : double(self.find('[0-9.]+h').replace('h', '')) * 3600.0) + (self.find('[0-9.]+m') == '' ? 0.0 : double(self.find('[0-9.]+m').replace('m', '')) * 60.0) + (self.find('[0-9.]+s') == '' ? 0.0 : double(self.find('[0-9.]+s').replace('s', '')))) <= 2592000.0",message="heartbeatTTL must be at most 30d"
 	// +kubebuilder:validation:MinLength=2
-	// +kubebuilder:validation:MaxLength=32
-	// +kubebuilder:validation:XValidation:rule="self.matches('[1-9]')",message="heartbeatTTL must be longer than zero"
+	// +kubebuilder:validation:MaxLength=64
 	HeartbeatTTL string `json:"heartbeatTTL,omitempty"`
 
 	// AllowInsecureEndpoints accepts plain-http partition endpoints in
