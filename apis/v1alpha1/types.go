@@ -54,6 +54,14 @@ type AzurePolicy struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
 	AllowedManagedIdentityClientIDs []string `json:"allowedManagedIdentityClientIds,omitempty"`
+
+	// AllowDiscovery lets ProvisioningDefaults read Azure's instance
+	// metadata (IMDS) of the machine provider-fleetplane runs on, which
+	// names its subscription, resource group and region, and so lets
+	// ADXClusters with provision.auto provision there. Default false;
+	// never granted by a namespaced ProviderConfig.
+	// +optional
+	AllowDiscovery bool `json:"allowDiscovery,omitempty"`
 }
 
 // ArgoCDPolicy is where and how ClusterRegistrations register clusters

@@ -78,7 +78,9 @@ func plan(r *compose.Request[v1alpha1.ADXCluster]) (compose.Outcome, error) {
 	return compose.Outcome{
 		Status:    &p.status,
 		Condition: p.cond,
-		Pending:   p.frozen || p.cond.Status == corev1.ConditionFalse,
+		// While discovering, nothing but the ProvisioningDefaults is
+		// composed, and the XR is not ready however ready that is.
+		Pending: p.frozen || p.cond.Status == corev1.ConditionFalse || p.cond.Reason == ReasonDiscovering,
 	}, nil
 }
 
@@ -111,6 +113,11 @@ func (p *planner) plan() error {
 				strings.Join(missing, ", "), plural(len(missing), "it is", "they are")))
 		p.cond.Warning = true
 		p.freeze()
+	case len(whereFromSpec(spec.Provision).missing()) > 0:
+		if w, ok := p.discover(); ok {
+			p.render.where = w
+			endpoint, federate = p.provision()
+		}
 	default:
 		p.render.where = whereFromSpec(spec.Provision)
 		endpoint, federate = p.provision()

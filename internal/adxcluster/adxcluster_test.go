@@ -632,3 +632,102 @@ func TestHeartbeatTableWaitsForItsDatabaseInAnySpelling(t *testing.T) {
 		t.Errorf("the heartbeat table waits for database-fleetdiscovery, which is database-FleetDiscovery: %v", r.Names())
 	}
 }
+
+// autoProvisioned asks for zero-config provisioning: only the cluster name.
+func autoProvisioned() *v1alpha1.ADXCluster {
+	return adx("zero", "zeroconfig01", v1alpha1.ADXClusterSpec{Provision: &v1alpha1.ProvisionSpec{Auto: true}})
+}
+
+func defaultsFound() *ct.Resource {
+	return fleetplaneMR("ProvisioningDefaults").Ready().
+		AtProvider("subscriptionId", "44444444-4444-4444-4444-444444444444").
+		AtProvider("resourceGroup", "platform-rg").
+		AtProvider("location", "westeurope").
+		AtProvider("skuName", "Standard_L16as_v3").
+		AtProvider("tier", "Standard").
+		AtProvider("sources", []any{"subscriptionId: IMDS", "resourceGroup: IMDS, the resource group of AKS cluster platform", "location: IMDS", "skuName: Standard_L8as_v3 not offered in westeurope; Standard_L16as_v3 is offered in westeurope"})
+}
+
+// TestAutoProvision: provision.auto composes a ProvisioningDefaults
+// first, waits for it, provisions with what it found (never writing the
+// XR's spec), shows it in status, and keeps what a cluster was created
+// with when discovery later sees something else.
+func TestAutoProvision(t *testing.T) {
+	t.Run("discovering: only the ProvisioningDefaults", func(t *testing.T) {
+		r := run(t, ct.Call{XR: autoProvisioned()})
+		r.WantNames("provisioning-defaults")
+		r.Want("provisioning-defaults", "kind", "ProvisioningDefaults")
+		r.Want("provisioning-defaults", "spec.managementPolicies", []string{"Observe"})
+		r.Want("provisioning-defaults", "spec.forProvider", nil)
+		wantCondition(r, fnv1.Status_STATUS_CONDITION_UNKNOWN, ReasonDiscovering, "subscriptionId, resourceGroup, location, skuName, tier")
+		r.WantNotReady()
+	})
+	t.Run("given values are passed on", func(t *testing.T) {
+		xr := autoProvisioned()
+		xr.Spec.Provision.Location = "northeurope"
+		r := run(t, ct.Call{XR: xr})
+		r.Want("provisioning-defaults", "spec.forProvider", map[string]any{"location": "northeurope"})
+	})
+	t.Run("all found: provisioned with them", func(t *testing.T) {
+		r := run(t, ct.Call{XR: autoProvisioned(), Observed: map[string]*ct.Resource{"provisioning-defaults": defaultsFound()}})
+		r.WantNames("provisioning-defaults", "resource-group")
+		r.Want("resource-group", "metadata.annotations", map[string]any{externalName: "platform-rg"})
+		r.Want("resource-group", "spec.forProvider", map[string]any{"location": "westeurope"})
+		wantCondition(r, fnv1.Status_STATUS_CONDITION_UNKNOWN, ReasonCreating, "platform-rg")
+
+		r = run(t, ct.Call{XR: autoProvisioned(), Observed: map[string]*ct.Resource{
+			"provisioning-defaults": defaultsFound(), "resource-group": ct.Observed(azureAPIVersion, "ResourceGroup", "platform-rg").Ready().Set("spec.forProvider.location", "westeurope"),
+		}})
+		r.Want("cluster", "metadata.annotations", map[string]any{externalName: "zeroconfig01", annotationSubscription: "44444444-4444-4444-4444-444444444444"})
+		r.Want("cluster", "spec.forProvider.sku", map[string]any{"name": "Standard_L16as_v3"})
+		r.Want("cluster", "spec.initProvider.sku", map[string]any{"capacity": 2})
+	})
+	t.Run("running: discovered values in status", func(t *testing.T) {
+		running := ct.Observed(kustoAPIVersion, "Cluster", "zeroconfig01").Ready().
+			Annotate(annotationSubscription, "44444444-4444-4444-4444-444444444444").
+			Set("spec.forProvider", map[string]any{"location": "westeurope", "resourceGroupName": "platform-rg", "sku": map[string]any{"name": "Standard_L16as_v3"}}).
+			AtProvider("uri", "https://zeroconfig01.westeurope.kusto.windows.net").AtProvider("sku", map[string]any{"name": "Standard_L16as_v3"})
+		r := run(t, ct.Call{XR: autoProvisioned(), Observed: map[string]*ct.Resource{
+			"provisioning-defaults": defaultsFound(), "resource-group": ct.Observed(azureAPIVersion, "ResourceGroup", "platform-rg").Ready(), "cluster": running,
+		}})
+		wantCondition(r, fnv1.Status_STATUS_CONDITION_TRUE, ReasonClusterReady)
+		r.Want("", "status.appliedProvisionState.subscriptionId", "44444444-4444-4444-4444-444444444444")
+		r.Want("", "status.appliedProvisionState.location", "westeurope")
+		r.Want("", "status.appliedProvisionState.discovered", []string{"subscriptionId: as created", "resourceGroup: as created", "location: as created", "skuName: as created"})
+		if r.Has("database-Metrics") == false {
+			t.Error("a running cluster gets its databases")
+		}
+
+		// Discovery now sees another region and SKU: the cluster stays
+		// where and as what it was created.
+		moved := fleetplaneMR("ProvisioningDefaults").Ready().AtProvider("subscriptionId", "55555555-5555-5555-5555-555555555555").
+			AtProvider("resourceGroup", "elsewhere").AtProvider("location", "eastus").AtProvider("skuName", "Standard_L32as_v3")
+		r = run(t, ct.Call{XR: autoProvisioned(), Observed: map[string]*ct.Resource{
+			"provisioning-defaults": moved, "resource-group": ct.Observed(azureAPIVersion, "ResourceGroup", "platform-rg").Ready(), "cluster": running,
+		}})
+		r.Want("cluster", "spec.forProvider.location", "westeurope")
+		r.Want("cluster", "spec.forProvider.sku.name", "Standard_L16as_v3")
+		r.Want("cluster", "spec.forProvider.resourceGroupName", "platform-rg")
+		r.Want("cluster", "metadata.annotations", map[string]any{externalName: "zeroconfig01", annotationSubscription: "44444444-4444-4444-4444-444444444444"})
+	})
+	t.Run("discovery failed: nothing composed, the reason shown", func(t *testing.T) {
+		failed := fleetplaneMR("ProvisioningDefaults").Unavailable("cannot reach Azure's instance metadata service at http://169.254.169.254 (is provider-fleetplane running in Azure?): dial tcp: i/o timeout; give subscriptionId, resourceGroup and location in spec.provision instead")
+		r := run(t, ct.Call{XR: autoProvisioned(), Observed: map[string]*ct.Resource{"provisioning-defaults": failed}})
+		r.WantNames("provisioning-defaults")
+		wantCondition(r, fnv1.Status_STATUS_CONDITION_FALSE, ReasonDiscoveryFailed, "Cannot discover subscriptionId, resourceGroup, location, skuName, tier", "instance metadata service", "spec.provision gives them")
+		r.WantEvent(fnv1.Severity_SEVERITY_WARNING, ReasonDiscoveryFailed)
+	})
+	t.Run("discovered values Azure would refuse are not used", func(t *testing.T) {
+		bad := defaultsFound().AtProvider("resourceGroup", "bad/group")
+		r := run(t, ct.Call{XR: autoProvisioned(), Observed: map[string]*ct.Resource{"provisioning-defaults": bad}})
+		r.WantNames("provisioning-defaults")
+		wantCondition(r, fnv1.Status_STATUS_CONDITION_FALSE, ReasonDiscoveryFailed, `resourceGroup "bad/group"`)
+	})
+	t.Run("without auto, missing values stay invalid", func(t *testing.T) {
+		xr := autoProvisioned()
+		xr.Spec.Provision.Auto = false
+		r := run(t, ct.Call{XR: xr})
+		r.WantNames()
+		wantCondition(r, fnv1.Status_STATUS_CONDITION_FALSE, ReasonProvisioningInvalid, "or provision.auto is true")
+	})
+}

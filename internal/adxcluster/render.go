@@ -102,6 +102,22 @@ func (r renderer) azure(apiVersion, kind, name string, forProvider, initProvider
 	return o
 }
 
+// provisioningDefaults asks provider-fleetplane to discover what
+// provision.auto leaves out; the values the spec gives are passed on, so
+// that what it reports is complete. It only observes.
+func (r renderer) provisioningDefaults() (*composed.Unstructured, error) {
+	p := r.xr.Spec.Provision
+	spec, _ := r.kustoSpec()
+	spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
+	pd := &kustov1alpha1.ProvisioningDefaults{Spec: kustov1alpha1.ProvisioningDefaultsSpec{
+		ManagedResourceSpec: spec,
+		ForProvider: kustov1alpha1.ProvisioningDefaultsParameters{
+			SubscriptionID: p.SubscriptionID, ResourceGroup: p.ResourceGroup, Location: p.Location, SkuName: p.SkuName,
+		},
+	}}
+	return compose.Typed(pd)
+}
+
 // Each Azure resource is deletable only once it is known that its MR
 // created it (deletable): deletionPolicy Delete removes what this
 // ADXCluster made, never what it found. For a resource group that matters
@@ -167,7 +183,13 @@ func (r renderer) cluster(created bool) *composed.Unstructured {
 	} else {
 		ip["sku"] = map[string]any{"capacity": clusterCapacity(w.Tier)}
 	}
-	return r.azure(kustoAPIVersion, "Cluster", r.xr.Spec.ClusterName, fp, ip, created)
+	o := r.azure(kustoAPIVersion, "Cluster", r.xr.Spec.ClusterName, fp, ip, created)
+	if p.Auto {
+		ann := o.GetAnnotations()
+		ann[annotationSubscription] = w.SubscriptionID
+		o.SetAnnotations(ann)
+	}
+	return o
 }
 
 // defaultDatabasePeriod is the seed's standard retention: 30 days of soft

@@ -16,6 +16,7 @@ import (
 	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
 	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/controller/config"
+	"github.com/fleetplane/fleetplane/internal/controller/defaults"
 	"github.com/fleetplane/fleetplane/internal/controller/expiry"
 	"github.com/fleetplane/fleetplane/internal/controller/federation"
 	"github.com/fleetplane/fleetplane/internal/controller/heartbeat"
@@ -28,7 +29,7 @@ import (
 
 // Setup adds every controller. ProviderConfig controllers start at once;
 // the others wait at o.Gate for their kinds.
-func Setup(mgr ctrl.Manager, o controller.Options, opts kusto.Options) error {
+func Setup(mgr ctrl.Manager, o controller.Options, opts kusto.Options, azure defaults.Config) error {
 	if err := config.Setup(mgr, o); err != nil {
 		return err
 	}
@@ -43,6 +44,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts kusto.Options) error {
 		{v1alpha1.TableGroupVersionKind, withKusto(table.Setup)},
 		{v1alpha1.HeartbeatGroupVersionKind, withKusto(heartbeat.Setup)},
 		{v1alpha1.FederationGroupVersionKind, withKusto(federation.Setup)},
+		{v1alpha1.ProvisioningDefaultsGroupVersionKind, func(mgr ctrl.Manager, o controller.Options) error { return defaults.Setup(mgr, o, azure) }},
 		{argocdv1alpha1.ClusterRegistrationGroupVersionKind, registration.Setup},
 		{workflowsv1alpha1.WorkflowRunGroupVersionKind, workflowrun.Setup},
 		{lifecyclev1alpha1.ExpiryGroupVersionKind, expiry.Setup},

@@ -38,10 +38,13 @@ var (
 	HeartbeatGroupVersionKind  = SchemeGroupVersion.WithKind(HeartbeatKind)
 	FederationKind             = "Federation"
 	FederationGroupVersionKind = SchemeGroupVersion.WithKind(FederationKind)
+	// ProvisioningDefaultsKind discovers where to provision.
+	ProvisioningDefaultsKind             = "ProvisioningDefaults"
+	ProvisioningDefaultsGroupVersionKind = SchemeGroupVersion.WithKind(ProvisioningDefaultsKind)
 )
 
 func init() {
-	SchemeBuilder.Register(&Table{}, &TableList{}, &Heartbeat{}, &HeartbeatList{}, &Federation{}, &FederationList{})
+	SchemeBuilder.Register(&Table{}, &TableList{}, &Heartbeat{}, &HeartbeatList{}, &Federation{}, &FederationList{}, &ProvisioningDefaults{}, &ProvisioningDefaultsList{})
 }
 
 // DefaultInterval is the time between two heartbeats, or two federation

@@ -22,6 +22,15 @@ func (l *HeartbeatList) GetItems() []resource.Managed {
 	return items
 }
 
+// GetItems of this ProvisioningDefaultsList.
+func (l *ProvisioningDefaultsList) GetItems() []resource.Managed {
+	items := make([]resource.Managed, len(l.Items))
+	for i := range l.Items {
+		items[i] = &l.Items[i]
+	}
+	return items
+}
+
 // GetItems of this TableList.
 func (l *TableList) GetItems() []resource.Managed {
 	items := make([]resource.Managed, len(l.Items))

@@ -197,6 +197,12 @@ func (r *Resource) Failing(msg string) *Resource {
 	return r.withConditions(Condition{Type: "Ready", Status: "False", Reason: "Creating"}, Condition{Type: "Synced", Status: "False", Reason: "ReconcileError", Message: msg})
 }
 
+// Unavailable marks the resource Ready=False with the provider's message
+// and Synced=True: it reconciles, and reports why it is not ready.
+func (r *Resource) Unavailable(msg string) *Resource {
+	return r.withConditions(Condition{Type: "Ready", Status: "False", Reason: "Unavailable", Message: msg}, Condition{Type: "Synced", Status: "True", Reason: "ReconcileSuccess"})
+}
+
 func (r *Resource) withConditions(cs ...Condition) *Resource {
 	r.status()["conditions"] = conditions(cs)
 	return r
