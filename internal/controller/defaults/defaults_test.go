@@ -87,7 +87,7 @@ func TestObserve(t *testing.T) {
 			ready: corev1.ConditionFalse, message: "ProviderConfig team-a/azure does not allow discovery",
 		},
 		"all given: no IMDS, no SKU list": {
-			grant:  &tenancy.Grant{Kind: "ProviderConfig", Name: "team-a/azure"}, imds: &fakeIMDS{err: errors.New("must not be asked")},
+			grant: &tenancy.Grant{Kind: "ProviderConfig", Name: "team-a/azure"}, imds: &fakeIMDS{err: errors.New("must not be asked")},
 			params: v1alpha1.ProvisioningDefaultsParameters{SubscriptionID: vm.SubscriptionID, ResourceGroup: "rg", Location: "northeurope", SkuName: "Dev(No SLA)_Standard_E2a_v4"},
 			want:   v1alpha1.ProvisioningDefaultsObservation{SubscriptionID: vm.SubscriptionID, ResourceGroup: "rg", Location: "northeurope", SkuName: "Dev(No SLA)_Standard_E2a_v4", Tier: "Basic"},
 			ready:  corev1.ConditionTrue,
