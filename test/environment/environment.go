@@ -71,6 +71,9 @@ type Env struct {
 	CP         *controlplane.ControlPlane
 	Crossplane *controlplane.Crossplane
 	Azure      *standin.Azure
+	// AzureAPI plays IMDS and Azure Resource Manager's SKU list for
+	// ProvisioningDefaults.
+	AzureAPI *standin.AzureAPI
 	// Kubelet runs the pods of the namespaces it serves on one stand-in
 	// node.
 	Kubelet *standin.Kubelet
@@ -158,6 +161,7 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	e.cancel = cancel
 	e.Azure = standin.New(e.Kube)
 	go e.Azure.Run(sctx)
+	e.AzureAPI = standin.NewAzureAPI()
 	e.Kubelet = standin.NewKubelet(e.Kube, "node-1")
 	go e.Kubelet.Run(sctx)
 
@@ -243,7 +247,8 @@ func (e *Env) install(ctx context.Context, b built) error {
 	if e.Function, err = e.Crossplane.ServeFunction(ctx, FunctionName, b.functionBin, "--metrics-address="); err != nil {
 		return err
 	}
-	if e.Provider, err = e.Crossplane.RunProvider(ctx, ProviderName, b.providerBin, "--poll", "5s", "--metrics-address", "0", "--health-address", "0", "--debug"); err != nil {
+	if e.Provider, err = e.Crossplane.RunProvider(ctx, ProviderName, b.providerBin, "--poll", "5s", "--metrics-address", "0", "--health-address", "0", "--debug",
+		"--imds-endpoint", e.AzureAPI.URL, "--azure-resource-manager-endpoint", e.AzureAPI.URL); err != nil {
 		return err
 	}
 	for _, o := range []client.Object{fn, pv, cf} {
@@ -330,6 +335,7 @@ func DefaultProviderConfig() *v1alpha1.ClusterProviderConfig {
 	return &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ClusterProviderConfigSpec{
 		Credentials:       v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone},
 		NamespaceSelector: metav1.LabelSelector{},
+		Azure:             &v1alpha1.AzurePolicy{AllowDiscovery: true},
 		ArgoCD:            &v1alpha1.ArgoCDPolicy{Namespace: ArgoCDNamespace, Project: "default", AllowedExecCommands: []string{"argocd-k8s-auth"}},
 		Workflows:         &v1alpha1.WorkflowsPolicy{Namespace: WorkflowsNamespace, AllowedTemplates: []string{"*"}},
 	}}
@@ -390,6 +396,9 @@ func (e *Env) Stop() {
 	}
 	for _, s := range e.servers {
 		_ = s.Close()
+	}
+	if e.AzureAPI != nil {
+		e.AzureAPI.Close()
 	}
 	if e.CP != nil {
 		e.CP.Stop()
