@@ -255,11 +255,16 @@ func (p *planner) azureFailures(names []resource.Name) (forbidden, failed string
 			continue
 		}
 		what := fmt.Sprintf("%s %s", o.GetKind(), o.GetAnnotations()[externalName])
+		w := p.render.where
 		switch {
 		case f.Forbidden && forbidden == "":
-			forbidden = fmt.Sprintf("Azure refused access to %s: %s.", what, f.Message)
+			forbidden = fmt.Sprintf("Azure refused access to %s: %s. Grant the identity of the Azure ProviderConfig %s the Contributor role on resource group %s in subscription %s (it needs Microsoft.Resources/subscriptions/resourceGroups/* and Microsoft.Kusto/clusters/*), or User Access Administrator too for databasePrincipals.",
+				what, strings.TrimSuffix(f.Message, "."), p.render.cfg.azureProviderConfig(w.SubscriptionID).Name, w.ResourceGroup, w.SubscriptionID)
 		case !f.Forbidden && failed == "":
 			failed = fmt.Sprintf("Azure reported an error for %s: %s", what, f.Message)
+			if strings.Contains(f.Message, "MissingSubscriptionRegistration") {
+				failed += " Register Azure Data Explorer in the subscription once: az provider register --namespace Microsoft.Kusto --subscription " + w.SubscriptionID
+			}
 		}
 	}
 	return forbidden, failed

@@ -320,6 +320,14 @@ func TestDeleteOnlyWhatWasCreated(t *testing.T) {
 	})
 }
 
+// TestMissingRegistration: Azure's refusal for an unregistered resource
+// provider comes with the one command that fixes it.
+func TestMissingRegistration(t *testing.T) {
+	unregistered := cluster().Failing(`async create failed: creating Cluster: unexpected status 409 (409 Conflict) with error: MissingSubscriptionRegistration: The subscription is not registered to use namespace 'Microsoft.Kusto'.`)
+	r := run(t, ct.Call{XR: provisioned(), Observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready(), "cluster": unregistered}})
+	wantCondition(r, fnv1.Status_STATUS_CONDITION_FALSE, ReasonFailed, "MissingSubscriptionRegistration", "az provider register --namespace Microsoft.Kusto --subscription 00000000-0000-0000-0000-000000000000")
+}
+
 // TestDatabasePrincipals: each principal gets its role on each database,
 // once that database exists, through upjet's principal assignments.
 func TestDatabasePrincipals(t *testing.T) {
@@ -389,7 +397,8 @@ func TestAzureFailures(t *testing.T) {
 		xr.Spec.Federation = &v1alpha1.FederationSpec{FederatedTargets: []v1alpha1.FederatedTarget{{Endpoint: "https://hub.kusto.windows.net", HeartbeatDatabase: "FleetDiscovery", HeartbeatTable: "Heartbeats"}}}
 		denied := cluster().Failing(`async create failed: creating Cluster: unexpected status 403 (403 Forbidden) with error: AuthorizationFailed: The client does not have authorization`)
 		r := run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready(), "cluster": denied}})
-		wantCondition(r, fnv1.Status_STATUS_CONDITION_TRUE, ReasonPermissionRestricted, "AuthorizationFailed", "Federation continues on https://obseastus2.eastus2.kusto.windows.net")
+		wantCondition(r, fnv1.Status_STATUS_CONDITION_TRUE, ReasonPermissionRestricted, "AuthorizationFailed", "Federation continues on https://obseastus2.eastus2.kusto.windows.net",
+			"Grant the identity of the Azure ProviderConfig default the Contributor role on resource group observability-eastus2 in subscription 00000000-0000-0000-0000-000000000000")
 		r.WantEvent(fnv1.Severity_SEVERITY_WARNING, ReasonPermissionRestricted)
 		r.WantNames("resource-group", "cluster", "heartbeat")
 		r.Want("heartbeat", "spec.forProvider.endpoint", "https://obseastus2.eastus2.kusto.windows.net")

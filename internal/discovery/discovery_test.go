@@ -10,7 +10,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
 	azfake "github.com/Azure/azure-sdk-for-go/sdk/azcore/fake"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/kusto/armkusto/v2"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/kusto/armkusto/v2/fake"
 )
@@ -91,9 +90,9 @@ func skus(t *testing.T, descs ...*armkusto.SKUDescription) SKULister {
 }
 
 func sku(name, tier string, locations ...string) *armkusto.SKUDescription {
-	d := &armkusto.SKUDescription{Name: to.Ptr(name), Tier: to.Ptr(tier), ResourceType: to.Ptr("clusters")}
+	d := &armkusto.SKUDescription{Name: new(name), Tier: new(tier), ResourceType: new("clusters")}
 	for _, l := range locations {
-		d.Locations = append(d.Locations, to.Ptr(l))
+		d.Locations = append(d.Locations, new(l))
 	}
 	return d
 }
@@ -102,7 +101,7 @@ func TestOfferedAndChoose(t *testing.T) {
 	restricted := sku("Standard_L8as_v3", "Standard", "westeurope")
 	restricted.Restrictions = []any{map[string]any{"type": "Location", "values": []any{"westeurope"}, "reasonCode": "NotAvailableForSubscription"}}
 	pool := sku("Standard_L8as_v3", "Standard", "westeurope")
-	pool.ResourceType = to.Ptr("pools")
+	pool.ResourceType = new("pools")
 	cases := map[string]struct {
 		descs    []*armkusto.SKUDescription
 		want     string

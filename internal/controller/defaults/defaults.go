@@ -43,9 +43,9 @@ type Config struct {
 	Refresh time.Duration
 }
 
-// DefaultRefresh: a region's SKUs and the machine's placement change
-// rarely, and every cluster provisioned from them keeps what it was
-// created with anyway.
+// DefaultRefresh is how long found values stand: a region's SKUs and the
+// machine's placement change rarely, and every cluster provisioned from
+// them keeps what it was created with anyway.
 const DefaultRefresh = time.Hour
 
 // Setup adds the ProvisioningDefaults controller to mgr.

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/kusto/armkusto/v2"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -48,7 +47,7 @@ func (f fakeSKUs) NewListSKUsPager(*armkusto.ClustersClientListSKUsOptions) disc
 }
 
 func sku(name, location string) *armkusto.SKUDescription {
-	return &armkusto.SKUDescription{Name: to.Ptr(name), Tier: to.Ptr("Standard"), ResourceType: to.Ptr("clusters"), Locations: []*string{to.Ptr(location)}}
+	return &armkusto.SKUDescription{Name: new(name), Tier: new("Standard"), ResourceType: new("clusters"), Locations: []*string{new(location)}}
 }
 
 var vm = discovery.Instance{SubscriptionID: "44444444-4444-4444-4444-444444444444", ResourceGroup: "observability", Location: "westeurope"}
