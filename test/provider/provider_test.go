@@ -512,7 +512,11 @@ func csvRecord(fields ...string) (string, error) {
 // refuses it with a message naming the bound.
 func TestHeartbeatTTLIsBoundAtApplyTime(t *testing.T) {
 	ns := namespace(t)
-	cases := map[string]string{"213504d": "at most 30d", "31d": "at most 30d", "720h1s": "at most 30d", "99999999d": "heartbeatTTL", "0s": "longer than zero", "30d": "", "1d2h3m4s": ""}
+	cases := map[string]string{
+		"213504d": "at most 30d", "31d": "at most 30d", "720h1s": "at most 30d", "99999999d": "heartbeatTTL", "0s": "at least 1s", "30d": "", "1d2h3m4s": "",
+		// Kusto's other timespan forms, on the real API server.
+		"1.5h": "", "00:30:00": "", "1.02:03:04": "", "30.00:00:01": "at most 30d", "0.5s": "at least 1s",
+	}
 	i := 0
 	for ttl, want := range cases {
 		i++
