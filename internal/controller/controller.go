@@ -44,7 +44,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts kusto.Options, azure def
 		{v1alpha1.TableGroupVersionKind, withKusto(table.Setup)},
 		{v1alpha1.HeartbeatGroupVersionKind, withKusto(heartbeat.Setup)},
 		{v1alpha1.FederationGroupVersionKind, withKusto(federation.Setup)},
-		{v1alpha1.ProvisioningDefaultsGroupVersionKind, func(mgr ctrl.Manager, o controller.Options) error { return defaults.Setup(mgr, o, azure) }},
+		{v1alpha1.ProvisioningDefaultsGroupVersionKind, func(mgr ctrl.Manager, o controller.Options) error { return defaults.Setup(mgr, o, c, azure) }},
 		{argocdv1alpha1.ClusterRegistrationGroupVersionKind, registration.Setup},
 		{workflowsv1alpha1.WorkflowRunGroupVersionKind, workflowrun.Setup},
 		{lifecyclev1alpha1.ExpiryGroupVersionKind, expiry.Setup},

@@ -24,9 +24,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
-	"github.com/fleetplane/fleetplane/internal/controller/grants"
+	"github.com/fleetplane/fleetplane/internal/controller/kustoconn"
 	"github.com/fleetplane/fleetplane/internal/controller/setup"
-	"github.com/fleetplane/fleetplane/internal/credentials"
 	"github.com/fleetplane/fleetplane/internal/discovery"
 	"github.com/fleetplane/fleetplane/internal/observe"
 	"github.com/fleetplane/fleetplane/internal/tenancy"
@@ -49,38 +48,28 @@ type Config struct {
 const DefaultRefresh = time.Hour
 
 // Setup adds the ProvisioningDefaults controller to mgr.
-func Setup(mgr ctrl.Manager, o controller.Options, cfg Config) error {
+func Setup(mgr ctrl.Manager, o controller.Options, c *kustoconn.Connector, cfg Config) error {
 	if cfg.Refresh == 0 {
 		cfg.Refresh = DefaultRefresh
 	}
-	c := &connector{
-		grants:   grants.NewConnector(mgr.GetClient()),
-		resolver: &credentials.Resolver{Kube: mgr.GetClient()},
-		cfg:      cfg,
-	}
-	return setup.Managed(mgr, o, v1alpha1.ProvisioningDefaultsGroupVersionKind, &v1alpha1.ProvisioningDefaults{}, c, setup.Options{})
+	return setup.Managed(mgr, o, v1alpha1.ProvisioningDefaultsGroupVersionKind, &v1alpha1.ProvisioningDefaults{}, &connector{c: c, cfg: cfg}, setup.Options{})
 }
 
 type connector struct {
-	grants   *grants.Connector
-	resolver *credentials.Resolver
-	cfg      Config
+	c   *kustoconn.Connector
+	cfg Config
 }
 
 func (c *connector) Connect(ctx context.Context, mg *v1alpha1.ProvisioningDefaults) (managed.TypedExternalClient[*v1alpha1.ProvisioningDefaults], error) {
-	g, err := c.grants.Connect(ctx, mg)
-	if err != nil {
-		return nil, err
-	}
-	src, err := c.resolver.Resolve(ctx, mg, g)
+	s, err := c.c.Connect(ctx, mg)
 	if err != nil {
 		return nil, err
 	}
 	return &external{
-		grant: g,
+		grant: s.Grant(),
 		imds:  discovery.IMDS{Endpoint: c.cfg.IMDSEndpoint},
 		skus: func(subscriptionID string) (discovery.SKULister, error) {
-			return c.armClusters(subscriptionID, src)
+			return c.armClusters(subscriptionID, s)
 		},
 		refresh: c.cfg.Refresh,
 		now:     time.Now,
@@ -90,8 +79,8 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.ProvisioningDefaul
 // armClusters opens armkusto's clusters client with the config's
 // credentials. Credentials None, meant for local stand-ins, send an empty
 // token, which only a plain-http endpoint (never Azure) accepts.
-func (c *connector) armClusters(subscriptionID string, src *credentials.Source) (discovery.SKULister, error) {
-	cred, err := src.Credential("")
+func (c *connector) armClusters(subscriptionID string, s *kustoconn.Session) (discovery.SKULister, error) {
+	cred, err := s.Credential("")
 	if err != nil {
 		return nil, err
 	}

@@ -6,12 +6,14 @@ package kustoconn
 import (
 	"context"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetplane/fleetplane/internal/controller/grants"
 	"github.com/fleetplane/fleetplane/internal/credentials"
 	"github.com/fleetplane/fleetplane/internal/kusto"
+	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
 
 // Connector resolves credentials and opens Kusto clients.
@@ -34,6 +36,7 @@ func NewConnector(kube client.Client, opts kusto.Options) *Connector {
 // Session is the resolved credentials of one managed resource, from which
 // clients to any of its endpoints are opened.
 type Session struct {
+	grant   *tenancy.Grant
 	source  *credentials.Source
 	options kusto.Options
 }
@@ -48,13 +51,22 @@ func (c *Connector) Connect(ctx context.Context, mg resource.ModernManaged) (*Se
 	if err != nil {
 		return nil, err
 	}
-	return &Session{source: src, options: c.Options}, nil
+	return &Session{grant: g, source: src, options: c.Options}, nil
+}
+
+// Grant is what the managed resource's ProviderConfig grants it.
+func (s *Session) Grant() *tenancy.Grant { return s.grant }
+
+// Credential is the Azure credential of the session, as the managed
+// identity clientID when given; nil for credentials source None.
+func (s *Session) Credential(managedIdentityClientID string) (azcore.TokenCredential, error) {
+	return s.source.Credential(managedIdentityClientID)
 }
 
 // Client opens a client to endpoint, as the managed identity clientID when
 // given.
 func (s *Session) Client(endpoint, managedIdentityClientID string) (*kusto.Client, error) {
-	cred, err := s.source.Credential(managedIdentityClientID)
+	cred, err := s.Credential(managedIdentityClientID)
 	if err != nil {
 		return nil, err
 	}
