@@ -57,9 +57,11 @@ type AzurePolicy struct {
 
 	// AllowDiscovery lets ProvisioningDefaults read Azure's instance
 	// metadata (IMDS) of the machine provider-fleetplane runs on, which
-	// names its subscription, resource group and region, and so lets
-	// ADXClusters with provision.auto provision there. Default false;
-	// never granted by a namespaced ProviderConfig.
+	// names its subscription, resource group and region, and list Kusto
+	// SKUs with this config's credentials in the subscription a resource
+	// names; so ADXClusters with provision.auto provision there. Default
+	// false; never granted by a namespaced ProviderConfig, whose SKU
+	// listing uses the tenant's own credentials.
 	// +optional
 	AllowDiscovery bool `json:"allowDiscovery,omitempty"`
 }

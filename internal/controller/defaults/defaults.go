@@ -24,6 +24,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/controller/kustoconn"
 	"github.com/fleetplane/fleetplane/internal/controller/setup"
 	"github.com/fleetplane/fleetplane/internal/discovery"
@@ -204,6 +205,12 @@ func (e *external) discover(ctx context.Context, p v1alpha1.ProvisioningDefaults
 		}
 	}
 	if p.SkuName == "" {
+		// A ClusterProviderConfig lends the provider's identity: listing
+		// with it in whatever subscription a tenant names is discovery
+		// too. A namespaced ProviderConfig lists with the tenant's own.
+		if e.grant.Kind == fpv1alpha1.ClusterProviderConfigKind && !e.grant.Azure.AllowDiscovery {
+			return o, fmt.Errorf("%s does not allow discovery (spec.azure.allowDiscovery), so the Kusto SKUs of subscription %s are not listed with its identity; give skuName in spec.provision, or ask the cluster admin to allow discovery", e.grant, o.SubscriptionID)
+		}
 		l, err := e.skus(o.SubscriptionID)
 		if err != nil {
 			return o, err

@@ -85,6 +85,19 @@ func TestObserve(t *testing.T) {
 			grant: &tenancy.Grant{Kind: "ProviderConfig", Name: "team-a/azure"}, imds: &fakeIMDS{in: vm},
 			ready: corev1.ConditionFalse, message: "ProviderConfig team-a/azure does not allow discovery",
 		},
+		"SKU list with the provider's identity needs the admin's leave": {
+			grant: &tenancy.Grant{Kind: "ClusterProviderConfig", Name: "shared"}, imds: &fakeIMDS{err: errors.New("must not be asked")},
+			skus:   fakeSKUs{sku("Standard_L8as_v3", "westeurope")},
+			params: v1alpha1.ProvisioningDefaultsParameters{SubscriptionID: vm.SubscriptionID, ResourceGroup: "rg", Location: "westeurope"},
+			ready:  corev1.ConditionFalse, message: "ClusterProviderConfig shared does not allow discovery",
+		},
+		"SKU list with a tenant's own credentials": {
+			grant: &tenancy.Grant{Kind: "ProviderConfig", Name: "team-a/azure"}, imds: &fakeIMDS{err: errors.New("must not be asked")},
+			skus:   fakeSKUs{sku("Standard_L8as_v3", "westeurope")},
+			params: v1alpha1.ProvisioningDefaultsParameters{SubscriptionID: vm.SubscriptionID, ResourceGroup: "rg", Location: "westeurope"},
+			want:   v1alpha1.ProvisioningDefaultsObservation{SubscriptionID: vm.SubscriptionID, ResourceGroup: "rg", Location: "westeurope", SkuName: "Standard_L8as_v3", Tier: "Standard"},
+			ready:  corev1.ConditionTrue,
+		},
 		"all given: no IMDS, no SKU list": {
 			grant: &tenancy.Grant{Kind: "ProviderConfig", Name: "team-a/azure"}, imds: &fakeIMDS{err: errors.New("must not be asked")},
 			params: v1alpha1.ProvisioningDefaultsParameters{SubscriptionID: vm.SubscriptionID, ResourceGroup: "rg", Location: "northeurope", SkuName: "Dev(No SLA)_Standard_E2a_v4"},
