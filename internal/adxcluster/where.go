@@ -2,7 +2,6 @@ package adxcluster
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/azurename"
 	"github.com/fleetplane/fleetplane/internal/observe"
 )
 
@@ -147,10 +147,10 @@ func (w Where) validate() []string {
 		name, value string
 		ok          func(string) bool
 	}{
-		{"subscriptionId", w.SubscriptionID, subscriptionPattern.MatchString},
-		{"resourceGroup", w.ResourceGroup, func(s string) bool { return len(s) <= 90 && resourceGroupPattern.MatchString(s) }},
-		{"location", w.Location, func(s string) bool { return len(s) <= 64 && locationPattern.MatchString(s) }},
-		{"skuName", w.SkuName, func(s string) bool { return len(s) <= 64 && skuPattern.MatchString(s) }},
+		{"subscriptionId", w.SubscriptionID, azurename.SubscriptionID},
+		{"resourceGroup", w.ResourceGroup, azurename.ResourceGroup},
+		{"location", w.Location, azurename.Location},
+		{"skuName", w.SkuName, azurename.SKU},
 	} {
 		if !c.ok(c.value) {
 			bad = append(bad, fmt.Sprintf("%s %q", c.name, c.value))
@@ -158,10 +158,3 @@ func (w Where) validate() []string {
 	}
 	return bad
 }
-
-var (
-	subscriptionPattern  = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	resourceGroupPattern = regexp.MustCompile(`^[-\w._()]*[-\w_()]$`)
-	locationPattern      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ]*$`)
-	skuPattern           = regexp.MustCompile(`^[A-Za-z0-9_()+ ]+$`)
-)

@@ -17,6 +17,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/fleetplane/fleetplane/internal/azurename"
 )
 
 // DefaultIMDSEndpoint is Azure's link-local instance metadata service.
@@ -47,14 +49,6 @@ type IMDS struct {
 	// is not there.
 	Client *http.Client
 }
-
-var (
-	subscriptionPattern  = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	resourceGroupPattern = regexp.MustCompile(`^[-\w._()]{0,89}[-\w_()]$`)
-	locationPattern      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ]{0,63}$`)
-	clusterNamePattern   = regexp.MustCompile(`^[a-zA-Z0-9][-_a-zA-Z0-9]{0,62}$`)
-	skuPattern           = regexp.MustCompile(`^[A-Za-z0-9_()+ ]+$`)
-)
 
 // Instance asks IMDS about the machine.
 func (m IMDS) Instance(ctx context.Context) (Instance, error) {
@@ -101,11 +95,11 @@ func (m IMDS) Instance(ctx context.Context) (Instance, error) {
 		}
 	}
 	switch {
-	case !subscriptionPattern.MatchString(in.SubscriptionID):
+	case !azurename.SubscriptionID(in.SubscriptionID):
 		return Instance{}, errors.New("IMDS reported no valid subscription ID")
-	case !resourceGroupPattern.MatchString(in.ResourceGroup):
+	case !azurename.ResourceGroup(in.ResourceGroup):
 		return Instance{}, errors.New("IMDS reported no valid resource group")
-	case !locationPattern.MatchString(in.Location):
+	case !azurename.Location(in.Location):
 		return Instance{}, errors.New("IMDS reported no valid location")
 	}
 	in.SubscriptionID = strings.ToLower(in.SubscriptionID)
@@ -140,10 +134,10 @@ func AKSOf(in Instance) AKS {
 	name, rg := in.Tags[tagAKSClusterName], in.Tags[tagAKSClusterRG]
 	if name != "" || rg != "" {
 		a := AKS{OnAKS: true}
-		if clusterNamePattern.MatchString(name) {
+		if azurename.AKSCluster(name) {
 			a.ClusterName = name
 		}
-		if resourceGroupPattern.MatchString(rg) {
+		if azurename.ResourceGroup(rg) {
 			a.ResourceGroup = rg
 		}
 		return a

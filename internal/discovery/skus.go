@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/kusto/armkusto/v2"
+
+	"github.com/fleetplane/fleetplane/internal/azurename"
 )
 
 // PreferredSkus is the adx-mon operator's preference, best first.
@@ -56,7 +58,7 @@ func Offered(ctx context.Context, l SKULister, location string) ([]SKU, error) {
 			if s == nil || s.Name == nil || !strings.EqualFold(deref(s.ResourceType), "clusters") || !offeredIn(s, want) || restrictedIn(s, want) {
 				continue
 			}
-			if len(*s.Name) > 64 || !skuPattern.MatchString(*s.Name) {
+			if !azurename.SKU(*s.Name) {
 				continue
 			}
 			out = append(out, SKU{Name: *s.Name, Tier: deref(s.Tier)})
