@@ -98,28 +98,30 @@ type planner struct {
 
 func (p *planner) plan() error {
 	spec := p.xr.Spec
-	var endpoint string
-	federate := false
-	switch {
-	case spec.Provision == nil:
-		endpoint, federate = spec.Endpoint, spec.Endpoint != ""
+	if spec.Provision == nil {
 		p.status = v1alpha1.ADXClusterStatus{Endpoint: spec.Endpoint}
 		p.cond = condition(corev1.ConditionTrue, ReasonProvisioningSkipped,
 			fmt.Sprintf("Bring-your-own cluster at %s; nothing is provisioned.", spec.Endpoint))
-	case !spec.Provision.Auto && len(whereFromSpec(spec.Provision).missing()) > 0:
-		missing := whereFromSpec(spec.Provision).missing()
+		return p.federation(spec.Endpoint, spec.Endpoint != "")
+	}
+	var endpoint string
+	federate := false
+	w := whereFromSpec(spec.Provision)
+	missing := w.missing()
+	switch {
+	case len(missing) > 0 && !spec.Provision.Auto:
 		p.cond = condition(corev1.ConditionFalse, ReasonProvisioningInvalid,
 			fmt.Sprintf("spec.provision lacks %s; nothing is provisioned until %s set, or provision.auto is true.",
 				strings.Join(missing, ", "), plural(len(missing), "it is", "they are")))
 		p.cond.Warning = true
 		p.freeze()
-	case len(whereFromSpec(spec.Provision).missing()) > 0:
-		if w, ok := p.discover(); ok {
-			p.render.where = w
+	case len(missing) > 0:
+		if found, ok := p.discover(); ok {
+			p.render.where = found
 			endpoint, federate = p.provision()
 		}
 	default:
-		p.render.where = whereFromSpec(spec.Provision)
+		p.render.where = w
 		endpoint, federate = p.provision()
 	}
 	return p.federation(endpoint, federate)
