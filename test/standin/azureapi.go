@@ -23,8 +23,6 @@ type AzureAPI struct {
 	instance map[string]any
 	// skus lists, per subscription, what the SKU list returns.
 	skus map[string][]map[string]any
-	// SKURequests counts SKU list calls.
-	skuRequests int
 }
 
 var skuPath = regexp.MustCompile(`^/subscriptions/([0-9a-f-]{36})/providers/Microsoft\.Kusto/skus$`)
@@ -66,13 +64,6 @@ func (a *AzureAPI) OfferSKU(subscription, name, tier string, locations ...string
 	})
 }
 
-// SKURequests is how often the SKU list was asked for.
-func (a *AzureAPI) SKURequests() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.skuRequests
-}
-
 func (a *AzureAPI) serve(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -91,7 +82,6 @@ func (a *AzureAPI) serve(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write([]byte(`{"error":{"code":"MissingApiVersionParameter","message":"The api-version query parameter (?api-version=) is required for all requests."}}`))
 			return
 		}
-		a.skuRequests++
 		sub := skuPath.FindStringSubmatch(r.URL.Path)[1]
 		value := a.skus[sub]
 		if value == nil {
