@@ -52,7 +52,7 @@ func partition() *v1alpha1.ADXCluster {
 				Endpoint: "https://hub.kusto.windows.net", HeartbeatDatabase: "FleetDiscovery", HeartbeatTable: "Heartbeats",
 				ManagedIdentityClientID: "22222222-2222-2222-2222-222222222222",
 			}},
-			Partitioning: map[string]string{"geo": "EU", "tenant": "contoso"},
+			Partitioning: kustov1alpha1.Partitioning{"geo": "EU", "tenant": "contoso"},
 		},
 	})
 }

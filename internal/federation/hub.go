@@ -171,6 +171,7 @@ func Heartbeats(ctx context.Context, c Kusto, db, table string, ttl time.Duratio
 			Timestamp       time.Time `kusto:"Timestamp"`
 			ClusterEndpoint string    `kusto:"ClusterEndpoint"`
 			Schema          string    `kusto:"Schema"`
+			Metadata        string    `kusto:"PartitionMetadata"`
 		}
 		if err := r.ToStruct(&h); err != nil {
 			rejected = append(rejected, heartbeat.Rejection{Reason: "unreadable row: " + err.Error()})
@@ -181,6 +182,11 @@ func Heartbeats(ctx context.Context, c Kusto, db, table string, ttl time.Duratio
 		if err != nil {
 			rejected = append(rejected, heartbeat.Rejection{Endpoint: boundEndpoint(h.ClusterEndpoint), Reason: err.Error()})
 			return nil //nolint:nilerr // one bad row is reported and skipped; the rest are read
+		}
+		// Metadata only describes the partition: refused, it is
+		// reported and left out, and the partition is still federated.
+		if p.Metadata, err = heartbeat.DecodeMetadata(h.Metadata); err != nil {
+			rejected = append(rejected, heartbeat.Rejection{Endpoint: p.Endpoint, Reason: err.Error()})
 		}
 		parts = append(parts, p)
 		return nil

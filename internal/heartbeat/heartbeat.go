@@ -94,6 +94,9 @@ type Partition struct {
 	Endpoint      string
 	LastHeartbeat time.Time
 	Databases     []DatabaseSchema
+	// Metadata is the partition's PartitionMetadata; nil when it had none
+	// or the hub refused it.
+	Metadata map[string]string
 }
 
 // Decode validates a heartbeat read from the hub's table. A row whose

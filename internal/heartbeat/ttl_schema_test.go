@@ -1,20 +1,8 @@
 package heartbeat
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
-
-	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
-	"sigs.k8s.io/yaml"
 )
 
 // ttlSchemas are the heartbeatTTL fields users write: the ADXCluster XRD
@@ -26,58 +14,23 @@ var ttlSchemas = []struct{ file, path string }{
 
 // apiServerTTL is what the API server decides for a heartbeatTTL: the
 // schema's pattern and length as its OpenAPI validation checks them, and
-// its CEL rules run by the API server's own CEL validator.
+// its CEL rules.
 type apiServerTTL struct {
-	props     apiextensionsv1.JSONSchemaProps
-	pattern   *regexp.Regexp
-	validator *cel.Validator
-	schema    *schema.Structural
+	*apiServerField
+	pattern *regexp.Regexp
 }
 
 func loadTTLSchema(t testing.TB, file, path string) *apiServerTTL {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Clean(file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// An XRD and a CRD both keep the schema at spec.versions[0].schema.
-	var doc struct {
-		Spec struct {
-			Versions []struct {
-				Schema struct {
-					OpenAPIV3Schema apiextensionsv1.JSONSchemaProps `json:"openAPIV3Schema"`
-				} `json:"schema"`
-			} `json:"versions"`
-		} `json:"spec"`
-	}
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	props := doc.Spec.Versions[0].Schema.OpenAPIV3Schema
-	for p := range strings.SplitSeq(path, ".") {
-		next, ok := props.Properties[p]
-		if !ok {
-			t.Fatalf("%s has no %s", file, path)
-		}
-		props = next
-	}
-	var internal apiextensions.JSONSchemaProps
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&props, &internal, nil); err != nil {
-		t.Fatal(err)
-	}
-	s, err := schema.NewStructural(&internal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &apiServerTTL{props: props, pattern: regexp.MustCompile(props.Pattern), validator: cel.NewValidator(s, false, celconfig.PerCallLimit), schema: s}
+	f := loadFieldSchema(t, file, path)
+	return &apiServerTTL{apiServerField: f, pattern: regexp.MustCompile(f.props.Pattern)}
 }
 
 func (a *apiServerTTL) accepts(s string) bool {
 	if int64(len(s)) < *a.props.MinLength || int64(len(s)) > *a.props.MaxLength || !a.pattern.MatchString(s) {
 		return false
 	}
-	errs, _ := a.validator.Validate(context.Background(), field.NewPath("heartbeatTTL"), a.schema, s, nil, celconfig.RuntimeCELCostBudget)
-	return len(errs) == 0
+	return a.celAccepts(s)
 }
 
 // TestTTLSchemasAreParseTTL holds the generated schemas to the grammar
@@ -89,10 +42,7 @@ func TestTTLSchemasAreParseTTL(t *testing.T) {
 		if a.props.Pattern != TTLPattern {
 			t.Errorf("%s %s pattern is %q, want heartbeat.TTLPattern", f.file, f.path, a.props.Pattern)
 		}
-		have := map[string]string{}
-		for _, r := range a.props.XValidations {
-			have[r.Rule] = r.Message
-		}
+		have := a.rules()
 		for rule, msg := range TTLCELRules {
 			if have[rule] != msg {
 				t.Errorf("%s %s lacks the rule %q of heartbeat.TTLCELRules", f.file, f.path, msg)

@@ -168,7 +168,7 @@ func heartbeat(ns, name, endpoint string, hubs ...string) *kustov1alpha1.Heartbe
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: kustov1alpha1.HeartbeatSpec{
 			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: local},
-			ForProvider:         kustov1alpha1.HeartbeatParameters{Endpoint: endpoint, Interval: every(time.Second), Partitioning: map[string]string{"name": name}},
+			ForProvider:         kustov1alpha1.HeartbeatParameters{Endpoint: endpoint, Interval: every(time.Second), Partitioning: kustov1alpha1.Partitioning{"name": kustov1alpha1.PartitionValue(name)}},
 		},
 	}
 	for _, h := range hubs {
@@ -293,6 +293,16 @@ func TestFederation(t *testing.T) {
 			return len(fns) == 4 && p3 && ready(fo.GetCondition(xpv2.TypeReady)) && fo.Status.AtProvider.Functions == 5,
 				fmt.Sprintf("functions %d, federation %+v", len(fns), fo.Status)
 		})
+		// Each partition's partitioning reaches the hub and its status.
+		meta := map[string]string{}
+		for _, p := range get(t, fed).Status.AtProvider.Partitions {
+			meta[p.Endpoint] = p.Metadata["name"]
+		}
+		for i, p := range f.partitions {
+			if want := fmt.Sprintf("p%d", i+1); meta[p.URL] != want {
+				t.Errorf("status.atProvider.partitions: %s has metadata name %q, want %q", p.URL, meta[p.URL], want)
+			}
+		}
 		if _, ok := f.hub.Functions("Logs")["errors"]; ok {
 			t.Error("views get hub tables, not functions")
 		}

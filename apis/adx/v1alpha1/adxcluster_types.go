@@ -283,8 +283,7 @@ type FederationSpec struct {
 	// Partitioning describes the partition (geo, tenant, ...); it is sent
 	// with every heartbeat.
 	// +optional
-	// +kubebuilder:validation:MaxProperties=32
-	Partitioning map[string]string `json:"partitioning,omitempty"`
+	Partitioning kustov1alpha1.Partitioning `json:"partitioning,omitempty"`
 
 	// HeartbeatDatabase is the hub database partitions write heartbeats to.
 	// +optional

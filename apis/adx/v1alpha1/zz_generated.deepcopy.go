@@ -534,7 +534,7 @@ func (in *FederationSpec) DeepCopyInto(out *FederationSpec) {
 	}
 	if in.Partitioning != nil {
 		in, out := &in.Partitioning, &out.Partitioning
-		*out = make(map[string]string, len(*in))
+		*out = make(kustov1alpha1.Partitioning, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val
 		}

@@ -111,6 +111,13 @@ type FederatedPartition struct {
 	Endpoint string `json:"endpoint"`
 	// +optional
 	LastHeartbeatTime *metav1.Time `json:"lastHeartbeatTime,omitempty"`
+	// Metadata is the PartitionMetadata of the partition's latest
+	// heartbeat (its partitioning: geo, tenant, ...), as the hub accepted
+	// it. Left out when the partition sent none, when the hub refused it
+	// (status.atProvider.warnings says why), or past the status's metadata
+	// budget (status.atProvider.metadataOmitted counts those).
+	// +optional
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // FederationObservation is what the last federation cycle found and did.
@@ -121,6 +128,10 @@ type FederationObservation struct {
 	// PartitionCount is the number of partitions federated.
 	// +optional
 	PartitionCount int32 `json:"partitionCount,omitempty"`
+	// MetadataOmitted counts listed partitions whose metadata was left out
+	// to keep the status small.
+	// +optional
+	MetadataOmitted int32 `json:"metadataOmitted,omitempty"`
 	// MissingDatabases are reported by partitions but absent on the hub;
 	// their tables are not federated until they exist.
 	// +optional

@@ -29,6 +29,30 @@ type HeartbeatTarget struct {
 	ManagedIdentityClientID string `json:"managedIdentityClientId,omitempty"`
 }
 
+// Partitioning describes a partition (geo, tenant, ...) to its hubs. The
+// hub checks the same limits on every heartbeat it reads (package
+// internal/heartbeat), whoever wrote it.
+// +kubebuilder:validation:MaxProperties=32
+// +kubebuilder:validation:XValidation:rule=`self.all(k, size(k) >= 1 && size(k) <= 63 && !k.matches(r'\p{Cc}'))`,message="partitioning keys must be 1 to 63 characters without control characters"
+// +kubebuilder:validation:XValidation:rule=`self.all(k, !self[k].matches(r'\p{Cc}'))`,message="partitioning values must not hold control characters"
+type Partitioning map[string]PartitionValue
+
+// PartitionValue is one value of a Partitioning.
+// +kubebuilder:validation:MaxLength=256
+type PartitionValue string
+
+// Strings is the partitioning as the heartbeat row carries it.
+func (p Partitioning) Strings() map[string]string {
+	if p == nil {
+		return nil
+	}
+	out := make(map[string]string, len(p))
+	for k, v := range p {
+		out[k] = string(v)
+	}
+	return out
+}
+
 // HeartbeatParameters are the desired heartbeat.
 type HeartbeatParameters struct {
 	// Endpoint of the partition cluster whose schema is reported.
@@ -38,8 +62,7 @@ type HeartbeatParameters struct {
 
 	// Partitioning is sent as the heartbeat's PartitionMetadata.
 	// +optional
-	// +kubebuilder:validation:MaxProperties=32
-	Partitioning map[string]string `json:"partitioning,omitempty"`
+	Partitioning Partitioning `json:"partitioning,omitempty"`
 
 	// Targets are the hubs to report to.
 	// +listType=map

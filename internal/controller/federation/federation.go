@@ -35,6 +35,10 @@ const (
 	maxErrors = 10
 	// maxPartitionsInStatus keeps the status of a large fleet small.
 	maxPartitionsInStatus = 100
+	// maxMetadataBytesInStatus bounds the partitions' metadata the status
+	// lists: a hundred partitions at the per-partition limits would be a
+	// megabyte, near etcd's object limit.
+	maxMetadataBytesInStatus = 32 << 10
 )
 
 // Defaults of spec.forProvider.safety.
@@ -324,12 +328,19 @@ func (c *run) report(mg *v1alpha1.Federation, now time.Time) {
 		heldBack = append(heldBack, h.Endpoint+": "+h.Reason)
 	}
 	sort.Slice(c.parts, func(i, j int) bool { return c.parts[i].Endpoint < c.parts[j].Endpoint })
+	metaBudget := maxMetadataBytesInStatus
 	for i, part := range c.parts {
 		if now.Sub(part.LastHeartbeat) > c.ttl {
 			retained = append(retained, fmt.Sprintf("%s: silent since %s, past the TTL; stays until %s", part.Endpoint, part.LastHeartbeat.UTC().Format(time.RFC3339), part.LastHeartbeat.Add(c.window).UTC().Format(time.RFC3339)))
 		}
 		if i < maxPartitionsInStatus {
-			at.Partitions = append(at.Partitions, v1alpha1.FederatedPartition{Endpoint: part.Endpoint, LastHeartbeatTime: &metav1.Time{Time: part.LastHeartbeat}})
+			fp := v1alpha1.FederatedPartition{Endpoint: part.Endpoint, LastHeartbeatTime: &metav1.Time{Time: part.LastHeartbeat}}
+			if n := metadataBytes(part.Metadata); metaBudget >= n {
+				fp.Metadata, metaBudget = part.Metadata, metaBudget-n
+			} else {
+				at.MetadataOmitted++
+			}
+			at.Partitions = append(at.Partitions, fp)
 		}
 	}
 	at.HeldBack, at.Retained = capped(heldBack), capped(retained)
@@ -342,6 +353,16 @@ func (c *run) report(mg *v1alpha1.Federation, now time.Time) {
 	}
 	mg.Status.AtProvider = at
 	setAvailability(mg)
+}
+
+// metadataBytes is what a partition's metadata adds to the status, near
+// enough: its keys and values.
+func metadataBytes(m map[string]string) int {
+	n := 0
+	for k, v := range m {
+		n += len(k) + len(v)
+	}
+	return n
 }
 
 // capped keeps the first maxErrors messages, bounded, and counts the rest.

@@ -2,6 +2,7 @@ package federation
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -347,4 +348,87 @@ func TestOneFederationPerHub(t *testing.T) {
 	if got, _ := e.Observe(context.Background(), first); got.ResourceUpToDate || first.Status.AtProvider.Owner != "" {
 		t.Errorf("the oldest Federation owns the hub: %+v owner %q", got, first.Status.AtProvider.Owner)
 	}
+}
+
+// TestPartitionMetadataInStatus: the hub lists each partition's metadata
+// as its heartbeat sent it, refuses metadata that is not a flat map without
+// dropping the partition, and keeps the listed metadata within a budget.
+func TestPartitionMetadataInStatus(t *testing.T) {
+	hub := support.KustoServer(t, "FleetDiscovery", "Metrics")
+	support.KustoExec(t, hub, "FleetDiscovery", ".create table ['Heartbeats'] (['Timestamp']:datetime, ['ClusterEndpoint']:string, ['Schema']:dynamic, ['PartitionMetadata']:dynamic)")
+	ingest := func(rec string) {
+		t.Helper()
+		cmd, err := kql.IngestInline("Heartbeats", rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		support.KustoExec(t, hub, "FleetDiscovery", cmd)
+	}
+	schema := []heartbeat.DatabaseSchema{{Database: "Metrics", Tables: []string{"cpu"}}}
+	for ep, meta := range map[string]map[string]string{
+		"https://eu.kusto.windows.net":   {"geo": "EU", "tenant": "contoso"},
+		"https://bare.kusto.windows.net": nil,
+	} {
+		rec, err := heartbeat.Row{Timestamp: time.Now().UTC(), Endpoint: ep, Schema: schema, Metadata: meta}.Record()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ingest(rec)
+	}
+	// Another writer's row: nested metadata, which the hub refuses.
+	ingest(time.Now().UTC().Format(time.RFC3339Nano) + `,https://nested.kusto.windows.net,"[{""database"":""Metrics"",""tables"":[""cpu""]}]","{""geo"":{""region"":""US""}}"`)
+
+	mg := federationOf(hub.URL)
+	if _, err := newExternal(open, clock).Update(context.Background(), mg); err != nil {
+		t.Fatal(err)
+	}
+	at := mg.Status.AtProvider
+	got := map[string]map[string]string{}
+	for _, p := range at.Partitions {
+		got[p.Endpoint] = p.Metadata
+	}
+	want := map[string]map[string]string{
+		"https://bare.kusto.windows.net":   nil,
+		"https://eu.kusto.windows.net":     {"geo": "EU", "tenant": "contoso"},
+		"https://nested.kusto.windows.net": nil,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("partitions' metadata (-want +got):\n%s", diff)
+	}
+	if at.PartitionCount != 3 || at.MetadataOmitted != 0 {
+		t.Errorf("atProvider = %+v, want three partitions, the refused metadata not counted as omitted", at)
+	}
+	if w := strings.Join(at.Warnings, "\n"); !strings.Contains(w, `https://nested.kusto.windows.net: partition metadata "geo" is an object or list`) {
+		t.Errorf("warnings = %q, want the refused metadata explained", at.Warnings)
+	}
+
+	t.Run("a budget keeps the status small", func(t *testing.T) {
+		big := map[string]string{}
+		for i := range heartbeat.MaxMetadataEntries {
+			big[fmt.Sprintf("key-%02d", i)] = strings.Repeat("v", heartbeat.MaxMetadataValueLength)
+		}
+		for i := range 20 {
+			rec, err := heartbeat.Row{Timestamp: time.Now().UTC(), Endpoint: fmt.Sprintf("https://big%02d.kusto.windows.net", i), Schema: schema, Metadata: big}.Record()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ingest(rec)
+		}
+		mg := federationOf(hub.URL)
+		if _, err := newExternal(open, clock).Update(context.Background(), mg); err != nil {
+			t.Fatal(err)
+		}
+		at := mg.Status.AtProvider
+		listed, bytes := 0, 0
+		for _, p := range at.Partitions {
+			if p.Metadata != nil {
+				listed++
+				bytes += metadataBytes(p.Metadata)
+			}
+		}
+		// 32 × (6 + 256) bytes each: three fit in 32 KiB.
+		if listed != 4 || at.MetadataOmitted != 17 || bytes > maxMetadataBytesInStatus {
+			t.Errorf("%d partitions listed with %d bytes of metadata, %d omitted; want the first 3 big ones and eu, 17 omitted, within %d bytes", listed, bytes, at.MetadataOmitted, maxMetadataBytesInStatus)
+		}
+	})
 }

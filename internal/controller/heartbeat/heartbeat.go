@@ -148,7 +148,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.
 		return managed.ExternalUpdate{}, fmt.Errorf("cannot read the partition's schema: %w", err)
 	}
 	now := e.now().UTC()
-	rec, err := hb.Row{Timestamp: now, Endpoint: partition.Endpoint(), Schema: schema, Metadata: p.Partitioning}.Record()
+	rec, err := hb.Row{Timestamp: now, Endpoint: partition.Endpoint(), Schema: schema, Metadata: p.Partitioning.Strings()}.Record()
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}

@@ -29,7 +29,7 @@ func heartbeatTo(partition string, hubs ...string) *v1alpha1.Heartbeat {
 	mg := &v1alpha1.Heartbeat{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "eu"},
 		Spec: v1alpha1.HeartbeatSpec{ForProvider: v1alpha1.HeartbeatParameters{
-			Endpoint: partition, Interval: &metav1.Duration{Duration: time.Minute}, Partitioning: map[string]string{"geo": "EU"},
+			Endpoint: partition, Interval: &metav1.Duration{Duration: time.Minute}, Partitioning: v1alpha1.Partitioning{"geo": "EU"},
 		}},
 	}
 	for _, h := range hubs {
