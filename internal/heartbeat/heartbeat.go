@@ -94,8 +94,8 @@ type Partition struct {
 	Endpoint      string
 	LastHeartbeat time.Time
 	Databases     []DatabaseSchema
-	// Metadata is the partition's PartitionMetadata; nil when it had none
-	// or the hub refused it.
+	// Metadata is the partition's PartitionMetadata; empty when it had
+	// none or the hub refused it.
 	Metadata map[string]string
 }
 

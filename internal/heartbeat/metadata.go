@@ -46,21 +46,18 @@ func ValidateMetadata(m map[string]string) error {
 
 // DecodeMetadata reads a heartbeat's PartitionMetadata column: a JSON object
 // of strings, as the adx-mon operator and this project's Heartbeat write
-// it. Null or empty is no metadata. Numbers and booleans, which a hand-made
+// it. Null or empty is no metadata: an empty map. Numbers and booleans, which a hand-made
 // row may hold, are kept as their JSON text; nested values are refused.
 func DecodeMetadata(raw string) (map[string]string, error) {
 	if len(raw) > MaxMetadataBytes {
 		return nil, fmt.Errorf("partition metadata is %d bytes, the limit is %d", len(raw), MaxMetadataBytes)
 	}
 	if raw == "" || raw == "null" {
-		return nil, nil
+		return map[string]string{}, nil
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(raw), &obj); err != nil {
 		return nil, fmt.Errorf("partition metadata is not a JSON object: %w", err)
-	}
-	if len(obj) == 0 {
-		return nil, nil
 	}
 	if len(obj) > MaxMetadataEntries {
 		return nil, fmt.Errorf("partition metadata has %d entries, the limit is %d", len(obj), MaxMetadataEntries)

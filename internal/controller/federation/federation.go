@@ -335,9 +335,11 @@ func (c *run) report(mg *v1alpha1.Federation, now time.Time) {
 		}
 		if i < maxPartitionsInStatus {
 			fp := v1alpha1.FederatedPartition{Endpoint: part.Endpoint, LastHeartbeatTime: &metav1.Time{Time: part.LastHeartbeat}}
-			if n := metadataBytes(part.Metadata); metaBudget >= n {
+			switch n := metadataBytes(part.Metadata); {
+			case len(part.Metadata) == 0:
+			case metaBudget >= n:
 				fp.Metadata, metaBudget = part.Metadata, metaBudget-n
-			} else {
+			default:
 				at.MetadataOmitted++
 			}
 			at.Partitions = append(at.Partitions, fp)
