@@ -24,7 +24,7 @@ generate: ## Regenerate deepcopy code, method sets, XRDs, CRDs and the function 
 	$$aj generate-methodsets ./apis/...; \
 	$$cg crd:crdVersions=v1,allowDangerousTypes=true $$(tools/apis.sh composite) output:crd:dir=$(GEN)/xr; \
 	rm -rf package/provider/crds package/function/input; \
-	$$cg crd:crdVersions=v1 $$(tools/apis.sh managed) output:crd:dir=package/provider/crds; \
+	$$cg crd:crdVersions=v1,allowDangerousTypes=true $$(tools/apis.sh managed) output:crd:dir=package/provider/crds; \
 	$$cg crd:crdVersions=v1 $$(tools/apis.sh input) output:crd:dir=package/function/input; \
 	$(GO) run ./tools/xrdgen -in $(GEN)/xr -out package/configuration/xrds; \
 	crds=$$($(TOOLS) adx-mon-crds); rm -rf internal/adxmon/crds && mkdir -p internal/adxmon/crds; \

@@ -14,6 +14,7 @@ import (
 	fnv1beta1 "github.com/fleetplane/fleetplane/apis/fn/v1beta1"
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
+	scalingv1alpha1 "github.com/fleetplane/fleetplane/apis/scaling/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
 	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
 )
@@ -32,6 +33,7 @@ var Managed = runtime.SchemeBuilder{
 	argocdv1alpha1.AddToScheme,
 	workflowsv1alpha1.AddToScheme,
 	lifecyclev1alpha1.AddToScheme,
+	scalingv1alpha1.AddToScheme,
 }
 
 // Input is the function input's group.

@@ -112,7 +112,7 @@ func Decide(metrics []Metric, current int32, lastScale, now time.Time, p Policy)
 	case d.Score <= -bound:
 		want = Down
 	}
-	score := fmt.Sprintf("score %s", formatScore(d.Score))
+	score := "score " + formatScore(d.Score)
 	switch {
 	case want == Hold:
 		d.Reason = fmt.Sprintf("hold: %s is within ±%s", score, formatScore(bound))

@@ -1,0 +1,196 @@
+package measure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/fleetplane/fleetplane/apis/scaling/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/scaling"
+)
+
+// The ingestor's series (adx-mon v0.3.0, metrics/metrics.go).
+const (
+	queueSeries  = "adxmon_ingestor_queue_size"
+	memorySeries = "process_resident_memory_bytes"
+)
+
+// MaxPods caps the pods one evaluation scrapes.
+const MaxPods = 100
+
+// Pod is one pod to scrape.
+type Pod struct {
+	Name string
+	URL  string
+	// MemoryLimit of the container serving the metrics, in bytes; 0 when
+	// it has none.
+	MemoryLimit float64
+}
+
+// Pods are the ready pods' scrape targets, sorted by name: their IP (from
+// the pod's status, which the kubelet writes) and the container port named
+// or numbered port.
+func Pods(pods []corev1.Pod, port intstr.IntOrString, path string) ([]Pod, error) {
+	var out []Pod
+	for i := range pods {
+		p := &pods[i]
+		if p.DeletionTimestamp != nil || !ready(p) {
+			continue
+		}
+		ip, err := netip.ParseAddr(p.Status.PodIP)
+		if err != nil {
+			return nil, fmt.Errorf("pod %s has no usable IP %q", p.Name, p.Status.PodIP)
+		}
+		c, n, err := containerPort(p, port)
+		if err != nil {
+			return nil, err
+		}
+		var limit float64
+		if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+			limit = q.AsApproximateFloat64()
+		}
+		out = append(out, Pod{Name: p.Name, URL: "http://" + net.JoinHostPort(ip.String(), strconv.Itoa(int(n))) + path, MemoryLimit: limit})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	if len(out) > MaxPods {
+		out = out[:MaxPods]
+	}
+	return out, nil
+}
+
+func ready(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func containerPort(p *corev1.Pod, port intstr.IntOrString) (*corev1.Container, int32, error) {
+	for i := range p.Spec.Containers {
+		c := &p.Spec.Containers[i]
+		for _, cp := range c.Ports {
+			if (port.Type == intstr.String && cp.Name == port.StrVal) || (port.Type == intstr.Int && cp.ContainerPort == port.IntVal) {
+				return c, cp.ContainerPort, nil
+			}
+		}
+	}
+	if port.Type == intstr.Int && len(p.Spec.Containers) > 0 {
+		return &p.Spec.Containers[0], port.IntVal, nil
+	}
+	return nil, 0, fmt.Errorf("pod %s has no container port %s", p.Name, port.String())
+}
+
+// Ingestor measures metrics on every pod and averages each over the pods:
+// the load per replica, which is what adding or removing one changes.
+// A metric no pod can give, or that one pod fails to give, has no value
+// and says why.
+func Ingestor(ctx context.Context, c *http.Client, pods []Pod, metrics []v1alpha1.ScaleMetric) []scaling.Metric {
+	out := make([]scaling.Metric, len(metrics))
+	for i, m := range metrics {
+		out[i] = scaling.Metric{Name: Name(m), Up: m.ScaleUpThreshold, Down: m.ScaleDownThreshold, Weight: m.Weight, ProportionalN: true}
+	}
+	missing := func(why string) []scaling.Metric {
+		for i := range out {
+			out[i].Missing, out[i].Err = true, why
+		}
+		return out
+	}
+	if len(pods) == 0 {
+		return missing("no ready ingestor pod to scrape")
+	}
+	sums := make([]float64, len(metrics))
+	errs := make([][]string, len(metrics))
+	for _, p := range pods {
+		fams, err := Scrape(ctx, c, p.URL)
+		if err != nil {
+			for i := range metrics {
+				errs[i] = append(errs[i], fmt.Sprintf("%s: %v", p.Name, err))
+			}
+			continue
+		}
+		for i, m := range metrics {
+			v, err := podValue(fams, m, p)
+			if err != nil {
+				errs[i] = append(errs[i], fmt.Sprintf("%s: %v", p.Name, err))
+				continue
+			}
+			sums[i] += v
+		}
+	}
+	for i := range out {
+		if len(errs[i]) > 0 {
+			out[i].Missing, out[i].Err = true, summarize(errs[i], len(pods))
+			continue
+		}
+		out[i].Value = sums[i] / float64(len(pods))
+	}
+	return out
+}
+
+// Name is how a metric is shown: its type, or for Custom its series or
+// Azure metric.
+func Name(m v1alpha1.ScaleMetric) string {
+	switch {
+	case m.Series != nil:
+		return m.Series.Name
+	case m.AzureMetric != nil:
+		return m.AzureMetric.Name
+	}
+	return m.Type
+}
+
+func podValue(f Families, m v1alpha1.ScaleMetric, p Pod) (float64, error) {
+	switch m.Type {
+	case v1alpha1.MetricQueueLength:
+		return need(f, queueSeries, nil)
+	case v1alpha1.MetricMemoryUsage:
+		if p.MemoryLimit <= 0 {
+			return 0, errors.New("MemoryUsage is a percentage of the container's memory limit, and it has none")
+		}
+		v, err := need(f, memorySeries, nil)
+		return v / p.MemoryLimit * 100, err
+	case v1alpha1.MetricCustom:
+		if m.Series != nil {
+			return need(f, m.Series.Name, m.Series.MatchLabels)
+		}
+	}
+	return 0, fmt.Errorf("%s is not an ingestor metric", m.Type)
+}
+
+func need(f Families, name string, match map[string]string) (float64, error) {
+	v, ok, err := f.Sum(name, match)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		if len(match) > 0 {
+			return 0, fmt.Errorf("no %s sample with labels %v", name, match)
+		}
+		return 0, fmt.Errorf("no %s sample", name)
+	}
+	return v, nil
+}
+
+// summarize keeps the first errors and counts the rest.
+func summarize(errs []string, pods int) string {
+	head := errs
+	if len(head) > 3 {
+		head = head[:3]
+	}
+	s := fmt.Sprintf("%d of %d pods: %s", len(errs), pods, strings.Join(head, "; "))
+	if len(s) > 512 {
+		s = s[:512] + "…"
+	}
+	return s
+}
