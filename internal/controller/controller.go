@@ -14,7 +14,9 @@ import (
 	argocdv1alpha1 "github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
+	scalingv1alpha1 "github.com/fleetplane/fleetplane/apis/scaling/v1alpha1"
 	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/controller/autoscaler"
 	"github.com/fleetplane/fleetplane/internal/controller/config"
 	"github.com/fleetplane/fleetplane/internal/controller/defaults"
 	"github.com/fleetplane/fleetplane/internal/controller/expiry"
@@ -45,6 +47,9 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts kusto.Options, azure def
 		{v1alpha1.HeartbeatGroupVersionKind, withKusto(heartbeat.Setup)},
 		{v1alpha1.FederationGroupVersionKind, withKusto(federation.Setup)},
 		{v1alpha1.ProvisioningDefaultsGroupVersionKind, func(mgr ctrl.Manager, o controller.Options) error { return defaults.Setup(mgr, o, c, azure) }},
+		{scalingv1alpha1.AutoscalerGroupVersionKind, func(mgr ctrl.Manager, o controller.Options) error {
+			return autoscaler.Setup(mgr, o, c, autoscaler.Config{ResourceManagerEndpoint: azure.ResourceManagerEndpoint})
+		}},
 		{argocdv1alpha1.ClusterRegistrationGroupVersionKind, registration.Setup},
 		{workflowsv1alpha1.WorkflowRunGroupVersionKind, workflowrun.Setup},
 		{lifecyclev1alpha1.ExpiryGroupVersionKind, expiry.Setup},

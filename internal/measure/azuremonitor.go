@@ -77,7 +77,7 @@ func latest(ctx context.Context, l MetricsLister, uri, name, agg, span string) (
 		Interval:    new("PT1M"),
 	})
 	if err != nil {
-		return 0, fmt.Errorf("reading %s from Azure Monitor: %s", name, sdkError(err))
+		return 0, fmt.Errorf("reading %s from Azure Monitor: %s", name, AzureError(err))
 	}
 	for _, metric := range resp.Value {
 		if metric == nil || metric.Name == nil || !strings.EqualFold(deref(metric.Name.Value), name) {
@@ -133,9 +133,9 @@ func deref(s *string) string {
 	return *s
 }
 
-// sdkError is an SDK error in one line: Azure's status and error code,
+// AzureError is an SDK error in one line: Azure's status and error code,
 // rather than the request dump the SDK's message spans.
-func sdkError(err error) string {
+func AzureError(err error) string {
 	if re, ok := errors.AsType[*azcore.ResponseError](err); ok {
 		return fmt.Sprintf("HTTP %d %s", re.StatusCode, re.ErrorCode)
 	}

@@ -217,6 +217,10 @@ type AutoscalerObservation struct {
 	// LastScaleTime is when the desired size last changed.
 	// +optional
 	LastScaleTime *metav1.Time `json:"lastScaleTime,omitempty"`
+	// ObservedGeneration is the spec generation last evaluated; a spec
+	// change is evaluated at once, not at the next scheduled time.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
 // AutoscalerSpec defines the desired state of an Autoscaler.

@@ -6,15 +6,10 @@ package defaults
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/kusto/armkusto/v2"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -78,42 +73,17 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.ProvisioningDefaul
 }
 
 // armClusters opens armkusto's clusters client with the config's
-// credentials. Credentials None, meant for local stand-ins, send an empty
-// token, which only a plain-http endpoint (never Azure) accepts.
+// credentials.
 func (c *connector) armClusters(subscriptionID string, s *kustoconn.Session) (discovery.SKULister, error) {
-	cred, err := s.Credential("")
+	cred, opts, err := s.ARM(c.cfg.ResourceManagerEndpoint)
 	if err != nil {
 		return nil, err
 	}
-	opts := &arm.ClientOptions{ClientOptions: policy.ClientOptions{}}
-	if ep := c.cfg.ResourceManagerEndpoint; ep != "" {
-		opts.Cloud = cloud.Configuration{
-			ActiveDirectoryAuthorityHost: cloud.AzurePublic.ActiveDirectoryAuthorityHost,
-			Services:                     map[cloud.ServiceName]cloud.ServiceConfiguration{cloud.ResourceManager: {Endpoint: ep, Audience: cloud.AzurePublic.Services[cloud.ResourceManager].Audience}},
-		}
-	}
-	if cred == nil {
-		if !strings.HasPrefix(c.cfg.ResourceManagerEndpoint, "http://") {
-			return nil, errors.New("credentials source None cannot call Azure Resource Manager; use a Secret or the provider's identity")
-		}
-		cred = noToken{}
-		opts.InsecureAllowCredentialWithHTTP = true
-	}
-	// Registering resource providers is an administrator's decision, not
-	// a side effect of listing SKUs.
-	opts.DisableRPRegistration = true
 	cl, err := armkusto.NewClustersClient(subscriptionID, cred, opts)
 	if err != nil {
 		return nil, err
 	}
 	return discovery.Clusters{Client: cl}, nil
-}
-
-// noToken is the credential of source None.
-type noToken struct{}
-
-func (noToken) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
-	return azcore.AccessToken{Token: "", ExpiresOn: time.Now().Add(time.Hour)}, nil
 }
 
 // instanceReader is what discovery needs of IMDS.

@@ -5,8 +5,14 @@ package kustoconn
 
 import (
 	"context"
+	"errors"
+	"strings"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -71,4 +77,39 @@ func (s *Session) Client(endpoint, managedIdentityClientID string) (*kusto.Clien
 		return nil, err
 	}
 	return kusto.New(endpoint, cred, s.options)
+}
+
+// ARM is the credential and client options for an Azure Resource Manager
+// client (armkusto, armmonitor) at endpoint, Azure's when empty.
+// Credentials source None, meant for local stand-ins, sends an empty
+// token, which only a plain-http endpoint (never Azure) accepts.
+// Resource providers are never registered as a side effect: that is an
+// administrator's decision.
+func (s *Session) ARM(endpoint string) (azcore.TokenCredential, *arm.ClientOptions, error) {
+	cred, err := s.Credential("")
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := &arm.ClientOptions{ClientOptions: policy.ClientOptions{}, DisableRPRegistration: true}
+	if endpoint != "" {
+		opts.Cloud = cloud.Configuration{
+			ActiveDirectoryAuthorityHost: cloud.AzurePublic.ActiveDirectoryAuthorityHost,
+			Services:                     map[cloud.ServiceName]cloud.ServiceConfiguration{cloud.ResourceManager: {Endpoint: endpoint, Audience: cloud.AzurePublic.Services[cloud.ResourceManager].Audience}},
+		}
+	}
+	if cred == nil {
+		if !strings.HasPrefix(endpoint, "http://") {
+			return nil, nil, errors.New("credentials source None cannot call Azure Resource Manager; use a Secret or the provider's identity")
+		}
+		cred = noToken{}
+		opts.InsecureAllowCredentialWithHTTP = true
+	}
+	return cred, opts, nil
+}
+
+// noToken is the credential of source None.
+type noToken struct{}
+
+func (noToken) GetToken(context.Context, policy.TokenRequestOptions) (azcore.AccessToken, error) {
+	return azcore.AccessToken{Token: "", ExpiresOn: time.Now().Add(time.Hour)}, nil
 }
