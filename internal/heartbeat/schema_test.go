@@ -2,9 +2,6 @@ package heartbeat
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -13,7 +10,8 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
-	"sigs.k8s.io/yaml"
+
+	"github.com/fleetplane/fleetplane/test/support"
 )
 
 // apiServerField is one field of a generated CRD or XRD schema, with the
@@ -27,31 +25,7 @@ type apiServerField struct {
 
 func loadFieldSchema(t testing.TB, file, path string) *apiServerField {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Clean(file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// An XRD and a CRD both keep the schema at spec.versions[0].schema.
-	var doc struct {
-		Spec struct {
-			Versions []struct {
-				Schema struct {
-					OpenAPIV3Schema apiextensionsv1.JSONSchemaProps `json:"openAPIV3Schema"`
-				} `json:"schema"`
-			} `json:"versions"`
-		} `json:"spec"`
-	}
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	props := doc.Spec.Versions[0].Schema.OpenAPIV3Schema
-	for p := range strings.SplitSeq(path, ".") {
-		next, ok := props.Properties[p]
-		if !ok {
-			t.Fatalf("%s has no %s", file, path)
-		}
-		props = next
-	}
+	props := support.GeneratedField(t, file, path)
 	var internal apiextensions.JSONSchemaProps
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&props, &internal, nil); err != nil {
 		t.Fatal(err)
