@@ -56,12 +56,12 @@ func ADX(ctx context.Context, l MetricsLister, t v1alpha1.ADXTarget, metrics []v
 			}
 		}
 		if name == "" {
-			out[i].Missing, out[i].Err = true, m.Type+" is not an ADX metric"
+			out[i].Err = m.Type + " is not an ADX metric"
 			continue
 		}
 		v, err := latest(ctx, l, uri, name, agg, span)
 		if err != nil {
-			out[i].Missing, out[i].Err = true, err.Error()
+			out[i].Err = err.Error()
 			continue
 		}
 		out[i].Value = v
@@ -134,17 +134,12 @@ func deref(s *string) string {
 }
 
 // AzureError is an SDK error in one line: Azure's status and error code,
-// rather than the request dump the SDK's message spans.
+// rather than the request dump the SDK's message spans. The status
+// bounds its length (observe.Bound).
 func AzureError(err error) string {
 	if re, ok := errors.AsType[*azcore.ResponseError](err); ok {
 		return fmt.Sprintf("HTTP %d %s", re.StatusCode, re.ErrorCode)
 	}
-	s := err.Error()
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
+	s, _, _ := strings.Cut(err.Error(), "\n")
 	return s
 }

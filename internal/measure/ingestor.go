@@ -102,7 +102,7 @@ func Ingestor(ctx context.Context, c *http.Client, pods []Pod, metrics []v1alpha
 	}
 	missing := func(why string) []scaling.Metric {
 		for i := range out {
-			out[i].Missing, out[i].Err = true, why
+			out[i].Err = why
 		}
 		return out
 	}
@@ -130,7 +130,7 @@ func Ingestor(ctx context.Context, c *http.Client, pods []Pod, metrics []v1alpha
 	}
 	for i := range out {
 		if len(errs[i]) > 0 {
-			out[i].Missing, out[i].Err = true, summarize(errs[i], len(pods))
+			out[i].Err = summarize(errs[i], len(pods))
 			continue
 		}
 		out[i].Value = sums[i] / float64(len(pods))
@@ -182,15 +182,12 @@ func need(f Families, name string, match map[string]string) (float64, error) {
 	return v, nil
 }
 
-// summarize keeps the first errors and counts the rest.
+// summarize keeps the first errors and counts the rest; the status
+// bounds the message (observe.Bound).
 func summarize(errs []string, pods int) string {
 	head := errs
 	if len(head) > 3 {
 		head = head[:3]
 	}
-	s := fmt.Sprintf("%d of %d pods: %s", len(errs), pods, strings.Join(head, "; "))
-	if len(s) > 512 {
-		s = s[:512] + "…"
-	}
-	return s
+	return fmt.Sprintf("%d of %d pods: %s", len(errs), pods, strings.Join(head, "; "))
 }

@@ -58,8 +58,8 @@ func TestIngestor(t *testing.T) {
 		got := Ingestor(context.Background(), http.DefaultClient, pods, metrics)
 		want := []float64{(100 + 300) / 2, 50, 3}
 		for i, m := range got {
-			if m.Missing || m.Value != want[i] {
-				t.Errorf("%s = %v (missing %v: %s), want %v", m.Name, m.Value, m.Missing, m.Err, want[i])
+			if m.Missing() || m.Value != want[i] {
+				t.Errorf("%s = %v (missing %v: %s), want %v", m.Name, m.Value, m.Missing(), m.Err, want[i])
 			}
 		}
 		if got[2].Name != "adxmon_ingestor_requests_received_total" || !got[0].ProportionalN {
@@ -106,7 +106,7 @@ func TestIngestor(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := Ingestor(context.Background(), http.DefaultClient, tc.pods(t), []v1alpha1.ScaleMetric{tc.metric})
-			if !got[0].Missing || !strings.Contains(got[0].Err, tc.want) {
+			if !got[0].Missing() || !strings.Contains(got[0].Err, tc.want) {
 				t.Errorf("got %+v, want a missing value saying %q", got[0], tc.want)
 			}
 		})
@@ -191,7 +191,7 @@ func TestADX(t *testing.T) {
 	want := []string{"IngestionVolume 55.5", "CPUUsage 55.5", "CacheUtilization 70", "Broken: reading Broken from Azure Monitor: HTTP 403 AuthorizationFailed", "Empty: no Average of Empty from Azure Monitor in the last 15m0s", "QueueLength: QueueLength is not an ADX metric"}
 	for i, m := range got {
 		s := fmt.Sprintf("%s %v", m.Name, m.Value)
-		if m.Missing {
+		if m.Missing() {
 			s = m.Name + ": " + m.Err
 		}
 		if s != want[i] {

@@ -47,15 +47,17 @@ type Metric struct {
 	Up, Down      float64 // scale-up and scale-down thresholds; Down < Up
 	Weight        float64 // 0 to 1
 	Value         float64
-	Missing       bool   // no value: the reason is in Err
-	Err           string // why the value is missing
+	Err           string // why there is no value; empty when there is one
 	ProportionalN bool   // the value is a per-unit load: it grows as n/(n-1) when one unit goes
 }
+
+// Missing reports whether the metric has no value.
+func (m Metric) Missing() bool { return m.Err != "" }
 
 // Vote is the metric's vote: +1, -1 or 0.
 func (m Metric) Vote() int {
 	switch {
-	case m.Missing:
+	case m.Missing():
 		return 0
 	case m.Value > m.Up:
 		return 1
@@ -92,7 +94,7 @@ func Decide(metrics []Metric, current int32, lastScale, now time.Time, p Policy)
 	}
 	var missing []string
 	for _, m := range metrics {
-		if m.Missing {
+		if m.Missing() {
 			missing = append(missing, m.Name+": "+m.Err)
 		}
 	}

@@ -21,7 +21,7 @@ var seedPolicy = Policy{Min: 1, Max: 10, Cooldown: 5 * time.Minute}
 
 func TestDecide(t *testing.T) {
 	missing := ingestor(2000, 50)
-	missing[1].Missing, missing[1].Err = true, "no ingestor pod answered"
+	missing[1].Err = "no ingestor pod answered"
 	cases := map[string]struct {
 		metrics   []Metric
 		current   int32

@@ -44,18 +44,11 @@ func ParseSchedule(s string) (cron.Schedule, error) {
 		s = DefaultSchedule
 	}
 	if len(s) > 128 || !schedulePattern.MatchString(s) {
-		return nil, fmt.Errorf("schedule %q is not a five-field cron expression (minute hour day-of-month month day-of-week)", bound(s))
+		return nil, fmt.Errorf("schedule %q is not a five-field cron expression (minute hour day-of-month month day-of-week)", s)
 	}
 	sched, err := cron.ParseStandard(s)
 	if err != nil {
 		return nil, fmt.Errorf("schedule %q: %w", s, err)
 	}
 	return sched, nil
-}
-
-func bound(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }

@@ -207,7 +207,7 @@ func policy(p v1alpha1.AutoscalerParameters) scaling.Policy {
 
 func missingAny(ms []scaling.Metric) bool {
 	for _, m := range ms {
-		if m.Missing {
+		if m.Missing() {
 			return true
 		}
 	}
@@ -218,7 +218,7 @@ func observations(ms []scaling.Metric) []v1alpha1.MetricObservation {
 	out := make([]v1alpha1.MetricObservation, len(ms))
 	for i, m := range ms {
 		out[i] = v1alpha1.MetricObservation{Name: m.Name, Vote: int32(m.Vote()), Error: observe.Bound(m.Err)} //nolint:gosec // -1, 0 or 1
-		if !m.Missing {
+		if !m.Missing() {
 			out[i].Value = new(m.Value)
 		}
 	}
