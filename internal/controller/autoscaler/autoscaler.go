@@ -49,7 +49,7 @@ const scrapeTimeout = 10 * time.Second
 // few per evaluation and must not cache every pod of the cluster.
 func Setup(mgr ctrl.Manager, o controller.Options, c *kustoconn.Connector, cfg Config) error {
 	return setup.Managed(mgr, o, v1alpha1.AutoscalerGroupVersionKind, &v1alpha1.Autoscaler{},
-		&connector{c: c, kube: mgr.GetAPIReader(), cfg: cfg}, periodic(time.Now).Options())
+		&connector{c: c, kube: mgr.GetAPIReader(), cfg: cfg, http: scrapeClient()}, periodic(time.Now).Options())
 }
 
 // periodic evaluates on the schedule: the next time after the last
@@ -73,6 +73,9 @@ type connector struct {
 	c    *kustoconn.Connector
 	kube client.Reader
 	cfg  Config
+	// http is shared by every evaluation: a client per Connect would leave
+	// a transport and its idle connections behind each reconcile.
+	http *http.Client
 }
 
 func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Autoscaler) (managed.TypedExternalClient[*v1alpha1.Autoscaler], error) {
@@ -80,7 +83,7 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Autoscaler) (manag
 	if err != nil {
 		return nil, err
 	}
-	e := &external{kube: c.kube, http: scrapeClient(), now: time.Now}
+	e := &external{kube: c.kube, http: c.http, now: time.Now}
 	if t := mg.Spec.ForProvider.ADX; t != nil {
 		cred, opts, err := s.ARM(c.cfg.ResourceManagerEndpoint)
 		if err != nil {
@@ -104,7 +107,7 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Autoscaler) (manag
 func scrapeClient() *http.Client {
 	return &http.Client{
 		Timeout:       scrapeTimeout,
-		Transport:     &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1, ResponseHeaderTimeout: scrapeTimeout},
+		Transport:     &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1, IdleConnTimeout: time.Minute, ResponseHeaderTimeout: scrapeTimeout},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
