@@ -64,6 +64,13 @@ type AzurePolicy struct {
 	// listing uses the tenant's own credentials.
 	// +optional
 	AllowDiscovery bool `json:"allowDiscovery,omitempty"`
+
+	// AllowMonitoring lets Autoscalers read an ADX cluster's size and its
+	// Azure Monitor metrics with this config's credentials, in whatever
+	// subscription they name. Default false; a namespaced ProviderConfig
+	// reads with the tenant's own credentials and needs no grant.
+	// +optional
+	AllowMonitoring bool `json:"allowMonitoring,omitempty"`
 }
 
 // ArgoCDPolicy is where and how ClusterRegistrations register clusters

@@ -38,13 +38,18 @@ type Pod struct {
 
 // Pods are the ready pods' scrape targets, sorted by name: their IP (from
 // the pod's status, which the kubelet writes) and the container port named
-// or numbered port.
+// or numbered port. A pod on the host's network is refused.
 func Pods(pods []corev1.Pod, port intstr.IntOrString, path string) ([]Pod, error) {
 	var out []Pod
 	for i := range pods {
 		p := &pods[i]
 		if p.DeletionTimestamp != nil || !ready(p) {
 			continue
+		}
+		if p.Spec.HostNetwork {
+			// Its IP is the node's: scraping it would reach whatever
+			// listens on the node, not a pod of this namespace.
+			return nil, fmt.Errorf("pod %s uses the host's network, so its IP is the node's; such pods are not scraped", p.Name)
 		}
 		ip, err := netip.ParseAddr(p.Status.PodIP)
 		if err != nil {

@@ -143,6 +143,11 @@ func TestPods(t *testing.T) {
 		"no such port": {pod("p", "10.0.0.2", corev1.ConditionTrue)},
 		"a bad IP":     {pod("p", "10.0.0.2/8", corev1.ConditionTrue, metrics)},
 		"no IP":        {pod("p", "", corev1.ConditionTrue, metrics)},
+		"host network": {func() corev1.Pod {
+			p := pod("p", "10.0.0.2", corev1.ConditionTrue, metrics)
+			p.Spec.HostNetwork = true
+			return p
+		}()},
 	} {
 		if _, err := Pods(pods, intstr.FromString("metrics"), "/metrics"); err == nil {
 			t.Errorf("%s: no error", name)

@@ -28,12 +28,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetplane/fleetplane/apis/scaling/v1alpha1"
+	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/controller/cycle"
 	"github.com/fleetplane/fleetplane/internal/controller/kustoconn"
 	"github.com/fleetplane/fleetplane/internal/controller/setup"
 	"github.com/fleetplane/fleetplane/internal/measure"
 	"github.com/fleetplane/fleetplane/internal/observe"
 	"github.com/fleetplane/fleetplane/internal/scaling"
+	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
 
 // Config says where Azure Resource Manager is; tests point it at loopback.
@@ -83,6 +85,9 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Autoscaler) (manag
 	if err != nil {
 		return nil, err
 	}
+	if err := allowed(s.Grant(), mg.Spec.ForProvider); err != nil {
+		return nil, err
+	}
 	e := &external{kube: c.kube, http: c.http, now: time.Now}
 	if t := mg.Spec.ForProvider.ADX; t != nil {
 		cred, opts, err := s.ARM(c.cfg.ResourceManagerEndpoint)
@@ -100,6 +105,18 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Autoscaler) (manag
 		e.monitor, e.clusters = mon, clusters
 	}
 	return e, nil
+}
+
+// allowed refuses what the config does not grant: reading an ADX
+// cluster with a ClusterProviderConfig's credentials (the provider's
+// identity, in any subscription a tenant names) needs the admin's
+// spec.azure.allowMonitoring. An ingestor is read in the Autoscaler's own
+// namespace and needs nothing.
+func allowed(g *tenancy.Grant, p v1alpha1.AutoscalerParameters) error {
+	if p.ADX != nil && g.Kind == fpv1alpha1.ClusterProviderConfigKind && !g.Azure.AllowMonitoring {
+		return fmt.Errorf("%s does not allow monitoring (spec.azure.allowMonitoring), so ADX cluster %s is not read with its credentials; ask the cluster admin to allow it, or use a ProviderConfig with your own credentials", g, measure.ClusterURI(*p.ADX))
+	}
+	return nil
 }
 
 // scrapeClient reads pods' metrics: no proxy and no redirects, so that a

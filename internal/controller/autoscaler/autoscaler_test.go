@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fleetplane/fleetplane/apis/scaling/v1alpha1"
+	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
 
 var t0 = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
@@ -140,5 +142,31 @@ func TestBadSchedule(t *testing.T) {
 	}
 	if mg.Status.AtProvider.DesiredSize != 0 {
 		t.Errorf("a bad schedule decided %d", mg.Status.AtProvider.DesiredSize)
+	}
+}
+
+func TestAllowed(t *testing.T) {
+	adx := adxAutoscaler().Spec.ForProvider
+	ingestor := v1alpha1.AutoscalerParameters{Ingestor: &v1alpha1.IngestorTarget{StatefulSet: "ingestor", Service: "ingestor"}}
+	cluster := &tenancy.Grant{Kind: fpv1alpha1.ClusterProviderConfigKind, Name: "default"}
+	monitoring := &tenancy.Grant{Kind: fpv1alpha1.ClusterProviderConfigKind, Name: "default", Azure: fpv1alpha1.AzurePolicy{AllowMonitoring: true}}
+	own := &tenancy.Grant{Kind: fpv1alpha1.ProviderConfigKind, Name: "team-a"}
+	cases := map[string]struct {
+		g    *tenancy.Grant
+		p    v1alpha1.AutoscalerParameters
+		want string
+	}{
+		"ADX with the provider's identity, not granted": {g: cluster, p: adx, want: "ClusterProviderConfig default does not allow monitoring (spec.azure.allowMonitoring), so ADX cluster /subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.Kusto/clusters/adxeu is not read"},
+		"ADX with the provider's identity, granted":     {g: monitoring, p: adx},
+		"ADX with the tenant's own credentials":         {g: own, p: adx},
+		"an ingestor in the Autoscaler's namespace":     {g: cluster, p: ingestor},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := allowed(tc.g, tc.p)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("allowed = %v, want %q", err, tc.want)
+			}
+		})
 	}
 }
