@@ -207,10 +207,12 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Autoscaler) (managed
 }
 
 // fail records an evaluation that could not measure: the desired size
-// stays where it was.
+// stays where it was, and the last evaluation's metrics and score, no
+// longer current, are not shown beside it.
 func (e *external) fail(mg *v1alpha1.Autoscaler, err error) {
 	at := &mg.Status.AtProvider
 	at.Decision, at.Reason = string(scaling.Hold), observe.Bound("hold: "+err.Error())
+	at.Metrics, at.Score = nil, nil
 	mg.SetConditions(xpv2.Unavailable().WithMessage(at.Reason))
 }
 

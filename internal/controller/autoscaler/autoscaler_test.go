@@ -120,6 +120,9 @@ func TestADXEvaluations(t *testing.T) {
 	if c := mg.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "cannot read cluster") {
 		t.Errorf("Ready = %s %q, want False saying why", c.Status, c.Message)
 	}
+	if at := mg.Status.AtProvider; at.Metrics != nil || at.Score != nil {
+		t.Errorf("a failed evaluation still shows the last one's metrics %v and score %v", at.Metrics, at.Score)
+	}
 	cluster.failGet = false
 	mg.Spec.ForProvider.Schedule = "0 * * * *"
 	mg.Generation = 2
