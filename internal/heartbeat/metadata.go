@@ -1,7 +1,6 @@
 package heartbeat
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"unicode"
@@ -46,8 +45,9 @@ func ValidateMetadata(m map[string]string) error {
 
 // DecodeMetadata reads a heartbeat's PartitionMetadata column: a JSON object
 // of strings, as the adx-mon operator and this project's Heartbeat write
-// it. Null or empty is no metadata: an empty map. Numbers and booleans, which a hand-made
-// row may hold, are kept as their JSON text; nested values are refused.
+// it. Null or empty is no metadata: an empty map. Numbers and booleans,
+// which a hand-made row may hold, are kept as their JSON text; nested
+// values are refused.
 func DecodeMetadata(raw string) (map[string]string, error) {
 	if len(raw) > MaxMetadataBytes {
 		return nil, fmt.Errorf("partition metadata is %d bytes, the limit is %d", len(raw), MaxMetadataBytes)
@@ -63,8 +63,7 @@ func DecodeMetadata(raw string) (map[string]string, error) {
 		return nil, fmt.Errorf("partition metadata has %d entries, the limit is %d", len(obj), MaxMetadataEntries)
 	}
 	m := make(map[string]string, len(obj))
-	for k, v := range obj {
-		v = bytes.TrimSpace(v)
+	for k, v := range obj { // a RawMessage is the value's bytes, without surrounding space
 		switch {
 		case len(v) > 0 && v[0] == '"':
 			var s string

@@ -165,14 +165,14 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Autoscaler) (managed
 	at.ObservedGeneration = mg.GetGeneration()
 	sched, err := scaling.ParseSchedule(p.Schedule)
 	if err != nil {
-		e.fail(mg, err)
+		fail(mg, err)
 		return managed.ExternalUpdate{}, nil
 	}
 	at.NextEvaluationTime = &metav1.Time{Time: sched.Next(now)}
 
 	size, metrics, err := e.measure(ctx, mg)
 	if err != nil {
-		e.fail(mg, err)
+		fail(mg, err)
 		return managed.ExternalUpdate{}, nil
 	}
 	at.ObservedSize = size
@@ -209,7 +209,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Autoscaler) (managed
 // fail records an evaluation that could not measure: the desired size
 // stays where it was, and the last evaluation's metrics and score, no
 // longer current, are not shown beside it.
-func (e *external) fail(mg *v1alpha1.Autoscaler, err error) {
+func fail(mg *v1alpha1.Autoscaler, err error) {
 	at := &mg.Status.AtProvider
 	at.Decision, at.Reason = string(scaling.Hold), observe.Bound("hold: "+err.Error())
 	at.Metrics, at.Score = nil, nil
