@@ -90,7 +90,7 @@ func (s *Session) ARM(endpoint string) (azcore.TokenCredential, *arm.ClientOptio
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := &arm.ClientOptions{ClientOptions: policy.ClientOptions{}, DisableRPRegistration: true}
+	opts := &arm.ClientOptions{DisableRPRegistration: true}
 	if endpoint != "" {
 		opts.Cloud = cloud.Configuration{
 			ActiveDirectoryAuthorityHost: cloud.AzurePublic.ActiveDirectoryAuthorityHost,
