@@ -56,12 +56,7 @@ FUZZMINIMIZETIME ?= 1s
 
 .PHONY: fuzz
 fuzz: ## Fuzz everything that quotes or parses, FUZZTIME per target (default 5s).
-	@for pkg in $$($(GO) list ./internal/...); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "fuzz $$pkg $$f"; \
-	    out=$$($(GO) test $$pkg -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) 2>&1) || { echo "$$out"; exit 1; }; \
-	  done; \
-	done
+	@GO=$(GO) FUZZTIME=$(FUZZTIME) FUZZMINIMIZETIME=$(FUZZMINIMIZETIME) tools/fuzz.sh
 
 .PHONY: lint
 lint: ## Run golangci-lint as make test does (configuration: .golangci.yml).
