@@ -1,6 +1,7 @@
 package adxcluster
 
 import (
+	"k8s.io/utils/ptr"
 	"strings"
 	"testing"
 	"time"
@@ -275,6 +276,22 @@ func TestProvisionOptions(t *testing.T) {
 	r.Want("cluster", "spec.managementPolicies", []string{"Observe", "Create", "Update"})
 	r.Want("database-Traces", "spec.forProvider.softDeletePeriod", "P90D")
 	r.Want("database-Traces", "spec.initProvider", map[string]any{"hotCachePeriod": "P30D"})
+}
+
+// TestCapacity: a capacity the spec sets is kept on Azure (an ADXMon's
+// autoscaler scales the cluster through it); unset, the tier's minimum is
+// the size at creation only.
+func TestCapacity(t *testing.T) {
+	xr := provisioned()
+	xr.Spec.Provision.Capacity = ptr.To[int32](4)
+	r := run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready(), "cluster": runningCluster()}})
+	r.Want("cluster", "spec.forProvider.sku", map[string]any{"name": "Standard_L8as_v3", "capacity": 4})
+	r.Want("cluster", "spec.initProvider.sku", nil)
+
+	xr.Spec.Provision.Capacity = nil
+	r = run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready(), "cluster": runningCluster()}})
+	r.Want("cluster", "spec.forProvider.sku", map[string]any{"name": "Standard_L8as_v3"})
+	r.Want("cluster", "spec.initProvider.sku", map[string]any{"capacity": 2})
 }
 
 // TestDeleteOnlyWhatWasCreated: deletionPolicy Delete adds Delete to a

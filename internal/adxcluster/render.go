@@ -139,7 +139,7 @@ func clusterCapacity(t v1alpha1.Tier) int64 {
 // identities, public access when given) is kept on Azure; what fleetplane
 // defaults (auto-stop and streaming ingestion off, public access off,
 // the initial capacity) and autoscale, which the seed applies at creation
-// only, go to initProvider. Azure's engine is always V3 (upjet has no
+// only, go to initProvider. A capacity the spec sets is kept, like the SKU. Azure's engine is always V3 (upjet has no
 // engine field any more).
 func (r renderer) cluster(created bool) *composed.Unstructured {
 	p := r.xr.Spec.Provision
@@ -171,7 +171,12 @@ func (r renderer) cluster(created bool) *composed.Unstructured {
 		fp["publicNetworkAccessEnabled"] = *p.PublicNetworkAccessEnabled
 		delete(ip, "publicNetworkAccessEnabled")
 	}
-	if p.AutoScale {
+	switch {
+	case p.Capacity != nil:
+		// Asked for, so kept: the instance count follows the spec (an
+		// ADXMon's autoscaler decides it).
+		fp["sku"] = map[string]any{"name": w.SkuName, "capacity": int64(*p.Capacity)}
+	case p.AutoScale:
 		lo, hi := int64(p.AutoScaleMin), int64(p.AutoScaleMax)
 		if lo == 0 {
 			lo = defaultAutoScaleMin
@@ -180,7 +185,7 @@ func (r renderer) cluster(created bool) *composed.Unstructured {
 			hi = defaultAutoScaleMax
 		}
 		ip["optimizedAutoScale"] = map[string]any{"minimumInstances": lo, "maximumInstances": hi}
-	} else {
+	default:
 		ip["sku"] = map[string]any{"capacity": clusterCapacity(w.Tier)}
 	}
 	o := r.azure(kustoAPIVersion, "Cluster", r.xr.Spec.ClusterName, fp, ip, created)

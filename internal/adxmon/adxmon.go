@@ -93,6 +93,11 @@ type planner struct {
 	status v1alpha1.ADXMonStatus
 	conds  map[string]compose.Condition
 	failed bool
+
+	// The stack's Autoscalers, when spec.autoscaler is enabled: the
+	// ingestor's, and each provisioned cluster's by position.
+	ingestorScale *scaled
+	adxScale      map[int]*scaled
 }
 
 func plan(r *compose.Request[v1alpha1.ADXMon]) (compose.Outcome, error) {
@@ -104,7 +109,7 @@ func plan(r *compose.Request[v1alpha1.ADXMon]) (compose.Outcome, error) {
 		return compose.Outcome{}, err
 	}
 	out := compose.Outcome{Status: &p.status, Pending: p.status.Phase != PhaseInstalled}
-	for _, t := range []string{v1alpha1.ConditionADXReady, v1alpha1.ConditionDatabasesReady, v1alpha1.ConditionIngestorReady, v1alpha1.ConditionCollectorReady, v1alpha1.ConditionAlerterReady} {
+	for _, t := range []string{v1alpha1.ConditionADXReady, v1alpha1.ConditionDatabasesReady, v1alpha1.ConditionIngestorReady, v1alpha1.ConditionCollectorReady, v1alpha1.ConditionAlerterReady, ConditionAutoscalerReady} {
 		out.Conditions = append(out.Conditions, p.conds[t])
 	}
 	return out, nil
@@ -112,6 +117,7 @@ func plan(r *compose.Request[v1alpha1.ADXMon]) (compose.Outcome, error) {
 
 func (p *planner) plan() error {
 	spec := p.xr.Spec
+	p.planScaling()
 	nsOK, err := p.namespace()
 	if err != nil {
 		return err
@@ -148,6 +154,9 @@ func (p *planner) plan() error {
 		p.notRequested(v1alpha1.ConditionAlerterReady, "spec.alerter is not set: this stack runs no alerter")
 	}
 
+	if err := p.composeScaling(); err != nil {
+		return err
+	}
 	p.keepDrift()
 	p.status.Phase = p.phase(dbReady, ingestorOK, collectorOK, alerterOK)
 	return nil
@@ -173,7 +182,7 @@ func (p *planner) phase(dbReady, ingestorOK, collectorOK, alerterOK bool) string
 
 func (p *planner) setCondition(t string, s corev1.ConditionStatus, reason, msg string) {
 	c := compose.Condition{Type: t, Status: s, Reason: reason, Message: msg}
-	if reason == ReasonFailed || reason == ReasonDrifted || reason == ReasonIngestorMissing {
+	if reason == ReasonFailed || reason == ReasonDrifted || reason == ReasonIngestorMissing || reason == ReasonMetricsMissing {
 		c.Warning = true
 	}
 	if reason == ReasonFailed {
@@ -181,7 +190,7 @@ func (p *planner) setCondition(t string, s corev1.ConditionStatus, reason, msg s
 	}
 	// Steps on the way are visible in the conditions; events are for
 	// arrivals and trouble.
-	if reason == ReasonNotInstalled || reason == ReasonInstalling || reason == ReasonNotRequested {
+	if reason == ReasonNotInstalled || reason == ReasonInstalling || reason == ReasonNotRequested || reason == ReasonWaiting {
 		c.Quiet = true
 	}
 	p.conds[t] = c
@@ -317,7 +326,7 @@ func (p *planner) adxCluster(i int) *v1alpha1.ADXCluster {
 				tier = v1alpha1.TierBasic
 			}
 		}
-		x.Spec.Provision = &v1alpha1.ProvisionSpec{SubscriptionID: pr.SubscriptionID, ResourceGroup: pr.ResourceGroup, Location: pr.Region, SkuName: sku, Tier: tier}
+		x.Spec.Provision = &v1alpha1.ProvisionSpec{SubscriptionID: pr.SubscriptionID, ResourceGroup: pr.ResourceGroup, Location: pr.Region, SkuName: sku, Tier: tier, Capacity: p.adxCapacity(i)}
 		// The seed's role assignment: the identity the components use
 		// administers the databases they write to.
 		if cn := c.Connection; cn != nil && cn.ClientID != "" && cn.TenantID != "" {

@@ -126,7 +126,8 @@ func (p *planner) ingestorPhase(ok bool, dbs []endpointDB) (bool, error) {
 		return false, err
 	}
 	after = append(after, NameIngestorService)
-	sts := p.ingestor(in, dbs)
+	replicas, owner := p.ingestorReplicas()
+	sts := p.ingestor(in, dbs, replicas)
 	if err := p.addWhen(ok, NameIngestor, sts, after...); err != nil {
 		return false, err
 	}
@@ -134,18 +135,12 @@ func (p *planner) ingestorPhase(ok bool, dbs []endpointDB) (bool, error) {
 	o := p.set.Observed(NameIngestor)
 	ws := p.workloadStatus("StatefulSet", "ingestor", o)
 	ws.Endpoint = p.ingestorURL()
-	if in.Replicas != nil {
-		ws.ReplicasOwner = "ADXMon"
-	} else {
-		ws.ReplicasOwner = "Cluster"
-	}
+	ws.ReplicasOwner, ws.DesiredReplicas = owner, replicas
 	p.status.Ingestor = ws
 
 	var drifts []v1alpha1.Drift
-	if in.Replicas != nil && o != nil {
-		if found, has := observe.Int(o, "spec", "replicas"); has && found != int64(*in.Replicas) {
-			drifts = append(drifts, p.drift("StatefulSet", "ingestor", o, "spec.replicas", strconv.FormatInt(found, 10), strconv.Itoa(int(*in.Replicas))))
-		}
+	if d, ok := p.replicasDrift(o, replicas); ok {
+		drifts = append(drifts, d)
 	}
 	drifts = append(drifts, p.imageDrift("StatefulSet", "ingestor", o, sts.Spec.Template.Spec.Containers[0].Image)...)
 	return p.report(v1alpha1.ConditionIngestorReady, NameIngestor, "StatefulSet "+p.ns+"/ingestor", "waiting for the databases (DatabasesReady)", drifts), nil
@@ -224,6 +219,24 @@ func (p *planner) alerterPhase(ok bool, dbs []endpointDB) (bool, error) {
 	p.status.Alerter = p.workloadStatus("Deployment", "alerter", o)
 	drifts := p.imageDrift("Deployment", "alerter", o, dep.Spec.Template.Spec.Containers[0].Image)
 	return p.report(v1alpha1.ConditionAlerterReady, NameAlerter, "Deployment "+p.ns+"/alerter", p.waitingFor(), drifts), nil
+}
+
+// replicasDrift reports a replica count on the StatefulSet that is
+// neither what this ADXMon composes now nor what it composed last (the
+// apply of a new count, after a spec change or an Autoscaler's decision,
+// is not drift): someone scaled it by hand.
+func (p *planner) replicasDrift(o *composed.Unstructured, want *int32) (v1alpha1.Drift, bool) {
+	if want == nil || o == nil {
+		return v1alpha1.Drift{}, false
+	}
+	found, has := observe.Int(o, "spec", "replicas")
+	if !has || found == int64(*want) {
+		return v1alpha1.Drift{}, false
+	}
+	if last := p.xr.Status.Ingestor; last != nil && last.DesiredReplicas != nil && found == int64(*last.DesiredReplicas) {
+		return v1alpha1.Drift{}, false
+	}
+	return p.drift("StatefulSet", "ingestor", o, "spec.replicas", strconv.FormatInt(found, 10), strconv.Itoa(int(*want))), true
 }
 
 // waitingFor names the phase a held component waits for.

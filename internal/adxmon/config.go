@@ -14,6 +14,9 @@ type Config struct {
 	DefaultSku string
 	// Kubernetes is provider-kubernetes' config for the CRD Objects.
 	Kubernetes xpv2.ProviderConfigReference
+	// Fleetplane is provider-fleetplane's config for the Autoscalers: the
+	// input's kusto.providerConfigRef, as for every fleetplane MR.
+	Fleetplane xpv2.ProviderConfigReference
 }
 
 // ConfigFrom applies defaults to the function input.
@@ -21,6 +24,10 @@ func ConfigFrom(in *v1beta1.Input) Config {
 	cfg := Config{
 		DefaultSku: DefaultSku,
 		Kubernetes: xpv2.ProviderConfigReference{Kind: v1beta1.DefaultProviderConfigKind, Name: v1beta1.DefaultProviderConfigName},
+		Fleetplane: xpv2.ProviderConfigReference{Kind: v1beta1.DefaultProviderConfigKind, Name: v1beta1.DefaultProviderConfigName},
+	}
+	if in != nil && in.Kusto != nil && in.Kusto.ProviderConfigRef != nil {
+		cfg.Fleetplane = xpv2.ProviderConfigReference{Kind: in.Kusto.ProviderConfigRef.Kind, Name: in.Kusto.ProviderConfigRef.Name}
 	}
 	if in == nil || in.ADXMon == nil {
 		return cfg

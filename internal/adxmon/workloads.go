@@ -197,7 +197,7 @@ func ingestorArgs(dbs []endpointDB) []string {
 	return args
 }
 
-func (p *planner) ingestor(in *v1alpha1.Ingestor, dbs []endpointDB) *appsv1.StatefulSet {
+func (p *planner) ingestor(in *v1alpha1.Ingestor, dbs []endpointDB, replicas *int32) *appsv1.StatefulSet {
 	vols, mounts := caVolumes()
 	env := []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "INFO"}, {Name: "GODEBUG", Value: "http2client=0"}}
 	if len(dbs) > 0 {
@@ -211,7 +211,7 @@ func (p *planner) ingestor(in *v1alpha1.Ingestor, dbs []endpointDB) *appsv1.Stat
 		ObjectMeta: p.meta("ingestor"),
 		Spec: appsv1.StatefulSetSpec{
 			ServiceName:    "ingestor",
-			Replicas:       in.Replicas,
+			Replicas:       replicas,
 			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
 			Selector:       &metav1.LabelSelector{MatchLabels: podLabels},
 			Template: corev1.PodTemplateSpec{

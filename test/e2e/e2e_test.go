@@ -481,6 +481,8 @@ spec:
 		"subscriptionId format":   {withProvision(func(p map[string]any) { p["subscriptionId"] = "not-a-guid" }), "spec.provision.subscriptionId"},
 		"autoScaleMin above max":  {withProvision(func(p map[string]any) { p["autoScaleMin"] = int64(8); p["autoScaleMax"] = int64(4) }), "autoScaleMin must not exceed"},
 		"tier does not match sku": {withProvision(func(p map[string]any) { p["tier"] = "Basic" }), "provision.tier must be Basic for the Dev(No SLA)"},
+		"capacity with autoScale": {withProvision(func(p map[string]any) { p["capacity"] = int64(3); p["autoScale"] = true }), "provision.capacity and provision.autoScale exclude each other"},
+		"capacity below Standard": {withProvision(func(p map[string]any) { p["capacity"] = int64(1) }), "at least 2 for a Standard one"},
 		"Azure cluster name":      {set(withProvision(func(map[string]any) {}), "Valid-01", "spec", "clusterName"), "spec.clusterName"},
 		"deletionPolicy enum":     {set(base(), "Retain", "spec", "deletionPolicy"), "spec.deletionPolicy"},
 	}

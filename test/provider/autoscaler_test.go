@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	scalingv1alpha1 "github.com/fleetplane/fleetplane/apis/scaling/v1alpha1"
+	"github.com/fleetplane/fleetplane/apis/v1alpha1"
 )
 
 // ingestorPod is a Prometheus endpoint on loopback standing in for one
@@ -170,5 +172,91 @@ func TestAutoscalerScalesTheIngestor(t *testing.T) {
 	a := get(t, &scalingv1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ingestor"}})
 	if c := a.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionFalse || c.Message != at.Reason {
 		t.Errorf("Ready = %s %q, want False with the reason", c.Status, c.Message)
+	}
+}
+
+// TestAutoscalerScalesADX: an ADX cluster's Autoscaler reads the
+// cluster's size from Azure Resource Manager and its metrics from Azure
+// Monitor through the Azure SDK's clients, against a loopback stand-in
+// that speaks their REST shapes. With the provider's identity it needs the
+// admin's allowMonitoring; it decides up on high utilization, holds when
+// a metric fails, and down when load falls. The test applies each decision
+// to the stand-in's cluster, as upjet would from the ADXCluster's capacity.
+func TestAutoscalerScalesADX(t *testing.T) {
+	ns := namespace(t)
+	const sub, rg, cluster = "0f000000-0000-4000-8000-0000000000a1", "adx-scaling", "scaledprov01"
+	var capacity atomic.Int32
+	capacity.Store(2)
+	azureAPI.Capacity = func(name string) (int32, bool) { return capacity.Load(), name == cluster }
+	azureAPI.SetMetric(sub, rg, cluster, "IngestionUtilization", 90)
+	azureAPI.SetMetric(sub, rg, cluster, "CPU", 85)
+
+	monitoring := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "monitoring"}, Spec: v1alpha1.ClusterProviderConfigSpec{
+		Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone}, NamespaceSelector: metav1.LabelSelector{},
+		Azure: &v1alpha1.AzurePolicy{AllowMonitoring: true},
+	}}
+	create(t, monitoring)
+
+	as := &scalingv1alpha1.Autoscaler{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster},
+		Spec: scalingv1alpha1.AutoscalerSpec{
+			// First the config without allowMonitoring: refused.
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: local},
+			ForProvider: scalingv1alpha1.AutoscalerParameters{
+				ADX: &scalingv1alpha1.ADXTarget{SubscriptionID: sub, ResourceGroup: rg, ClusterName: cluster},
+				Metrics: []scalingv1alpha1.ScaleMetric{
+					{Type: scalingv1alpha1.MetricIngestionVolume, ScaleUpThreshold: 75, ScaleDownThreshold: 25, Weight: 0.6},
+					{Type: scalingv1alpha1.MetricSystemLoad, ScaleUpThreshold: 80, ScaleDownThreshold: 30, Weight: 0.4},
+				},
+				Min: 2, Max: 4,
+				Cooldown: every(0),
+			},
+		},
+	}
+	create(t, as)
+	key := &scalingv1alpha1.Autoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster}}
+	eventually(t, 30*time.Second, "refused without allowMonitoring", func() (bool, string) {
+		c := get(t, key).GetCondition(xpv2.TypeSynced)
+		return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "does not allow monitoring (spec.azure.allowMonitoring)"), c.Message
+	})
+
+	evaluated := func(what string, decision string, desired int32) scalingv1alpha1.AutoscalerObservation {
+		t.Helper()
+		var at scalingv1alpha1.AutoscalerObservation
+		eventually(t, 30*time.Second, what, func() (bool, string) {
+			a := get(t, key)
+			at = a.Status.AtProvider
+			return at.ObservedGeneration == a.Generation && at.Decision == decision && at.DesiredSize == desired, fmt.Sprintf("generation %d, atProvider %+v", a.Generation, at)
+		})
+		capacity.Store(at.DesiredSize)
+		return at
+	}
+	respec := func(change func(*scalingv1alpha1.Autoscaler)) {
+		t.Helper()
+		update(t, as, func() { change(as) })
+	}
+
+	respec(func(a *scalingv1alpha1.Autoscaler) {
+		a.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "monitoring"}
+	})
+	at := evaluated("2 → 3 on high utilization", "Up", 3)
+	if at.ObservedSize == nil || *at.ObservedSize != 2 || len(at.Metrics) != 2 || at.Metrics[0].Value == nil || *at.Metrics[0].Value != 90 || at.Metrics[1].Value == nil || *at.Metrics[1].Value != 85 {
+		t.Errorf("atProvider = %+v, want Azure's capacity 2 and the metrics 90 and 85", at)
+	}
+
+	// A metric Azure Monitor refuses is an error and a hold.
+	azureAPI.FailMetric(sub, rg, cluster, "CPU")
+	respec(func(a *scalingv1alpha1.Autoscaler) { a.Spec.ForProvider.Metrics[1].Weight = 0.5 })
+	at = evaluated("held while CPU fails", "Hold", 3)
+	if at.Metrics[1].Value != nil || !strings.Contains(at.Metrics[1].Error, "HTTP 400 BadRequest") || at.Score != nil {
+		t.Errorf("atProvider = %+v, want CPU's HTTP 400 and no score", at)
+	}
+
+	azureAPI.SetMetric(sub, rg, cluster, "IngestionUtilization", 10)
+	azureAPI.SetMetric(sub, rg, cluster, "CPU", 20)
+	respec(func(a *scalingv1alpha1.Autoscaler) { a.Spec.ForProvider.Metrics[1].Weight = 0.4 })
+	at = evaluated("3 → 2 when load falls", "Down", 2)
+	if at.ObservedSize == nil || *at.ObservedSize != 3 {
+		t.Errorf("observed size = %v, want Azure's 3", at.ObservedSize)
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/fleetplane/fleetplane/internal/kql"
 	"github.com/fleetplane/fleetplane/test/controlplane"
 	"github.com/fleetplane/fleetplane/test/kustoserver"
+	"github.com/fleetplane/fleetplane/test/standin"
 	"github.com/fleetplane/fleetplane/test/support"
 )
 
@@ -37,6 +38,9 @@ var (
 	kube         client.Client
 	provider     *controlplane.Process
 	controlPlane *controlplane.ControlPlane
+	// azureAPI plays Azure Resource Manager and Azure Monitor for the
+	// provider, on loopback.
+	azureAPI *standin.AzureAPI
 )
 
 func TestMain(m *testing.M) {
@@ -87,8 +91,11 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	azureAPI = standin.NewAzureAPI()
+	defer azureAPI.Close()
 	provider, err = controlplane.Run(dir, "provider", bin, []string{
 		"--kubeconfig", providerKubeconfig, "--poll", "2s", "--metrics-address", "0", "--health-address", "0", "--debug",
+		"--azure-resource-manager-endpoint", azureAPI.URL, "--imds-endpoint", azureAPI.URL,
 	}, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

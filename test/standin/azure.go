@@ -57,6 +57,16 @@ type Azure struct {
 	clusters map[string]*kustoserver.Server
 	first    map[string]time.Time
 	slow     map[string]time.Duration // cluster name -> its provisioning time
+	capacity map[string]int32         // cluster name -> its instance count
+}
+
+// Capacity is a provisioned cluster's instance count in Azure; false
+// when there is no such cluster.
+func (a *Azure) Capacity(name string) (int32, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n, ok := a.capacity[name]
+	return n, ok && a.external[Cluster.Kind+"/"+name] == "exists"
 }
 
 // ProvisionSlowly makes the cluster named name take d to provision, as a
@@ -70,7 +80,8 @@ func (a *Azure) ProvisionSlowly(name string, d time.Duration) {
 // New returns a stand-in using kube.
 func New(kube client.Client) *Azure {
 	return &Azure{kube: kube, ProvisionDelay: 2 * time.Second, Forbidden: map[string]bool{},
-		external: map[string]string{}, clusters: map[string]*kustoserver.Server{}, first: map[string]time.Time{}, slow: map[string]time.Duration{}}
+		external: map[string]string{}, clusters: map[string]*kustoserver.Server{}, first: map[string]time.Time{}, slow: map[string]time.Duration{},
+		capacity: map[string]int32{}}
 }
 
 // Exists records an external resource that is in Azure before any MR
@@ -200,7 +211,9 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 			a.clusters[ext] = s
 			a.mu.Unlock()
 		}
-		// upjet creates from forProvider merged over initProvider.
+		// upjet creates from forProvider merged over initProvider, then
+		// updates what forProvider sets: a capacity there scales the
+		// cluster, one only in initProvider is its size at creation.
 		sku, _, _ := unstructured.NestedMap(mr.Object, "spec", "forProvider", "sku")
 		initSKU, _, _ := unstructured.NestedMap(mr.Object, "spec", "initProvider", "sku")
 		if sku == nil {
@@ -211,6 +224,15 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 				sku[k] = v
 			}
 		}
+		a.mu.Lock()
+		n, has := sku["capacity"].(int64)
+		if _, created := a.capacity[ext]; has && (!created || forProviderSets(mr, "capacity")) {
+			a.capacity[ext] = int32(n) //nolint:gosec // a node count
+		}
+		if c, ok := a.capacity[ext]; ok {
+			sku["capacity"] = int64(c)
+		}
+		a.mu.Unlock()
 		identity, _, _ := unstructured.NestedMap(mr.Object, "spec", "forProvider", "identity")
 		atProvider["uri"] = s.URL
 		atProvider["sku"] = sku
@@ -230,4 +252,10 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 		a.mu.Unlock()
 	}
 	setStatus(ctx, a.kube, mr, atProvider, ready, "")
+}
+
+// forProviderSets reports whether the MR's forProvider.sku sets field.
+func forProviderSets(mr *unstructured.Unstructured, field string) bool {
+	_, ok, _ := unstructured.NestedFieldNoCopy(mr.Object, "spec", "forProvider", "sku", field)
+	return ok
 }

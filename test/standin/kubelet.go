@@ -3,7 +3,10 @@ package standin
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -34,6 +37,75 @@ type Kubelet struct {
 	namespaces map[string]bool
 	ready      map[string]time.Time // namespace/pod -> when it became ready
 	lastErr    error
+	ports      map[string]portServer   // namespace -> what its pods serve
+	listeners  map[string]*http.Server // namespace/pod -> its server
+	nextIP     int                     // of the loopback pod addresses
+}
+
+// portServer is what the containers of a namespace's pods serve at a
+// named container port.
+type portServer struct {
+	port    string
+	handler func(pod string) http.Handler
+}
+
+// ServePort plays, for the pods of namespace ns, what their containers
+// listen on at the container port named port: the kubelet gives each such
+// pod its own loopback address (127.0.0.N, as a pod network gives each pod
+// its own IP) as status.podIP, and serves handler(pod name) there at the
+// port's number until the pod is deleted.
+func (k *Kubelet) ServePort(ns, port string, handler func(pod string) http.Handler) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.ports[ns] = portServer{port: port, handler: handler}
+}
+
+// listen starts serving a pod's named port, and returns the pod's IP.
+func (k *Kubelet) listen(p *corev1.Pod) (string, error) {
+	k.mu.Lock()
+	ps, ok := k.ports[p.Namespace]
+	k.mu.Unlock()
+	if !ok {
+		return "10.2.0.10", nil
+	}
+	var number int32
+	for _, c := range p.Spec.Containers {
+		for _, cp := range c.Ports {
+			if cp.Name == ps.port {
+				number = cp.ContainerPort
+			}
+		}
+	}
+	if number == 0 {
+		return "10.2.0.10", nil
+	}
+	k.mu.Lock()
+	k.nextIP++
+	ip := fmt.Sprintf("127.0.%d.%d", k.nextIP/250, k.nextIP%250+2)
+	k.mu.Unlock()
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(int(number))))
+	if err != nil {
+		return "", fmt.Errorf("pod %s/%s port %s: %w", p.Namespace, p.Name, ps.port, err)
+	}
+	srv := &http.Server{Handler: ps.handler(p.Name), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	k.mu.Lock()
+	if old := k.listeners[p.Namespace+"/"+p.Name]; old != nil {
+		_ = old.Close()
+	}
+	k.listeners[p.Namespace+"/"+p.Name] = srv
+	k.mu.Unlock()
+	return ip, nil
+}
+
+// stop closes what a deleted pod served.
+func (k *Kubelet) stop(p *corev1.Pod) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if srv := k.listeners[p.Namespace+"/"+p.Name]; srv != nil {
+		_ = srv.Close()
+		delete(k.listeners, p.Namespace+"/"+p.Name)
+	}
 }
 
 // Err is the last error the kubelet met, for test failure messages.
@@ -54,7 +126,8 @@ func (k *Kubelet) fail(err error) {
 
 // NewKubelet returns a stand-in for one node, named node.
 func NewKubelet(kube client.Client, node string) *Kubelet {
-	return &Kubelet{kube: kube, Node: node, namespaces: map[string]bool{}, ready: map[string]time.Time{}}
+	return &Kubelet{kube: kube, Node: node, namespaces: map[string]bool{}, ready: map[string]time.Time{},
+		ports: map[string]portServer{}, listeners: map[string]*http.Server{}, nextIP: 100}
 }
 
 // Serve makes the node run the pods of namespace ns.
@@ -148,6 +221,7 @@ func (k *Kubelet) runPods(ctx context.Context) {
 				// The kubelet stops the containers, then removes the pod
 				// for good; without it a deleted pod stays Terminating.
 				if p.Spec.NodeName == k.Node {
+					k.stop(p)
 					k.fail(client.IgnoreNotFound(k.kube.Delete(ctx, p, client.GracePeriodSeconds(0))))
 				}
 				continue
@@ -188,8 +262,13 @@ func (k *Kubelet) volumesExist(ctx context.Context, p *corev1.Pod) bool {
 // start reports a pod's containers started and ready, as the kubelet does
 // once the images are pulled and the readiness probes pass.
 func (k *Kubelet) start(ctx context.Context, p *corev1.Pod) {
+	ip, err := k.listen(p)
+	if err != nil {
+		k.fail(err)
+		return
+	}
 	now := metav1.Now()
-	st := corev1.PodStatus{Phase: corev1.PodRunning, HostIP: "10.1.0.10", PodIP: "10.2.0.10", StartTime: &now, QOSClass: p.Status.QOSClass}
+	st := corev1.PodStatus{Phase: corev1.PodRunning, HostIP: "10.1.0.10", PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}, StartTime: &now, QOSClass: p.Status.QOSClass}
 	for _, t := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
 		st.Conditions = append(st.Conditions, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: now})
 	}
@@ -201,6 +280,7 @@ func (k *Kubelet) start(ctx context.Context, p *corev1.Pod) {
 	}
 	p.Status = st
 	if err := k.kube.Status().Update(ctx, p); err != nil {
+		k.stop(p)
 		k.fail(err)
 		return
 	}

@@ -151,6 +151,8 @@ type DatabaseSpec struct {
 //
 // +kubebuilder:validation:XValidation:rule="self.auto || (has(self.subscriptionId) && has(self.resourceGroup) && has(self.location) && has(self.skuName) && has(self.tier))",message="spec.provision needs subscriptionId, resourceGroup, location, skuName and tier, unless provision.auto is true (then the missing ones are discovered where the control plane runs)"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoScaleMin) || !has(self.autoScaleMax) || self.autoScaleMin <= self.autoScaleMax",message="provision.autoScaleMin must not exceed provision.autoScaleMax"
+// +kubebuilder:validation:XValidation:rule="!has(self.capacity) || !has(self.autoScale) || !self.autoScale",message="provision.capacity and provision.autoScale exclude each other: with Azure's optimized autoscale, Azure owns the instance count",fieldPath=".capacity"
+// +kubebuilder:validation:XValidation:rule="!has(self.capacity) || ((has(self.tier) && self.tier == 'Basic') ? self.capacity == 1 : self.capacity >= 2)",message="provision.capacity is 1 for a Basic (Dev) cluster and at least 2 for a Standard one",fieldPath=".capacity"
 // +kubebuilder:validation:XValidation:rule="!has(self.tier) || !has(self.skuName) || (self.tier == 'Basic') == self.skuName.startsWith('Dev(No SLA)')",message="provision.tier must be Basic for the Dev(No SLA) SKUs and Standard for every other SKU"
 // +kubebuilder:validation:XValidation:rule="(has(self.userAssignedIdentities) && size(self.userAssignedIdentities) > 0) == (has(oldSelf.userAssignedIdentities) && size(oldSelf.userAssignedIdentities) > 0)",message="provision.userAssignedIdentities cannot switch between empty (system-assigned identity) and non-empty (user-assigned identities): Azure does not change a cluster's identity type in place. Create a new ADXCluster instead"
 type ProvisionSpec struct {
@@ -219,6 +221,15 @@ type ProvisionSpec struct {
 	// +listMapKey=role
 	// +kubebuilder:validation:MaxItems=16
 	DatabasePrincipals []DatabasePrincipal `json:"databasePrincipals,omitempty"`
+
+	// Capacity is the cluster's instance count, kept on Azure: a change
+	// scales the cluster (an ADXMon's autoscaler writes it). Unset, the
+	// cluster is created with its tier's minimum (2, or 1 for Basic) and
+	// a later change in Azure is left alone. Not with autoScale.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	Capacity *int32 `json:"capacity,omitempty"`
 
 	// AutoScale turns on Azure's optimized autoscale between AutoScaleMin
 	// and AutoScaleMax instances. Applied when the cluster is created only,

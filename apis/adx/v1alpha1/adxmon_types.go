@@ -3,6 +3,8 @@ package v1alpha1
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	scalingv1alpha1 "github.com/fleetplane/fleetplane/apis/scaling/v1alpha1"
 )
 
 // ADXMon condition types: one per phase of the stack, in order.
@@ -23,7 +25,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.ingestor) || has(self.adx)",message="spec.ingestor writes to ADX: it needs spec.adx.clusters with at least one cluster",fieldPath=".ingestor"
 // +kubebuilder:validation:XValidation:rule="!has(self.alerter) || has(self.adx)",message="spec.alerter queries ADX: it needs spec.adx.clusters with at least one cluster",fieldPath=".alerter"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaler) || !has(self.autoscaler.ingestor) || has(self.ingestor)",message="spec.autoscaler.ingestor scales the ingestor: it needs spec.ingestor",fieldPath=".autoscaler.ingestor"
-// +kubebuilder:validation:XValidation:rule="!has(self.autoscaler) || !has(self.autoscaler.adx) || has(self.adx)",message="spec.autoscaler.adx scales ADX clusters: it needs spec.adx",fieldPath=".autoscaler.adx"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaler) || !has(self.autoscaler.adx) || (has(self.adx) && self.adx.clusters.exists(c, has(c.provision)))",message="spec.autoscaler.adx scales the ADX clusters the stack provisions: it needs spec.adx.clusters with at least one provision",fieldPath=".autoscaler.adx"
 type ADXMonSpec struct {
 	// Namespace the components (and the ADXCluster resources) are created
 	// in. Created unless it exists; a namespace that existed before is
@@ -53,8 +55,8 @@ type ADXMonSpec struct {
 	// +optional
 	Alerter *Alerter `json:"alerter,omitempty"`
 
-	// Autoscaler settings for ADX clusters and the ingestor. Accepted and
-	// validated; scaling itself is not active yet.
+	// Autoscaler scales the ADX clusters the stack provisions and the
+	// ingestor on weighted metrics, when enabled.
 	// +optional
 	Autoscaler *Autoscaler `json:"autoscaler,omitempty"`
 }
@@ -291,9 +293,20 @@ type Alerter struct {
 	NotificationEndpoint string `json:"notificationEndpoint,omitempty"`
 }
 
-// Autoscaler settings, as adx-mon's design describes them.
+// Autoscaler settings, as adx-mon's design describes them. Each scaled
+// component gets a provider-fleetplane Autoscaler in the stack's namespace
+// that measures it on the schedule and decides its size; the ADXMon
+// composes that size (the ingestor StatefulSet's replicas, the ADXCluster's
+// provision.capacity), so one owner writes each field.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.ingestor) || self.ingestor.metrics.all(m, m.type in ['QueueLength', 'MemoryUsage'] || (m.type == 'Custom' && has(m.series)))",message="spec.autoscaler.ingestor scales on QueueLength, MemoryUsage, or Custom with a series",fieldPath=".ingestor.metrics"
+// +kubebuilder:validation:XValidation:rule="!has(self.adx) || self.adx.metrics.all(m, m.type in ['IngestionVolume', 'SystemLoad', 'CPUUsage'] || (m.type == 'Custom' && has(m.azureMetric)))",message="spec.autoscaler.adx scales on IngestionVolume, SystemLoad, CPUUsage, or Custom with an azureMetric",fieldPath=".adx.metrics"
+// +kubebuilder:validation:XValidation:rule="!has(self.adx) || (!has(self.adx.minReplicas) && !has(self.adx.maxReplicas))",message="spec.autoscaler.adx is bounded by minNodes and maxNodes",fieldPath=".adx"
+// +kubebuilder:validation:XValidation:rule="!has(self.ingestor) || (!has(self.ingestor.minNodes) && !has(self.ingestor.maxNodes))",message="spec.autoscaler.ingestor is bounded by minReplicas and maxReplicas",fieldPath=".ingestor"
 type Autoscaler struct {
-	// Enabled turns scaling on.
+	// Enabled turns scaling on. Off, no Autoscaler runs and sizes are the
+	// spec's again (spec.ingestor.replicas; a provisioned cluster keeps
+	// the capacity it has).
 	// +optional
 	Enabled bool `json:"enabled,omitempty"`
 
@@ -304,12 +317,16 @@ type Autoscaler struct {
 	// +kubebuilder:validation:Pattern=`^(\*|[0-5]?[0-9](-[0-5]?[0-9])?)(/[1-9][0-9]?)?(,(\*|[0-5]?[0-9](-[0-5]?[0-9])?)(/[1-9][0-9]?)?)* +(\*|([01]?[0-9]|2[0-3])(-([01]?[0-9]|2[0-3]))?)(/[1-9][0-9]?)?(,(\*|([01]?[0-9]|2[0-3])(-([01]?[0-9]|2[0-3]))?)(/[1-9][0-9]?)?)* +(\*|(0?[1-9]|[12][0-9]|3[01])(-(0?[1-9]|[12][0-9]|3[01]))?)(/[1-9][0-9]?)?(,(\*|(0?[1-9]|[12][0-9]|3[01])(-(0?[1-9]|[12][0-9]|3[01]))?)(/[1-9][0-9]?)?)* +(\*|(0?[1-9]|1[0-2]|JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(-(0?[1-9]|1[0-2]|JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))?)(/[1-9][0-9]?)?(,(\*|(0?[1-9]|1[0-2]|JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(-(0?[1-9]|1[0-2]|JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec))?)(/[1-9][0-9]?)?)* +(\*|([0-6]|SUN|MON|TUE|WED|THU|FRI|SAT|sun|mon|tue|wed|thu|fri|sat)(-([0-6]|SUN|MON|TUE|WED|THU|FRI|SAT|sun|mon|tue|wed|thu|fri|sat))?)(/[1-9][0-9]?)?(,(\*|([0-6]|SUN|MON|TUE|WED|THU|FRI|SAT|sun|mon|tue|wed|thu|fri|sat)(-([0-6]|SUN|MON|TUE|WED|THU|FRI|SAT|sun|mon|tue|wed|thu|fri|sat))?)(/[1-9][0-9]?)?)*$`
 	Schedule string `json:"schedule,omitempty"`
 
-	// ADX scales the clusters' node counts.
+	// ADX scales the node count of each cluster the stack provisions
+	// (clusters brought as they are are not scaled). Default bounds 2 to
+	// 10 nodes, cooldown 15 minutes.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="!has(self.minNodes) || !has(self.maxNodes) || self.minNodes <= self.maxNodes",message="minNodes must not exceed maxNodes"
 	ADX *ScaleTarget `json:"adx,omitempty"`
 
-	// Ingestor scales the ingestor's replicas.
+	// Ingestor scales the ingestor's replicas; spec.ingestor.replicas is
+	// then only the starting size. Default bounds 1 to 10 replicas,
+	// cooldown 5 minutes.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",message="minReplicas must not exceed maxReplicas"
 	Ingestor *ScaleTarget `json:"ingestor,omitempty"`
@@ -317,11 +334,13 @@ type Autoscaler struct {
 
 // ScaleTarget bounds and drives the scaling of one component.
 type ScaleTarget struct {
-	// Metrics weighed into one score.
+	// Metrics weighed into each decision: each votes up above its
+	// scaleUpThreshold and down below its scaleDownThreshold, and the
+	// component moves one unit when the weighted vote reaches bound.
 	// +listType=atomic
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=8
-	Metrics []ScaleMetric `json:"metrics"`
+	Metrics []scalingv1alpha1.ScaleMetric `json:"metrics"`
 
 	// MinNodes and MaxNodes bound an ADX cluster.
 	// +optional
@@ -345,26 +364,37 @@ type ScaleTarget struct {
 
 	// CooldownMinutes between two scale operations.
 	// +optional
-	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1440
-	CooldownMinutes int32 `json:"cooldownMinutes,omitempty"`
-}
+	CooldownMinutes *int32 `json:"cooldownMinutes,omitempty"`
 
-// ScaleMetric is one weighted input of a scaling decision.
-//
-// +kubebuilder:validation:XValidation:rule="self.scaleDownThreshold < self.scaleUpThreshold",message="scaleDownThreshold must be below scaleUpThreshold"
-type ScaleMetric struct {
-	// Type of the metric.
-	// +kubebuilder:validation:Enum=IngestionVolume;SystemLoad;QueueLength;MemoryUsage;CPUUsage
-	Type string `json:"type"`
-	// ScaleUpThreshold above which the component grows by one.
-	ScaleUpThreshold float64 `json:"scaleUpThreshold"`
-	// ScaleDownThreshold below which it shrinks by one.
-	ScaleDownThreshold float64 `json:"scaleDownThreshold"`
-	// Weight of the metric in the score, 0 to 1.
+	// Bound is the weighted vote, from 0 to 1, a scale needs. Default 0.5.
+	// +optional
+	// +kubebuilder:validation:ExclusiveMinimum=true
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1
-	Weight float64 `json:"weight"`
+	Bound *float64 `json:"bound,omitempty"`
+}
+
+// ScalingStatus is one Autoscaler of the stack as last observed.
+type ScalingStatus struct {
+	// Resource is the Autoscaler, Kind namespace/name.
+	Resource string `json:"resource"`
+	// Target is what it scales, Kind namespace/name.
+	Target string `json:"target"`
+	// Size the target had at the last evaluation.
+	// +optional
+	Size *int32 `json:"size,omitempty"`
+	// Desired is the size decided, which the ADXMon composes; absent
+	// until the first decision.
+	// +optional
+	Desired *int32 `json:"desired,omitempty"`
+	// Decision of the last evaluation: Up, Down or Hold.
+	// +optional
+	Decision string `json:"decision,omitempty"`
+	// Reason for it.
+	// +optional
+	Reason string `json:"reason,omitempty"`
 }
 
 // ADXMonStatus is where the stack stands.
@@ -392,6 +422,10 @@ type ADXMonStatus struct {
 	// +optional
 	Alerter *WorkloadStatus `json:"alerter,omitempty"`
 
+	// Autoscalers of the stack and their last decisions.
+	// +optional
+	Autoscalers []ScalingStatus `json:"autoscalers,omitempty"`
+
 	// Drift lists the last changes made by hand to fields this ADXMon
 	// owns, and undone; at most ten, newest first.
 	// +optional
@@ -418,9 +452,14 @@ type WorkloadStatus struct {
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
 	// ReplicasOwner says who decides the replica count: ADXMon when spec
-	// sets it, otherwise Cluster (whoever scales the workload).
+	// sets it, Autoscaler when the autoscaler scales it, otherwise Cluster
+	// (whoever scales the workload).
 	// +optional
 	ReplicasOwner string `json:"replicasOwner,omitempty"`
+	// DesiredReplicas is the count this ADXMon last composed, when it owns
+	// the count: a change from it that the ADXMon did not make is drift.
+	// +optional
+	DesiredReplicas *int32 `json:"desiredReplicas,omitempty"`
 	// Endpoint the component sends to (collector) or serves (ingestor).
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
