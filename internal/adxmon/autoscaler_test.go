@@ -131,6 +131,9 @@ func TestAutoscalerDecides(t *testing.T) {
 			map[string]any{"resource": "Autoscaler adx-mon/complete-prodmetrics", "target": "ADXCluster adx-mon/complete-prodmetrics", "size": 2, "desired": 3, "decision": "Up", "reason": "up: score 0.60 >= 0.50"},
 		})
 		rsp.WantCondition(ConditionAutoscalerReady, fnv1.Status_STATUS_CONDITION_TRUE, ReasonDeciding, "up: score 1.00")
+		// The StatefulSet at the size the decision started from: not drift,
+		// even with no status from an earlier reconcile.
+		rsp.Want("", "status.drift", nil)
 		// The StatefulSet still at 3, last composed 3: the apply of the
 		// decision, not drift.
 		x := scaledStack()

@@ -222,9 +222,10 @@ func (p *planner) alerterPhase(ok bool, dbs []endpointDB) (bool, error) {
 }
 
 // replicasDrift reports a replica count on the StatefulSet that is
-// neither what this ADXMon composes now nor what it composed last (the
-// apply of a new count, after a spec change or an Autoscaler's decision,
-// is not drift): someone scaled it by hand.
+// neither what this ADXMon composes now nor what it composed before: the
+// count it last reported composing, or the size the ingestor's Autoscaler
+// decided from. The apply of a new count, after a spec change or a
+// decision, is not drift; someone scaling the StatefulSet by hand is.
 func (p *planner) replicasDrift(o *composed.Unstructured, want *int32) (v1alpha1.Drift, bool) {
 	if want == nil || o == nil {
 		return v1alpha1.Drift{}, false
@@ -235,6 +236,11 @@ func (p *planner) replicasDrift(o *composed.Unstructured, want *int32) (v1alpha1
 	}
 	if last := p.xr.Status.Ingestor; last != nil && last.DesiredReplicas != nil && found == int64(*last.DesiredReplicas) {
 		return v1alpha1.Drift{}, false
+	}
+	if s := p.ingestorScale; s != nil {
+		if from, ok := observe.Int(s.observed, "status", "atProvider", "observedSize"); ok && found == from {
+			return v1alpha1.Drift{}, false
+		}
 	}
 	return p.drift("StatefulSet", "ingestor", o, "spec.replicas", strconv.FormatInt(found, 10), strconv.Itoa(int(*want))), true
 }
