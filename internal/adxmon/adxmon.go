@@ -154,12 +154,9 @@ func (p *planner) plan() error {
 		p.notRequested(v1alpha1.ConditionAlerterReady, "spec.alerter is not set: this stack runs no alerter")
 	}
 
-	if err := p.composeScaling(); err != nil {
-		return err
-	}
 	p.keepDrift()
 	p.status.Phase = p.phase(dbReady, ingestorOK, collectorOK, alerterOK)
-	return nil
+	return p.composeScaling(p.status.Phase == PhaseInstalled)
 }
 
 func (p *planner) phase(dbReady, ingestorOK, collectorOK, alerterOK bool) string {

@@ -168,18 +168,21 @@ func (p *planner) scalers() []*scaled {
 	return out
 }
 
-// composeScaling composes each Autoscaler once its target is Ready (there
-// is nothing to measure before), and reports them. An Autoscaler counts
-// as ready for the ADXMon's readiness: one that cannot measure holds its
-// target's size and says why in AutoscalerReady while the stack runs on.
-func (p *planner) composeScaling() error {
+// composeScaling composes the Autoscalers once the stack is installed:
+// there is nothing to measure before, and resizing a component while the
+// ones after it are being installed would only add churn (and watch
+// events, which Crossplane's circuit breaker counts). It reports them. An
+// Autoscaler counts as ready for the ADXMon's readiness: one that cannot
+// measure holds its target's size and says why in AutoscalerReady while
+// the stack runs on.
+func (p *planner) composeScaling(installed bool) error {
 	all := p.scalers()
 	for _, s := range all {
 		u, err := compose.Typed(s.obj)
 		if err != nil {
 			return fmt.Errorf("cannot compose Autoscaler %s: %w", s.resource, err)
 		}
-		if p.set.Add(s.name, u, s.after) {
+		if p.set.AddWhen(installed, s.name, u, s.after) {
 			p.set.MarkReady(s.name)
 		}
 	}

@@ -46,16 +46,17 @@ func scaler(desired, size int64, decision, reason string) *ct.Resource {
 // stack's namespace, once it is Ready, with the spec's metrics and bounds
 // and the seed's defaults.
 func TestAutoscalerComposed(t *testing.T) {
-	t.Run("held until the targets are ready", func(t *testing.T) {
-		obs := through("namespace")
-		obs["adx-prodmetrics"] = adxCluster(endpoint)
-		rsp := ct.Run(t, Composer, ct.Call{XR: scaledStack(), Observed: obs})
-		if rsp.Has("autoscaler-adx-prodmetrics") || rsp.Has("autoscaler-ingestor") {
-			t.Errorf("Autoscalers composed before their targets are ready: %v", rsp.Names())
+	t.Run("held until the stack is installed", func(t *testing.T) {
+		for _, step := range []string{"namespace", "adx", "ingestor", "collector"} {
+			rsp := ct.Run(t, Composer, ct.Call{XR: scaledStack(), Observed: through(step)})
+			if rsp.Has("autoscaler-adx-prodmetrics") || rsp.Has("autoscaler-ingestor") {
+				t.Errorf("through %s: Autoscalers composed before the stack is installed: %v", step, rsp.Names())
+			}
+			rsp.WantNotReady()
+			rsp.WantCondition(ConditionAutoscalerReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonWaiting)
 		}
-		rsp.WantNotReady()
 	})
-	t.Run("composed after their targets", func(t *testing.T) {
+	t.Run("composed once it is", func(t *testing.T) {
 		rsp := ct.Run(t, Composer, ct.Call{XR: scaledStack(), Observed: through("alerter"),
 			Input: &v1beta1.Input{Kusto: &v1beta1.Kusto{ProviderConfigRef: &v1beta1.ProviderConfigReference{Kind: "ProviderConfig", Name: "team"}}}})
 		rsp.Want("autoscaler-ingestor", "metadata.name", "ingestor")

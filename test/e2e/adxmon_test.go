@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,7 +85,43 @@ func TestADXMon(t *testing.T) {
 		schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "daemonsets"},
 		schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
 	)
-	apply(t, completeADXMon(t, name, ns))
+	// The ingestors' pods serve their Prometheus metrics, each on its own
+	// loopback pod IP: a queue the test sets, and half their memory limit.
+	// Load stays between the thresholds (every metric votes 0) until the
+	// stack is installed: scaling while installing is correct, but its
+	// watch events would keep Crossplane's circuit breaker open (README).
+	var queue atomic.Int64
+	queue.Store(500)
+	env.Kubelet.ServePort(ns, "metrics", func(string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			fmt.Fprintf(w, "# TYPE adxmon_ingestor_queue_size gauge\nadxmon_ingestor_queue_size{queue=\"upload\"} %d\n# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes %d\n", queue.Load(), int64(1)<<30)
+		})
+	})
+	// Azure Monitor sees the cluster busy.
+	const subscription, resourceGroup = "00000000-0000-0000-0000-000000000000", "adx-monitor-prod"
+	setLoad := func(utilization, cpu float64) {
+		env.AzureAPI.SetMetric(subscription, resourceGroup, name+"01", "IngestionUtilization", utilization)
+		env.AzureAPI.SetMetric(subscription, resourceGroup, name+"01", "CPU", cpu)
+	}
+	setLoad(50, 50)
+
+	stack := completeADXMon(t, name, ns)
+	spec := stack.Object["spec"].(map[string]any)
+	spec["ingestor"].(map[string]any)["resources"] = map[string]any{"limits": map[string]any{"memory": "2Gi"}}
+	// Every minute, so that the test sees scheduled evaluations; no
+	// cooldown, so that it sees each one act.
+	spec["autoscaler"] = map[string]any{
+		"enabled": true, "schedule": "* * * * *",
+		"ingestor": map[string]any{"minReplicas": int64(2), "maxReplicas": int64(3), "cooldownMinutes": int64(0), "metrics": []any{
+			map[string]any{"type": "QueueLength", "scaleUpThreshold": int64(1000), "scaleDownThreshold": int64(100), "weight": 0.7},
+			map[string]any{"type": "MemoryUsage", "scaleUpThreshold": int64(85), "scaleDownThreshold": int64(40), "weight": 0.3},
+		}},
+		"adx": map[string]any{"minNodes": int64(2), "maxNodes": int64(3), "cooldownMinutes": int64(0), "metrics": []any{
+			map[string]any{"type": "IngestionVolume", "scaleUpThreshold": int64(75), "scaleDownThreshold": int64(25), "weight": 0.6},
+			map[string]any{"type": "SystemLoad", "scaleUpThreshold": int64(80), "scaleDownThreshold": int64(30), "weight": 0.4},
+		}},
+	}
+	apply(t, stack)
 	mon := func() *unstructured.Unstructured { return get(t, adxmonAPI, "ADXMon", "", name) }
 
 	// The collectors mount the ingestor's token: the platform team puts it
@@ -98,7 +136,9 @@ func TestADXMon(t *testing.T) {
 		"stringData": map[string]any{"token": "e2e-token"},
 	}})
 
-	// Each phase condition turns True in order; record when.
+	// Each phase condition turns True for the first time in order. (A
+	// phase may turn False again later: the autoscaler growing the
+	// ingestor makes it wait for the new replica.)
 	phases := []string{"ADXReady", "DatabasesReady", "IngestorReady", "CollectorReady", "AlerterReady"}
 	seen := map[string]bool{}
 	eventually(t, 4*time.Minute, "the stack Installed and Ready", func() (bool, string) {
@@ -106,8 +146,8 @@ func TestADXMon(t *testing.T) {
 		for i, p := range phases {
 			if s, _, _ := condition(x, p); s == "True" && !seen[p] {
 				for _, before := range phases[:i] {
-					if s, _, _ := condition(x, before); s != "True" {
-						t.Fatalf("%s turned True while %s is not", p, before)
+					if !seen[before] {
+						t.Fatalf("%s turned True before %s ever did", p, before)
 					}
 				}
 				seen[p] = true
@@ -157,6 +197,56 @@ func TestADXMon(t *testing.T) {
 		adxReady.Format(time.TimeOnly), sts.CreationTimestamp.Format(time.TimeOnly), ingestorReady.Format(time.TimeOnly),
 		ds.CreationTimestamp.Format(time.TimeOnly), collectorReady.Format(time.TimeOnly), dep.CreationTimestamp.Format(time.TimeOnly))
 
+	// followed waits until both Autoscalers decided direction and the
+	// ingestor's replicas (all ready) and the Azure cluster's capacity are
+	// what they decided.
+	clusterMR := func() *unstructured.Unstructured {
+		l := &unstructured.UnstructuredList{}
+		l.SetAPIVersion("kusto.azure.m.upbound.io/v1beta1")
+		l.SetKind("ClusterList")
+		_ = env.Kube.List(ctx, l, client.InNamespace(ns))
+		for i := range l.Items {
+			if l.Items[i].GetAnnotations()["crossplane.io/external-name"] == name+"01" {
+				return &l.Items[i]
+			}
+		}
+		return nil
+	}
+	followed := func(direction string, replicas, nodes int64) {
+		t.Helper()
+		eventually(t, 3*time.Minute, fmt.Sprintf("%s: %d ingestors ready, %d nodes in Azure", direction, replicas, nodes), func() (bool, string) {
+			x := mon()
+			scalers, _, _ := unstructured.NestedSlice(x.Object, "status", "autoscalers")
+			decided := 0
+			for _, a := range scalers {
+				m := a.(map[string]any)
+				reason, _ := m["reason"].(string)
+				desired, _ := m["desired"].(int64)
+				target, _ := m["target"].(string)
+				want := nodes
+				if strings.HasPrefix(target, "StatefulSet") {
+					want = replicas
+				}
+				if strings.HasPrefix(reason, direction+":") && desired == want {
+					decided++
+				}
+			}
+			s := &appsv1.StatefulSet{}
+			_ = env.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ingestor"}, s)
+			var want int32
+			if s.Spec.Replicas != nil {
+				want = *s.Spec.Replicas
+			}
+			capacity, _ := env.Azure.Capacity(name + "01")
+			var mrCapacity int64
+			if mr := clusterMR(); mr != nil {
+				mrCapacity, _, _ = unstructured.NestedInt64(mr.Object, "spec", "forProvider", "sku", "capacity")
+			}
+			return decided == 2 && int64(want) == replicas && int64(s.Status.ReadyReplicas) == replicas && int64(capacity) == nodes && mrCapacity == nodes,
+				fmt.Sprintf("autoscalers %v; StatefulSet %d (%d ready); Cluster MR capacity %d, Azure %d; conditions %v", scalers, want, s.Status.ReadyReplicas, mrCapacity, capacity, conditionsOf(x))
+		})
+	}
+
 	t.Run("what the ingestor runs", func(t *testing.T) {
 		c := sts.Spec.Template.Spec.Containers[0]
 		args := strings.Join(c.Args, " ")
@@ -165,9 +255,21 @@ func TestADXMon(t *testing.T) {
 				t.Errorf("ingestor args lack the %s endpoint: %s", db, args)
 			}
 		}
-		if *sts.Spec.Replicas != 2 || sts.Status.ReadyReplicas != 2 {
-			t.Errorf("ingestor replicas %d, ready %d; want 2 and 2", *sts.Spec.Replicas, sts.Status.ReadyReplicas)
-		}
+	})
+
+	// Load rises: at the next scheduled evaluation both targets grow by
+	// one, the ingestor's replicas and the cluster's capacity following the
+	// Autoscalers' decisions through what the ADXMon composes.
+	t.Run("the autoscaler scales the ingestor and the cluster", func(t *testing.T) {
+		// Created once the stack is installed, both evaluate at once and
+		// hold: every metric is between its thresholds.
+		eventually(t, 2*time.Minute, "both Autoscalers deciding", func() (bool, string) {
+			s, r, msg := condition(mon(), "AutoscalerReady")
+			return s == "True" && r == "Deciding" && strings.Count(msg, "hold: score 0.00") == 2, fmt.Sprintf("AutoscalerReady %s %s %q", s, r, msg)
+		})
+		queue.Store(5000)
+		setLoad(90, 85)
+		followed("up", 3, 3)
 	})
 
 	t.Run("crossplane beta trace", func(t *testing.T) {
@@ -175,12 +277,31 @@ func TestADXMon(t *testing.T) {
 		if err != nil {
 			t.Fatalf("trace: %v\n%s", err, out)
 		}
-		for _, want := range []string{"ADXMon/" + name, "ADXCluster/" + name + "-" + name + "01", "Cluster/", "StatefulSet/ingestor", "DaemonSet/collector", "Deployment/alerter", "Object/"} {
+		for _, want := range []string{"ADXMon/" + name, "ADXCluster/" + name + "-" + name + "01", "Cluster/", "StatefulSet/ingestor", "DaemonSet/collector", "Deployment/alerter", "Object/",
+			"Autoscaler/ingestor", "Autoscaler/" + name + "-" + name + "01"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("trace lacks %s:\n%s", want, out)
 			}
 		}
 		t.Logf("crossplane beta trace adxmon %s:\n%s", name, out)
+		// Wide, each Autoscaler's status says what it decided.
+		out, err = env.Trace("adxmon", name, "", "-o", "wide")
+		if err != nil {
+			t.Fatalf("trace -o wide: %v\n%s", err, out)
+		}
+		for line := range strings.Lines(out) {
+			if strings.Contains(line, "Autoscaler/") && !strings.Contains(line, "Available: up: score 1.00") && !strings.Contains(line, "Available: hold: score 1.00, but at max 3") {
+				t.Errorf("trace -o wide shows no decision for an Autoscaler: %s", line)
+			}
+		}
+	})
+
+	// Load falls: at the next scheduled evaluation both shrink by one, to
+	// their minimum.
+	t.Run("the autoscaler scales back when load falls", func(t *testing.T) {
+		queue.Store(10)
+		setLoad(10, 20)
+		followed("down", 2, 2)
 	})
 
 	t.Run("a hand edit of the ingestor's replicas is undone and shown", func(t *testing.T) {

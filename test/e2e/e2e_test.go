@@ -496,6 +496,51 @@ spec:
 		})
 	}
 
+	// An ADXMon's autoscaler settings are judged at apply time too.
+	monitor := func(change func(spec map[string]any)) *unstructured.Unstructured {
+		u := xr(t, `
+apiVersion: adx.fleetplane.io/v1alpha1
+kind: ADXMon
+metadata: {name: invalid-autoscaler}
+spec:
+  namespace: invalid-autoscaler
+  adx:
+    clusters:
+    - {name: adopted, endpoint: "https://adopted.westeurope.kusto.windows.net"}
+  ingestor: {}
+  autoscaler:
+    enabled: true
+    ingestor:
+      metrics:
+      - {type: QueueLength, scaleUpThreshold: 1000, scaleDownThreshold: 100, weight: 1}
+`)
+		change(u.Object["spec"].(map[string]any))
+		return u
+	}
+	scaler := func(spec map[string]any) map[string]any { return spec["autoscaler"].(map[string]any) }
+	for name, tc := range map[string]struct {
+		obj  *unstructured.Unstructured
+		want string
+	}{
+		"MemoryUsage without a memory limit": {monitor(func(spec map[string]any) {
+			scaler(spec)["ingestor"].(map[string]any)["metrics"] = []any{map[string]any{"type": "MemoryUsage", "scaleUpThreshold": int64(85), "scaleDownThreshold": int64(40), "weight": int64(1)}}
+		}), "set spec.ingestor.resources.limits.memory"},
+		"an ADX metric for the ingestor": {monitor(func(spec map[string]any) {
+			scaler(spec)["ingestor"].(map[string]any)["metrics"] = []any{map[string]any{"type": "CPUUsage", "scaleUpThreshold": int64(80), "scaleDownThreshold": int64(30), "weight": int64(1)}}
+		}), "spec.autoscaler.ingestor scales on QueueLength, MemoryUsage, or Custom with a series"},
+		"ADX scaling without a provisioned cluster": {monitor(func(spec map[string]any) {
+			scaler(spec)["adx"] = map[string]any{"metrics": []any{map[string]any{"type": "CPUUsage", "scaleUpThreshold": int64(80), "scaleDownThreshold": int64(30), "weight": int64(1)}}}
+		}), "scales the ADX clusters the stack provisions"},
+		"a bad schedule": {monitor(func(spec map[string]any) { scaler(spec)["schedule"] = "every 5 minutes" }), "spec.autoscaler.schedule"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := env.Kube.Create(context.Background(), tc.obj, client.DryRunAll)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("apply = %v, want a rejection naming %q", err, tc.want)
+			}
+		})
+	}
+
 	t.Run("identity type cannot switch", func(t *testing.T) {
 		u := withProvision(func(map[string]any) {})
 		u.SetName("identity-switch")

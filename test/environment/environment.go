@@ -162,6 +162,7 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	e.Azure = standin.New(e.Kube)
 	go e.Azure.Run(sctx)
 	e.AzureAPI = standin.NewAzureAPI()
+	e.AzureAPI.ServeClusters(e.Azure.Capacity)
 	e.Kubelet = standin.NewKubelet(e.Kube, "node-1")
 	go e.Kubelet.Run(sctx)
 
@@ -335,7 +336,7 @@ func DefaultProviderConfig() *v1alpha1.ClusterProviderConfig {
 	return &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ClusterProviderConfigSpec{
 		Credentials:       v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone},
 		NamespaceSelector: metav1.LabelSelector{},
-		Azure:             &v1alpha1.AzurePolicy{AllowDiscovery: true},
+		Azure:             &v1alpha1.AzurePolicy{AllowDiscovery: true, AllowMonitoring: true},
 		ArgoCD:            &v1alpha1.ArgoCDPolicy{Namespace: ArgoCDNamespace, Project: "default", AllowedExecCommands: []string{"argocd-k8s-auth"}},
 		Workflows:         &v1alpha1.WorkflowsPolicy{Namespace: WorkflowsNamespace, AllowedTemplates: []string{"*"}},
 	}}

@@ -187,7 +187,7 @@ func TestAutoscalerScalesADX(t *testing.T) {
 	const sub, rg, cluster = "0f000000-0000-4000-8000-0000000000a1", "adx-scaling", "scaledprov01"
 	var capacity atomic.Int32
 	capacity.Store(2)
-	azureAPI.Capacity = func(name string) (int32, bool) { return capacity.Load(), name == cluster }
+	azureAPI.ServeClusters(func(name string) (int32, bool) { return capacity.Load(), name == cluster })
 	azureAPI.SetMetric(sub, rg, cluster, "IngestionUtilization", 90)
 	azureAPI.SetMetric(sub, rg, cluster, "CPU", 85)
 

@@ -18,7 +18,7 @@ import (
 //   - Azure Resource Manager's Kusto SKU list: GET
 //     /subscriptions/{id}/providers/Microsoft.Kusto/skus;
 //   - a Kusto cluster: GET .../providers/Microsoft.Kusto/clusters/{name},
-//     its SKU capacity from Capacity (the Azure stand-in's);
+//     its SKU capacity from ServeClusters (the Azure stand-in's);
 //   - Azure Monitor's metrics of a resource: GET
 //     {resourceUri}/providers/Microsoft.Insights/metrics with metricnames,
 //     aggregation and timespan, as armmonitor's MetricsClient sends them.
@@ -26,9 +26,6 @@ import (
 // Every ARM request needs an api-version, as ARM's does.
 type AzureAPI struct {
 	URL string
-	// Capacity reports a cluster's instance count, false when Azure has
-	// no such cluster. Nil: no clusters.
-	Capacity func(name string) (int32, bool)
 
 	srv *httptest.Server
 	mu  sync.Mutex
@@ -41,6 +38,17 @@ type AzureAPI struct {
 	metrics map[string]map[string]float64
 	// failing metrics answer with an error code.
 	failing map[string]string
+	// capacity reports a cluster's instance count, false when Azure has
+	// no such cluster. Nil: no clusters.
+	capacity func(name string) (int32, bool)
+}
+
+// ServeClusters makes capacity the source of the clusters' GET: a
+// cluster's instance count, false when Azure has no such cluster.
+func (a *AzureAPI) ServeClusters(capacity func(name string) (int32, bool)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.capacity = capacity
 }
 
 var (
@@ -155,8 +163,8 @@ func (a *AzureAPI) cluster(w http.ResponseWriter, m []string) {
 	sub, rg, name := m[1], m[2], m[3]
 	var capacity int32
 	found := false
-	if a.Capacity != nil {
-		capacity, found = a.Capacity(name)
+	if a.capacity != nil {
+		capacity, found = a.capacity(name)
 	}
 	if !found {
 		armError(w, http.StatusNotFound, "ResourceNotFound", "The Resource 'Microsoft.Kusto/clusters/"+name+"' under resource group '"+rg+"' was not found.")

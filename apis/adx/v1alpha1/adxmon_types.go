@@ -26,6 +26,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.alerter) || has(self.adx)",message="spec.alerter queries ADX: it needs spec.adx.clusters with at least one cluster",fieldPath=".alerter"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaler) || !has(self.autoscaler.ingestor) || has(self.ingestor)",message="spec.autoscaler.ingestor scales the ingestor: it needs spec.ingestor",fieldPath=".autoscaler.ingestor"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaler) || !has(self.autoscaler.adx) || (has(self.adx) && self.adx.clusters.exists(c, has(c.provision)))",message="spec.autoscaler.adx scales the ADX clusters the stack provisions: it needs spec.adx.clusters with at least one provision",fieldPath=".autoscaler.adx"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaler) || !has(self.autoscaler.ingestor) || !has(self.ingestor) || !self.autoscaler.ingestor.metrics.exists(m, m.type == 'MemoryUsage') || (has(self.ingestor.resources) && has(self.ingestor.resources.limits) && 'memory' in self.ingestor.resources.limits)",message="MemoryUsage is the ingestor's memory as a share of its limit: set spec.ingestor.resources.limits.memory, or scale on other metrics",fieldPath=".autoscaler.ingestor.metrics"
 type ADXMonSpec struct {
 	// Namespace the components (and the ADXCluster resources) are created
 	// in. Created unless it exists; a namespace that existed before is

@@ -201,7 +201,9 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Autoscaler) (managed
 		mg.SetConditions(xpv2.Unavailable().WithMessage(at.Reason))
 	} else {
 		at.Score = new(d.Score)
-		mg.SetConditions(xpv2.Available())
+		// The decision in the condition too, so that `crossplane beta
+		// trace -o wide` and `kubectl describe` show it.
+		mg.SetConditions(xpv2.Available().WithMessage(at.Reason))
 	}
 	return managed.ExternalUpdate{}, nil
 }
