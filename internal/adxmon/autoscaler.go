@@ -39,12 +39,12 @@ const (
 )
 
 // NameIngestorAutoscaler is the composition resource name of the
-// ingestor's Autoscaler; an ADX cluster's is autoscalerPrefix and the
-// cluster's.
-const (
-	NameIngestorAutoscaler resource.Name = "autoscaler-ingestor"
-	autoscalerPrefix                     = "autoscaler-"
-)
+// ingestor's Autoscaler.
+const NameIngestorAutoscaler resource.Name = "autoscaler-ingestor"
+
+// autoscalerPrefix starts the composition resource name of an ADX
+// cluster's Autoscaler.
+const autoscalerPrefix = "autoscaler-"
 
 // Defaults of spec.autoscaler, after the seed's example.
 const (
@@ -76,7 +76,7 @@ func (s *scaled) decision() int32 {
 	if !ok || n <= 0 {
 		return 0
 	}
-	return clamp(int32(min(n, 1<<20)), s.min, s.max) //nolint:gosec // bounded above
+	return clamp(int32(min(n, 1<<20)), s.min, s.max)
 }
 
 func clamp(n, lo, hi int32) int32 {
@@ -126,6 +126,8 @@ func (p *planner) scaler(name resource.Name, objName, kind string, after resourc
 	if t.CooldownMinutes != nil {
 		cooldown = time.Duration(*t.CooldownMinutes) * time.Minute
 	}
+	// A minimum given alone may exceed the default maximum: it wins.
+	hi = max(hi, lo)
 	schedule := p.xr.Spec.Autoscaler.Schedule
 	if schedule == "" {
 		schedule = scaling.DefaultSchedule

@@ -88,6 +88,14 @@ func TestAutoscalerComposed(t *testing.T) {
 		}
 		rsp.Want("", "status.phase", PhaseInstalled)
 	})
+	t.Run("a minimum above the default maximum raises it", func(t *testing.T) {
+		x := scaledStack()
+		x.Spec.Autoscaler.Ingestor.MinReplicas, x.Spec.Autoscaler.Ingestor.MaxReplicas = 12, 0
+		rsp := ct.Run(t, Composer, ct.Call{XR: x, Observed: through("alerter")})
+		rsp.Want("autoscaler-ingestor", "spec.forProvider.min", 12)
+		rsp.Want("autoscaler-ingestor", "spec.forProvider.max", 12)
+		rsp.Want("ingestor", "spec.replicas", 12)
+	})
 	t.Run("an adopted cluster is not scaled", func(t *testing.T) {
 		x := scaledStack()
 		x.Spec.ADX.Clusters = append(x.Spec.ADX.Clusters, v1alpha1.ADXMonCluster{Name: "shared", Endpoint: "https://shared.westus.kusto.windows.net"})

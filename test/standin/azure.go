@@ -227,7 +227,7 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 		a.mu.Lock()
 		n, has := sku["capacity"].(int64)
 		if _, created := a.capacity[ext]; has && (!created || forProviderSets(mr, "capacity")) {
-			a.capacity[ext] = int32(n) //nolint:gosec // a node count
+			a.capacity[ext] = int32(n)
 		}
 		if c, ok := a.capacity[ext]; ok {
 			sku["capacity"] = int64(c)

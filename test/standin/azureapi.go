@@ -196,7 +196,7 @@ func (a *AzureAPI) metricsOf(w http.ResponseWriter, r *http.Request, resource st
 	}
 	id := strings.ToLower(resource)
 	var value []any
-	for _, name := range strings.Split(names, ",") {
+	for name := range strings.SplitSeq(names, ",") {
 		if code, bad := a.failing[id+"/"+name]; bad {
 			armError(w, http.StatusBadRequest, code, "Failed to find metric configuration for provider: Microsoft.Kusto, resource Type: clusters, metric: "+name)
 			return
@@ -208,7 +208,7 @@ func (a *AzureAPI) metricsOf(w http.ResponseWriter, r *http.Request, resource st
 			at := end.Add(-time.Minute).Truncate(time.Minute)
 			points = append(points, map[string]any{"timeStamp": at.Add(-time.Minute).Format(time.RFC3339)})
 			p := map[string]any{"timeStamp": at.Format(time.RFC3339)}
-			for _, k := range strings.Split(agg, ",") {
+			for k := range strings.SplitSeq(agg, ",") {
 				if k != "" {
 					p[strings.ToLower(k[:1])+k[1:]] = v
 				}

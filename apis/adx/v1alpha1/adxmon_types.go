@@ -319,7 +319,7 @@ type Autoscaler struct {
 	Schedule string `json:"schedule,omitempty"`
 
 	// ADX scales the node count of each cluster the stack provisions
-	// (clusters brought as they are are not scaled). Default bounds 2 to
+	// (clusters the stack adopts are not scaled). Default bounds 2 to
 	// 10 nodes, cooldown 15 minutes.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="!has(self.minNodes) || !has(self.maxNodes) || self.minNodes <= self.maxNodes",message="minNodes must not exceed maxNodes"
