@@ -209,25 +209,27 @@ func (p *planner) adxCapacity(i int) *int32 {
 // composed with and who decides it: the Autoscaler's decision; before it,
 // the size the StatefulSet has (or spec.ingestor.replicas, or min), within
 // the bounds; without the autoscaler, spec.ingestor.replicas or nobody.
-func (p *planner) ingestorReplicas() (*int32, string) {
+// adopted says the count is the StatefulSet's own, moved into the bounds:
+// a difference then is this ADXMon's change, not drift.
+func (p *planner) ingestorReplicas() (replicas *int32, owner string, adopted bool) {
 	in, s := p.xr.Spec.Ingestor, p.ingestorScale
 	if s == nil {
 		if in.Replicas != nil {
-			return in.Replicas, OwnerADXMon
+			return in.Replicas, OwnerADXMon, false
 		}
-		return nil, OwnerCluster
+		return nil, OwnerCluster, false
 	}
 	if n := s.decision(); n > 0 {
-		return &n, OwnerAutoscaler
+		return &n, OwnerAutoscaler, false
 	}
 	start := s.min
 	if n, ok := observe.Int(p.set.Observed(NameIngestor), "spec", "replicas"); ok {
-		start = int32(min(n, 1<<20)) //nolint:gosec // bounded above
+		start, adopted = int32(min(n, 1<<20)), true //nolint:gosec // bounded above
 	} else if in.Replicas != nil {
 		start = *in.Replicas
 	}
 	start = clamp(start, s.min, s.max)
-	return &start, OwnerAutoscaler
+	return &start, OwnerAutoscaler, adopted
 }
 
 // scaleStatus reports the Autoscalers in status and AutoscalerReady.

@@ -126,7 +126,7 @@ func (p *planner) ingestorPhase(ok bool, dbs []endpointDB) (bool, error) {
 		return false, err
 	}
 	after = append(after, NameIngestorService)
-	replicas, owner := p.ingestorReplicas()
+	replicas, owner, adopted := p.ingestorReplicas()
 	sts := p.ingestor(in, dbs, replicas)
 	if err := p.addWhen(ok, NameIngestor, sts, after...); err != nil {
 		return false, err
@@ -139,7 +139,7 @@ func (p *planner) ingestorPhase(ok bool, dbs []endpointDB) (bool, error) {
 	p.status.Ingestor = ws
 
 	var drifts []v1alpha1.Drift
-	if d, ok := p.replicasDrift(o, replicas); ok {
+	if d, ok := p.replicasDrift(o, replicas); ok && !adopted {
 		drifts = append(drifts, d)
 	}
 	drifts = append(drifts, p.imageDrift("StatefulSet", "ingestor", o, sts.Spec.Template.Spec.Containers[0].Image)...)
