@@ -139,8 +139,8 @@ func clusterCapacity(t v1alpha1.Tier) int64 {
 // identities, public access when given) is kept on Azure; what fleetplane
 // defaults (auto-stop and streaming ingestion off, public access off,
 // the initial capacity) and autoscale, which the seed applies at creation
-// only, go to initProvider. A capacity the spec sets is kept, like the SKU. Azure's engine is always V3 (upjet has no
-// engine field any more).
+// only, go to initProvider. A capacity the spec sets is kept, like the
+// SKU. Azure's engine is always V3 (upjet has no engine field any more).
 func (r renderer) cluster(created bool) *composed.Unstructured {
 	p := r.xr.Spec.Provision
 	w := r.where
