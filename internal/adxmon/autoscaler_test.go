@@ -187,6 +187,16 @@ func TestAutoscalerDecides(t *testing.T) {
 		rsp.Want("ingestor", "spec.replicas", 4)
 		rsp.WantCondition(v1alpha1.ConditionIngestorReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonDrifted, "spec.replicas", "9", "restoring 4")
 	})
+	t.Run("a hand edit the Autoscaler observed while holding is still drift", func(t *testing.T) {
+		obs := decided()
+		obs["autoscaler-ingestor"] = scaler(4, 9, "Hold", "hold: score 1.00, but at max 5")
+		obs["ingestor"] = workload("StatefulSet", 9, 9).Set("metadata.generation", 2).Set("status.observedGeneration", 2)
+		x := scaledStack()
+		x.Status.Ingestor = &v1alpha1.WorkloadStatus{DesiredReplicas: ptr.To[int32](4)}
+		rsp := ct.Run(t, Composer, ct.Call{XR: x, Observed: obs})
+		rsp.Want("ingestor", "spec.replicas", 4)
+		rsp.WantCondition(v1alpha1.ConditionIngestorReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonDrifted, "spec.replicas", "9", "restoring 4")
+	})
 	t.Run("an Autoscaler that cannot measure holds and says why", func(t *testing.T) {
 		obs := decided()
 		obs["autoscaler-ingestor"] = scaler(3, 3, "Hold", "hold: score 0.00")

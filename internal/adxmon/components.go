@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
+	scalingv1alpha1 "github.com/fleetplane/fleetplane/apis/scaling/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/observe"
 )
 
@@ -224,7 +225,7 @@ func (p *planner) alerterPhase(ok bool, dbs []endpointDB) (bool, error) {
 // replicasDrift reports a replica count on the StatefulSet that is
 // neither what this ADXMon composes now nor what it composed before: the
 // count it last reported composing, or the size the ingestor's Autoscaler
-// decided from. The apply of a new count, after a spec change or a
+// just scaled from. The apply of a new count, after a spec change or a
 // decision, is not drift; someone scaling the StatefulSet by hand is.
 func (p *planner) replicasDrift(o *composed.Unstructured, want *int32) (v1alpha1.Drift, bool) {
 	if want == nil || o == nil {
@@ -237,8 +238,13 @@ func (p *planner) replicasDrift(o *composed.Unstructured, want *int32) (v1alpha1
 	if last := p.xr.Status.Ingestor; last != nil && last.DesiredReplicas != nil && found == int64(*last.DesiredReplicas) {
 		return v1alpha1.Drift{}, false
 	}
+	// The size the Autoscaler scaled from, while its scale is applied. A
+	// size it merely observed (a hold) proves nothing: it may be the hand
+	// edit itself.
 	if s := p.ingestorScale; s != nil {
-		if from, ok := observe.Int(s.observed, "status", "atProvider", "observedSize"); ok && found == from {
+		decision, _ := observe.String(s.observed, "status", "atProvider", "decision")
+		from, ok := observe.Int(s.observed, "status", "atProvider", "observedSize")
+		if ok && found == from && (decision == scalingv1alpha1.DecisionUp || decision == scalingv1alpha1.DecisionDown) {
 			return v1alpha1.Drift{}, false
 		}
 	}
