@@ -30,6 +30,7 @@ import (
 
 	"github.com/fleetplane/fleetplane/apis"
 	fpcontroller "github.com/fleetplane/fleetplane/internal/controller"
+	"github.com/fleetplane/fleetplane/internal/controller/autoscaler"
 	"github.com/fleetplane/fleetplane/internal/controller/defaults"
 	"github.com/fleetplane/fleetplane/internal/kusto"
 )
@@ -47,7 +48,8 @@ type CLI struct {
 	MetricsAddress   string        `default:":8080" help:"Address of the Prometheus metrics endpoint; 0 turns it off."`
 	HealthAddress    string        `default:":8081" help:"Address of the health and readiness probes; 0 turns them off."`
 	IMDSEndpoint     string        `default:"http://169.254.169.254" help:"Azure's instance metadata service, read by ProvisioningDefaults where a ClusterProviderConfig allows discovery."`
-	ARMEndpoint      string        `name:"azure-resource-manager-endpoint" default:"https://management.azure.com" help:"Azure Resource Manager, where ProvisioningDefaults lists the Kusto SKUs of a region."`
+	ARMEndpoint      string        `name:"azure-resource-manager-endpoint" default:"https://management.azure.com" help:"Azure Resource Manager, where ProvisioningDefaults lists the Kusto SKUs of a region and Autoscalers read ADX clusters and their Azure Monitor metrics."`
+	LoopbackPods     bool          `name:"scrape-loopback-pods" help:"Let Autoscalers scrape ingestor pods whose IP is a loopback address. Only for local control planes whose stand-in pods listen on loopback; never on a real cluster, where a pod claiming such an IP would point the provider at itself."`
 }
 
 func (c *CLI) restConfig() (*rest.Config, error) {
@@ -102,7 +104,9 @@ func (c *CLI) Run() error {
 	if err := customresourcesgate.Setup(mgr, o); err != nil {
 		return fmt.Errorf("cannot set up the CRD gate: %w", err)
 	}
-	if err := fpcontroller.Setup(mgr, o, kusto.Options{Timeout: c.KustoTimeout}, defaults.Config{IMDSEndpoint: c.IMDSEndpoint, ResourceManagerEndpoint: c.ARMEndpoint}); err != nil {
+	if err := fpcontroller.Setup(mgr, o, kusto.Options{Timeout: c.KustoTimeout},
+		defaults.Config{IMDSEndpoint: c.IMDSEndpoint, ResourceManagerEndpoint: c.ARMEndpoint},
+		autoscaler.Config{ResourceManagerEndpoint: c.ARMEndpoint, LoopbackPods: c.LoopbackPods}); err != nil {
 		return err
 	}
 	log.Info("Starting", "poll", c.Poll.String(), "max-reconcile-rate", c.MaxReconcileRate)

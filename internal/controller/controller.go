@@ -31,7 +31,7 @@ import (
 
 // Setup adds every controller. ProviderConfig controllers start at once;
 // the others wait at o.Gate for their kinds.
-func Setup(mgr ctrl.Manager, o controller.Options, opts kusto.Options, azure defaults.Config) error {
+func Setup(mgr ctrl.Manager, o controller.Options, opts kusto.Options, azure defaults.Config, scale autoscaler.Config) error {
 	if err := config.Setup(mgr, o); err != nil {
 		return err
 	}
@@ -47,9 +47,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts kusto.Options, azure def
 		{v1alpha1.HeartbeatGroupVersionKind, withKusto(heartbeat.Setup)},
 		{v1alpha1.FederationGroupVersionKind, withKusto(federation.Setup)},
 		{v1alpha1.ProvisioningDefaultsGroupVersionKind, func(mgr ctrl.Manager, o controller.Options) error { return defaults.Setup(mgr, o, c, azure) }},
-		{scalingv1alpha1.AutoscalerGroupVersionKind, func(mgr ctrl.Manager, o controller.Options) error {
-			return autoscaler.Setup(mgr, o, c, autoscaler.Config{ResourceManagerEndpoint: azure.ResourceManagerEndpoint})
-		}},
+		{scalingv1alpha1.AutoscalerGroupVersionKind, func(mgr ctrl.Manager, o controller.Options) error { return autoscaler.Setup(mgr, o, c, scale) }},
 		{argocdv1alpha1.ClusterRegistrationGroupVersionKind, registration.Setup},
 		{workflowsv1alpha1.WorkflowRunGroupVersionKind, workflowrun.Setup},
 		{lifecyclev1alpha1.ExpiryGroupVersionKind, expiry.Setup},

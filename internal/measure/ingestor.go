@@ -38,8 +38,13 @@ type Pod struct {
 
 // Pods are the ready pods' scrape targets, sorted by name: their IP (from
 // the pod's status, which the kubelet writes) and the container port named
-// or numbered port. A pod on the host's network is refused.
-func Pods(pods []corev1.Pod, port intstr.IntOrString, path string) ([]Pod, error) {
+// or numbered port. A pod on the host's network is refused, and so is an
+// IP no pod network hands out (loopback unless loopback is true: local
+// control planes, whose stand-in pods listen there; link-local, where
+// cloud metadata services answer; unspecified; multicast): pod status is
+// writable by whoever holds pods/status, and the provider must not be
+// pointed at itself or its node.
+func Pods(pods []corev1.Pod, port intstr.IntOrString, path string, loopback bool) ([]Pod, error) {
 	var out []Pod
 	for i := range pods {
 		p := &pods[i]
@@ -54,6 +59,9 @@ func Pods(pods []corev1.Pod, port intstr.IntOrString, path string) ([]Pod, error
 		ip, err := netip.ParseAddr(p.Status.PodIP)
 		if err != nil {
 			return nil, fmt.Errorf("pod %s has no usable IP %q", p.Name, p.Status.PodIP)
+		}
+		if ip = ip.Unmap(); !podNetwork(ip, loopback) {
+			return nil, fmt.Errorf("pod %s reports IP %s, which is not a pod network address; it is not scraped", p.Name, ip)
 		}
 		c, n, err := containerPort(p, port)
 		if err != nil {
@@ -70,6 +78,16 @@ func Pods(pods []corev1.Pod, port intstr.IntOrString, path string) ([]Pod, error
 		out = out[:MaxPods]
 	}
 	return out, nil
+}
+
+func podNetwork(ip netip.Addr, loopback bool) bool {
+	switch {
+	case ip.IsUnspecified(), ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast(), ip.IsInterfaceLocalMulticast(), ip.IsMulticast():
+		return false
+	case ip.IsLoopback():
+		return loopback
+	}
+	return true
 }
 
 func ready(p *corev1.Pod) bool {

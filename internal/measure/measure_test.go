@@ -128,7 +128,7 @@ func TestPods(t *testing.T) {
 		pod("ingestor-1", "10.0.0.2", corev1.ConditionTrue, metrics),
 		pod("ingestor-0", "fd00::1", corev1.ConditionTrue, metrics),
 		pod("starting", "10.0.0.3", corev1.ConditionFalse, metrics),
-	}, intstr.FromString("metrics"), "/metrics")
+	}, intstr.FromString("metrics"), "/metrics", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,22 +136,32 @@ func TestPods(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Pods = %v, want %v", got, want)
 	}
-	if got, _ := Pods([]corev1.Pod{pod("p", "10.0.0.2", corev1.ConditionTrue)}, intstr.FromInt32(8080), "/m"); len(got) != 1 || got[0].URL != "http://10.0.0.2:8080/m" {
+	if got, _ := Pods([]corev1.Pod{pod("p", "10.0.0.2", corev1.ConditionTrue)}, intstr.FromInt32(8080), "/m", false); len(got) != 1 || got[0].URL != "http://10.0.0.2:8080/m" {
 		t.Errorf("a numbered port: %v", got)
 	}
 	for name, pods := range map[string][]corev1.Pod{
-		"no such port": {pod("p", "10.0.0.2", corev1.ConditionTrue)},
-		"a bad IP":     {pod("p", "10.0.0.2/8", corev1.ConditionTrue, metrics)},
-		"no IP":        {pod("p", "", corev1.ConditionTrue, metrics)},
+		"no such port":         {pod("p", "10.0.0.2", corev1.ConditionTrue)},
+		"a bad IP":             {pod("p", "10.0.0.2/8", corev1.ConditionTrue, metrics)},
+		"no IP":                {pod("p", "", corev1.ConditionTrue, metrics)},
+		"loopback":             {pod("p", "127.0.0.1", corev1.ConditionTrue, metrics)},
+		"IPv4-mapped loopback": {pod("p", "::ffff:127.0.0.1", corev1.ConditionTrue, metrics)},
+		"the metadata service": {pod("p", "169.254.169.254", corev1.ConditionTrue, metrics)},
+		"IPv6 link-local":      {pod("p", "fe80::1", corev1.ConditionTrue, metrics)},
+		"unspecified":          {pod("p", "0.0.0.0", corev1.ConditionTrue, metrics)},
+		"multicast":            {pod("p", "224.0.0.1", corev1.ConditionTrue, metrics)},
 		"host network": {func() corev1.Pod {
 			p := pod("p", "10.0.0.2", corev1.ConditionTrue, metrics)
 			p.Spec.HostNetwork = true
 			return p
 		}()},
 	} {
-		if _, err := Pods(pods, intstr.FromString("metrics"), "/metrics"); err == nil {
+		if _, err := Pods(pods, intstr.FromString("metrics"), "/metrics", false); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+	// A local control plane's stand-in pods listen on loopback.
+	if got, err := Pods([]corev1.Pod{pod("p", "127.0.0.5", corev1.ConditionTrue, metrics)}, intstr.FromString("metrics"), "/metrics", true); err != nil || len(got) != 1 {
+		t.Errorf("loopback allowed: %v, %v", got, err)
 	}
 }
 

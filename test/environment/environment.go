@@ -249,7 +249,9 @@ func (e *Env) install(ctx context.Context, b built) error {
 		return err
 	}
 	if e.Provider, err = e.Crossplane.RunProvider(ctx, ProviderName, b.providerBin, "--poll", "5s", "--metrics-address", "0", "--health-address", "0", "--debug",
-		"--imds-endpoint", e.AzureAPI.URL, "--azure-resource-manager-endpoint", e.AzureAPI.URL); err != nil {
+		"--imds-endpoint", e.AzureAPI.URL, "--azure-resource-manager-endpoint", e.AzureAPI.URL,
+		// The kubelet stand-in's pods listen on loopback IPs.
+		"--scrape-loopback-pods"); err != nil {
 		return err
 	}
 	for _, o := range []client.Object{fn, pv, cf} {

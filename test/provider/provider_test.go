@@ -95,7 +95,7 @@ func run(m *testing.M) int {
 	defer azureAPI.Close()
 	provider, err = controlplane.Run(dir, "provider", bin, []string{
 		"--kubeconfig", providerKubeconfig, "--poll", "2s", "--metrics-address", "0", "--health-address", "0", "--debug",
-		"--azure-resource-manager-endpoint", azureAPI.URL, "--imds-endpoint", azureAPI.URL,
+		"--azure-resource-manager-endpoint", azureAPI.URL, "--imds-endpoint", azureAPI.URL, "--scrape-loopback-pods",
 	}, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -38,9 +38,14 @@ import (
 	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
 
-// Config says where Azure Resource Manager is; tests point it at loopback.
+// Config says where Azure Resource Manager is, and whether pods may be
+// scraped on loopback IPs; tests point both at loopback.
 type Config struct {
 	ResourceManagerEndpoint string
+	// LoopbackPods lets ingestor pods whose IP is a loopback address be
+	// scraped: only on local control planes, whose stand-in pods listen
+	// there.
+	LoopbackPods bool
 }
 
 // scrapeTimeout bounds one pod's scrape.
@@ -88,7 +93,7 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Autoscaler) (manag
 	if err := allowed(s.Grant(), mg.Spec.ForProvider); err != nil {
 		return nil, err
 	}
-	e := &external{kube: c.kube, http: c.http, now: time.Now}
+	e := &external{kube: c.kube, http: c.http, now: time.Now, loopback: c.cfg.LoopbackPods}
 	if t := mg.Spec.ForProvider.ADX; t != nil {
 		cred, opts, err := s.ARM(c.cfg.ResourceManagerEndpoint)
 		if err != nil {
@@ -140,6 +145,7 @@ type external struct {
 	monitor  measure.MetricsLister
 	clusters clusterGetter
 	now      func() time.Time
+	loopback bool // scrape pods on loopback IPs (Config.LoopbackPods)
 }
 
 // Observe: an Autoscaler has nothing to create; it is out of date when an
@@ -306,7 +312,7 @@ func (e *external) ingestor(ctx context.Context, ns string, t v1alpha1.IngestorT
 	if t.MetricsPath != "" {
 		path = t.MetricsPath
 	}
-	targets, err := measure.Pods(pods.Items, port, path)
+	targets, err := measure.Pods(pods.Items, port, path, e.loopback)
 	if err != nil {
 		return size, nil, err
 	}
