@@ -46,7 +46,9 @@ func ParseSchedule(s string) (cron.Schedule, error) {
 	if len(s) > 128 || !schedulePattern.MatchString(s) {
 		return nil, fmt.Errorf("schedule %q is not a five-field cron expression (minute hour day-of-month month day-of-week)", s)
 	}
-	sched, err := cron.ParseStandard(s)
+	// In UTC whatever the provider's local time zone: the schedule says
+	// UTC, and robfig/cron would otherwise follow the time it is given.
+	sched, err := cron.ParseStandard("CRON_TZ=UTC " + s)
 	if err != nil {
 		return nil, fmt.Errorf("schedule %q: %w", s, err)
 	}

@@ -29,6 +29,16 @@ func TestParseSchedule(t *testing.T) {
 			t.Errorf("%q: next after 12:00:01 is %s, want %s", s, got, next)
 		}
 	}
+	// UTC whatever the location of the time asked about: noon UTC is
+	// 13:00 in Paris in November.
+	paris := time.FixedZone("CET", 3600)
+	noon, err := ParseSchedule("0 12 * * *")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := noon.Next(time.Date(2026, 11, 23, 12, 30, 0, 0, paris)).UTC().Format(time.RFC3339); got != "2026-11-23T12:00:00Z" {
+		t.Errorf("next noon after 12:30 CET (11:30 UTC) is %s, want 12:00 UTC the same day", got)
+	}
 	bad := map[string]string{
 		"* * * *":          "five-field",
 		"* * * * * *":      "five-field",
