@@ -179,7 +179,7 @@ func (p *planner) phase(dbReady, ingestorOK, collectorOK, alerterOK bool) string
 
 func (p *planner) setCondition(t string, s corev1.ConditionStatus, reason, msg string) {
 	c := compose.Condition{Type: t, Status: s, Reason: reason, Message: msg}
-	if reason == ReasonFailed || reason == ReasonDrifted || reason == ReasonIngestorMissing || reason == ReasonMetricsMissing {
+	if reason == ReasonFailed || reason == ReasonDrifted || reason == ReasonIngestorMissing || reason == ReasonMetricsMissing || reason == ReasonCannotEvaluate {
 		c.Warning = true
 	}
 	if reason == ReasonFailed {

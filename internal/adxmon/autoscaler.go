@@ -29,6 +29,10 @@ const (
 	ReasonDeciding       = "Deciding"
 	ReasonWaiting        = "WaitingForDecision"
 	ReasonMetricsMissing = "MetricsMissing"
+	// ReasonCannotEvaluate: the provider refuses or fails to evaluate an
+	// Autoscaler (Synced False), e.g. a ClusterProviderConfig that does
+	// not allow monitoring.
+	ReasonCannotEvaluate = "CannotEvaluate"
 )
 
 // Replica owners of status.ingestor.replicasOwner.
@@ -242,7 +246,7 @@ func (p *planner) scaleStatus(all []*scaled) {
 		p.notRequested(ConditionAutoscalerReady, msg)
 		return
 	}
-	var waiting, missing, deciding []string
+	var failing, waiting, missing, deciding []string
 	for _, s := range all {
 		st := v1alpha1.ScalingStatus{Resource: "Autoscaler " + s.resource, Target: s.target}
 		o := s.observed
@@ -257,7 +261,10 @@ func (p *planner) scaleStatus(all []*scaled) {
 		st.Reason = observe.Bound(reason)
 		p.status.Autoscalers = append(p.status.Autoscalers, st)
 
+		f, failed := observe.Failed(o)
 		switch c := observe.ConditionOf(o, string(xpv2.TypeReady)); {
+		case failed:
+			failing = append(failing, fmt.Sprintf("%s: %s", st.Resource, f.Message))
 		case o == nil || st.Decision == "":
 			waiting = append(waiting, st.Resource)
 		case c.Status == corev1.ConditionFalse:
@@ -267,6 +274,8 @@ func (p *planner) scaleStatus(all []*scaled) {
 		}
 	}
 	switch {
+	case len(failing) > 0:
+		p.setCondition(ConditionAutoscalerReady, corev1.ConditionFalse, ReasonCannotEvaluate, strings.Join(failing, "; ")+"; sizes are held")
 	case len(missing) > 0:
 		p.setCondition(ConditionAutoscalerReady, corev1.ConditionFalse, ReasonMetricsMissing, strings.Join(missing, "; ")+"; sizes are held")
 	case len(waiting) > 0:

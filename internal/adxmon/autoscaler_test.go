@@ -197,6 +197,14 @@ func TestAutoscalerDecides(t *testing.T) {
 		rsp.Want("ingestor", "spec.replicas", 4)
 		rsp.WantCondition(v1alpha1.ConditionIngestorReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonDrifted, "spec.replicas", "9", "restoring 4")
 	})
+	t.Run("an Autoscaler the provider refuses says why, not that it waits", func(t *testing.T) {
+		obs := decided()
+		obs["autoscaler-adx-prodmetrics"] = ct.Observed(scalingv1alpha1.SchemeGroupVersion.String(), scalingv1alpha1.AutoscalerKind, "x").
+			Failing("ClusterProviderConfig default does not allow monitoring (spec.azure.allowMonitoring)")
+		rsp := ct.Run(t, Composer, ct.Call{XR: scaledStack(), Observed: obs})
+		rsp.WantCondition(ConditionAutoscalerReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonCannotEvaluate, "Autoscaler adx-mon/complete-prodmetrics: ClusterProviderConfig default does not allow monitoring", "sizes are held")
+		rsp.Want("adx-prodmetrics", "spec.provision.capacity", nil)
+	})
 	t.Run("an Autoscaler that cannot measure holds and says why", func(t *testing.T) {
 		obs := decided()
 		obs["autoscaler-ingestor"] = scaler(3, 3, "Hold", "hold: score 0.00")
