@@ -23,6 +23,8 @@ import (
 	"text/template/parse"
 
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/fleetplane/fleetplane/internal/jsonpath"
 )
 
 // Annotation asks for template expansion when it is exactly "true".
@@ -89,7 +91,7 @@ func walk(v any, path string, props map[string]string, errs *[]error) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(t)) {
-			t[k] = walk(t[k], path+segment(k), props, errs)
+			t[k] = walk(t[k], path+jsonpath.Segment(k), props, errs)
 		}
 	case []any:
 		for i := range t {
@@ -107,15 +109,6 @@ func walk(v any, path string, props map[string]string, errs *[]error) any {
 		return s
 	}
 	return v
-}
-
-var shorthand = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-func segment(k string) string {
-	if shorthand.MatchString(k) {
-		return "." + k
-	}
-	return "[" + strconv.Quote(k) + "]"
 }
 
 // String expands one template.

@@ -213,26 +213,38 @@ func (p Path) String() string {
 	var b strings.Builder
 	b.WriteByte('$')
 	for _, name := range p {
-		if isShorthand(name) {
-			b.WriteByte('.')
-			b.WriteString(name)
-			continue
-		}
-		b.WriteString(`["`)
-		for _, r := range name {
-			switch {
-			case r == '"' || r == '\\':
-				b.WriteByte('\\')
-				b.WriteRune(r)
-			case r < 0x20:
-				fmt.Fprintf(&b, `\u%04x`, r)
-			default:
-				b.WriteRune(r)
-			}
-		}
-		b.WriteString(`"]`)
+		writeSegment(&b, name)
 	}
 	return b.String()
+}
+
+// Segment is the canonical segment naming member name: .name, or
+// ["..."] with escapes.
+func Segment(name string) string {
+	var b strings.Builder
+	writeSegment(&b, name)
+	return b.String()
+}
+
+func writeSegment(b *strings.Builder, name string) {
+	if isShorthand(name) {
+		b.WriteByte('.')
+		b.WriteString(name)
+		return
+	}
+	b.WriteString(`["`)
+	for _, r := range name {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20:
+			fmt.Fprintf(b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteString(`"]`)
 }
 
 func isShorthand(name string) bool {
