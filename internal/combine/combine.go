@@ -168,28 +168,38 @@ func (e Expr) check(where string) error {
 
 // Eval evaluates e on a row; a Path to nothing is nil. e must have passed
 // Check.
-func (e Expr) Eval(row map[string]any) any {
+func (e Expr) Eval(row map[string]any) any { return evaluator{}.eval(e, row) }
+
+// evaluator parses each distinct path once, however many rows and
+// columns use it.
+type evaluator map[string]jsonpath.Path
+
+func (ev evaluator) eval(e Expr, row map[string]any) any {
 	switch e.Op {
 	case OpPath:
 		if e.Path == "$" {
 			return row
 		}
-		p, _ := jsonpath.Parse(e.Path)
+		p, ok := ev[e.Path]
+		if !ok {
+			p, _ = jsonpath.Parse(e.Path)
+			ev[e.Path] = p
+		}
 		return lookup(row, p)
 	case OpNot:
-		return !truthy(e.Args[0].Eval(row))
+		return !truthy(ev.eval(e.Args[0], row))
 	case OpEqual:
-		return equal(e.Args[0].Eval(row), e.Args[1].Eval(row))
+		return equal(ev.eval(e.Args[0], row), ev.eval(e.Args[1], row))
 	case OpAnd:
 		for _, a := range e.Args {
-			if !truthy(a.Eval(row)) {
+			if !truthy(ev.eval(a, row)) {
 				return false
 			}
 		}
 		return true
 	case OpOr:
 		for _, a := range e.Args {
-			if truthy(a.Eval(row)) {
+			if truthy(ev.eval(a, row)) {
 				return true
 			}
 		}
@@ -267,9 +277,10 @@ type Result struct {
 // Combine runs a checked collector over rows, given in a stable order
 // (by cluster). Groups come out ordered by their key.
 func Combine(c Collector, rows []map[string]any) Result {
+	ev := evaluator{}
 	var kept []map[string]any
 	for _, r := range rows {
-		if c.Filter == nil || truthy(c.Filter.Eval(r)) {
+		if c.Filter == nil || truthy(ev.eval(*c.Filter, r)) {
 			kept = append(kept, r)
 		}
 	}
@@ -281,12 +292,12 @@ func Combine(c Collector, rows []map[string]any) Result {
 		for _, r := range kept {
 			row := make([]any, len(c.Select))
 			for i, n := range c.Select {
-				row[i] = n.Def.Eval(r)
+				row[i] = ev.eval(n.Def, r)
 			}
 			res.Rows = append(res.Rows, row)
 		}
 	} else {
-		res = aggregate(c, kept)
+		res = aggregate(c, kept, ev)
 	}
 	limit := c.Limit
 	if limit == 0 {
@@ -305,7 +316,7 @@ type group struct {
 	rows   []map[string]any
 }
 
-func aggregate(c Collector, rows []map[string]any) Result {
+func aggregate(c Collector, rows []map[string]any, ev evaluator) Result {
 	var res Result
 	for _, n := range c.GroupBy {
 		res.Columns = append(res.Columns, n.Name)
@@ -317,7 +328,7 @@ func aggregate(c Collector, rows []map[string]any) Result {
 	for _, r := range rows {
 		values := make([]any, len(c.GroupBy))
 		for i, n := range c.GroupBy {
-			values[i] = n.Def.Eval(r)
+			values[i] = ev.eval(n.Def, r)
 		}
 		k, err := json.Marshal(values)
 		if err != nil {
@@ -345,7 +356,7 @@ func aggregate(c Collector, rows []map[string]any) Result {
 		g := groups[k]
 		row := append([]any(nil), g.values...)
 		for _, a := range c.CombinedFields {
-			row = append(row, fold(a, g.rows))
+			row = append(row, fold(a, g.rows, ev))
 		}
 		res.Rows = append(res.Rows, row)
 	}
@@ -355,13 +366,13 @@ func aggregate(c Collector, rows []map[string]any) Result {
 // fold aggregates one column over a group; values that are not numbers
 // are left out of SUM, AVG, MIN and MAX, and with none left the value is
 // nil.
-func fold(a Aggregate, rows []map[string]any) any {
+func fold(a Aggregate, rows []map[string]any, ev evaluator) any {
 	if a.Type == Count {
 		return int64(len(rows))
 	}
 	var nums []float64
 	for _, r := range rows {
-		if f, ok := number(a.Subject.Eval(r)); ok && !math.IsNaN(f) {
+		if f, ok := number(ev.eval(*a.Subject, r)); ok && !math.IsNaN(f) {
 			nums = append(nums, f)
 		}
 	}
