@@ -272,6 +272,9 @@ type Result struct {
 	Rows    [][]any  `json:"rows"`
 	// Omitted counts the rows the limit left out.
 	Omitted int `json:"omitted,omitempty"`
+	// Errors are rows left out of the result and why, at most one per
+	// cluster, in row order.
+	Errors []string `json:"errors,omitempty"`
 }
 
 // Combine runs a checked collector over rows, given in a stable order
@@ -325,10 +328,19 @@ func aggregate(c Collector, rows []map[string]any, ev evaluator) Result {
 		res.Columns = append(res.Columns, a.Name)
 	}
 	groups := map[string]*group{}
+rows:
 	for _, r := range rows {
 		values := make([]any, len(c.GroupBy))
 		for i, n := range c.GroupBy {
 			values[i] = ev.eval(n.Def, r)
+			// A group is a tuple of atomic values, as in SQL. A list or
+			// an object would group by its whole encoding, which is
+			// rarely what was meant; say so instead of guessing.
+			switch values[i].(type) {
+			case []any, map[string]any:
+				res.Errors = append(res.Errors, fmt.Sprintf("%sgroupBy %s is a list or an object, not a single value; the row is left out", rowName(r), n.Name))
+				continue rows
+			}
 		}
 		k, err := json.Marshal(values)
 		if err != nil {
@@ -361,6 +373,16 @@ func aggregate(c Collector, rows []map[string]any, ev evaluator) Result {
 		res.Rows = append(res.Rows, row)
 	}
 	return res
+}
+
+// rowName names a row by its cluster, for errors, when it has one.
+func rowName(r map[string]any) string {
+	if inv, ok := r["inventory"].(map[string]any); ok {
+		if n, ok := inv["name"].(string); ok {
+			return "cluster " + n + ": "
+		}
+	}
+	return ""
 }
 
 // fold aggregates one column over a group; values that are not numbers

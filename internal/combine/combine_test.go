@@ -149,6 +149,30 @@ combinedFields:
 	}
 }
 
+// TestGroupByListIsAnError: KubeStellar panics when a groupBy value is a
+// list or an object (kubestellar#3897); here the row is left out and its
+// cluster named.
+func TestGroupByListIsAnError(t *testing.T) {
+	c := collector(t, `{groupBy: [{name: s, def: {op: Path, path: "$.status"}}], combinedFields: [{name: num, type: COUNT}]}`)
+	got := Combine(c, rows())
+	want := Result{Columns: []string{"s", "num"}, Errors: []string{
+		"cluster wec1: groupBy s is a list or an object, not a single value; the row is left out",
+		"cluster wec2: groupBy s is a list or an object, not a single value; the row is left out",
+		"cluster wec3: groupBy s is a list or an object, not a single value; the row is left out",
+	}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %#v\nwant %#v", got, want)
+	}
+	r := rows()
+	r[1]["status"].(map[string]any)["phase"] = []any{"Pending"}
+	c = collector(t, `{groupBy: [{name: phase, def: {op: Path, path: "$.status.phase"}}], combinedFields: [{name: num, type: COUNT}]}`)
+	got = Combine(c, r)
+	want = Result{Columns: []string{"phase", "num"}, Rows: [][]any{{"Running", int64(2)}}, Errors: []string{"cluster wec2: groupBy phase is a list or an object, not a single value; the row is left out"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %#v\nwant %#v", got, want)
+	}
+}
+
 func TestCheck(t *testing.T) {
 	bad := map[string]string{
 		`{select: [{name: a, def: {op: Path, path: "$.a b"}}]}`:                                         "path",
