@@ -14,6 +14,7 @@ import (
 	fnv1beta1 "github.com/fleetplane/fleetplane/apis/fn/v1beta1"
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
+	placementv1alpha1 "github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
 	scalingv1alpha1 "github.com/fleetplane/fleetplane/apis/scaling/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
 	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
@@ -23,6 +24,7 @@ import (
 var Composite = runtime.SchemeBuilder{
 	adxv1alpha1.AddToScheme,
 	experimentsv1alpha1.AddToScheme,
+	placementv1alpha1.AddToScheme,
 }
 
 // Managed are provider-fleetplane's groups: its managed resources and its

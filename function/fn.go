@@ -16,11 +16,13 @@ import (
 	adxv1alpha1 "github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
 	expv1alpha1 "github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
+	placementv1alpha1 "github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/adxcluster"
 	"github.com/fleetplane/fleetplane/internal/adxmon"
 	"github.com/fleetplane/fleetplane/internal/component"
 	"github.com/fleetplane/fleetplane/internal/compose"
 	"github.com/fleetplane/fleetplane/internal/experiment"
+	"github.com/fleetplane/fleetplane/internal/placement"
 )
 
 // Function is fleetplane's composition function: it hands each request to
@@ -38,10 +40,13 @@ func NewFunction(log logging.Logger) *Function {
 	return &Function{
 		log: log,
 		composers: map[schema.GroupKind]compose.Composer{
-			adxv1alpha1.ADXClusterGroupVersionKind.GroupKind(): adxcluster.Composer,
-			adxv1alpha1.ADXMonGroupVersionKind.GroupKind():     adxmon.Composer,
-			expv1alpha1.ExperimentGroupVersionKind.GroupKind(): experiment.Composer,
-			expv1alpha1.ComponentGroupVersionKind.GroupKind():  component.Composer,
+			adxv1alpha1.ADXClusterGroupVersionKind.GroupKind():            adxcluster.Composer,
+			adxv1alpha1.ADXMonGroupVersionKind.GroupKind():                adxmon.Composer,
+			expv1alpha1.ExperimentGroupVersionKind.GroupKind():            experiment.Composer,
+			expv1alpha1.ComponentGroupVersionKind.GroupKind():             component.Composer,
+			placementv1alpha1.PlacementGroupVersionKind.GroupKind():       placement.Composer,
+			placementv1alpha1.CustomTransformGroupVersionKind.GroupKind(): placement.CustomTransformComposer,
+			placementv1alpha1.StatusCollectorGroupVersionKind.GroupKind(): placement.StatusCollectorComposer,
 		},
 	}
 }

@@ -86,20 +86,42 @@ func (r *Request[X]) RequireByName(key, apiVersion, kind, name string) (items []
 
 // RequireByNameIn is RequireByName for a namespaced resource.
 func (r *Request[X]) RequireByNameIn(key, apiVersion, kind, namespace, name string) (items []resource.Required, resolved bool, err error) {
+	return r.require(key, &fnv1.ResourceSelector{
+		ApiVersion: apiVersion,
+		Kind:       kind,
+		Match:      &fnv1.ResourceSelector_MatchName{MatchName: name},
+	}, namespace)
+}
+
+// RequireByLabelsIn asks Crossplane for every resource of a kind in
+// namespace ("" for a cluster-scoped kind) whose labels include labels;
+// with no labels, every one. Items come sorted by name.
+func (r *Request[X]) RequireByLabelsIn(key, apiVersion, kind, namespace string, labels map[string]string) (items []resource.Required, resolved bool, err error) {
+	if labels == nil {
+		// Empty, not nil: an empty selector matches everything, while a
+		// missing match means "by name" to crossplane render.
+		labels = map[string]string{}
+	}
+	return r.require(key, &fnv1.ResourceSelector{
+		ApiVersion: apiVersion,
+		Kind:       kind,
+		Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}},
+	}, namespace)
+}
+
+func (r *Request[X]) require(key string, sel *fnv1.ResourceSelector, namespace string) ([]resource.Required, bool, error) {
 	if r.rsp.GetRequirements() == nil {
 		r.rsp.Requirements = &fnv1.Requirements{}
 	}
 	if r.rsp.Requirements.Resources == nil {
 		r.rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
 	}
-	r.rsp.Requirements.Resources[key] = &fnv1.ResourceSelector{
-		ApiVersion: apiVersion,
-		Kind:       kind,
-		Match:      &fnv1.ResourceSelector_MatchName{MatchName: name},
-	}
 	if namespace != "" {
-		r.rsp.Requirements.Resources[key].Namespace = &namespace
+		// A namespaced selector without a namespace would list across
+		// every namespace: never what a namespaced XR may read.
+		sel.Namespace = &namespace
 	}
+	r.rsp.Requirements.Resources[key] = sel
 	return request.GetRequiredResource(r.req, key)
 }
 

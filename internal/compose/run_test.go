@@ -191,6 +191,7 @@ func TestRequirementsAndTTL(t *testing.T) {
 	var resolved bool
 	plan := func(r *compose.Request[toy]) (compose.Outcome, error) {
 		_, resolved, _ = r.RequireByName("labels", "example.org/v1", "Labels", "cluster")
+		_, _, _ = r.RequireByLabelsIn("all", "v1", "ConfigMap", "team-a", nil)
 		r.ComposeAgainWithin(20 * time.Second)
 		r.ComposeAgainWithin(time.Hour) // never lengthens
 		return compose.Outcome{}, nil
@@ -202,6 +203,10 @@ func TestRequirementsAndTTL(t *testing.T) {
 	sel := rsp.GetRequirements().GetResources()["labels"]
 	if sel.GetKind() != "Labels" || sel.GetMatchName() != "cluster" {
 		t.Errorf("requirement = %v", sel)
+	}
+	all := rsp.GetRequirements().GetResources()["all"]
+	if all.GetMatchLabels() == nil || len(all.GetMatchLabels().GetLabels()) != 0 || all.GetNamespace() != "team-a" {
+		t.Errorf("every ConfigMap of team-a: requirement = %v", all)
 	}
 	if ttl := rsp.GetMeta().GetTtl().AsDuration(); ttl != 20*time.Second {
 		t.Errorf("TTL = %s, want 20s", ttl)

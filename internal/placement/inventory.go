@@ -1,0 +1,92 @@
+package placement
+
+import (
+	"encoding/base64"
+	"maps"
+	"slices"
+
+	"github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/expand"
+)
+
+// cluster is one selected cluster of the inventory.
+type cluster struct {
+	name        string
+	labels      map[string]string
+	annotations map[string]string
+	// props are the cluster's properties for template expansion, once
+	// read.
+	props map[string]string
+}
+
+// inventory reads the selected ClusterProviderConfigs, sorted by name.
+func (p *planner) inventory() (bool, error) {
+	sel := map[string]string{}
+	maps.Copy(sel, p.r.XR.Spec.Clusters.MatchLabels)
+	// Set last: the admin's label decides, whatever the selector says.
+	sel[v1alpha1.InventoryLabel] = "true"
+	items, resolved, err := p.r.RequireByLabelsIn(inventoryKey, kubernetesAPIVersion, clusterProviderConfig, "", sel)
+	if err != nil || !resolved {
+		return resolved, err
+	}
+	for _, it := range items {
+		c := cluster{name: it.Resource.GetName(), labels: it.Resource.GetLabels(), annotations: it.Resource.GetAnnotations()}
+		c.props = expand.Properties(c.name, c.labels, c.annotations, nil, nil)
+		p.clusters = append(p.clusters, c)
+	}
+	slices.SortFunc(p.clusters, func(a, b cluster) int {
+		switch {
+		case a.name < b.name:
+			return -1
+		case a.name > b.name:
+			return 1
+		}
+		return 0
+	})
+	return true, nil
+}
+
+// properties reads the ConfigMaps of namespace customization-properties
+// and merges each cluster's over its labels and annotations. One list for
+// all clusters: the namespace holds nothing else, and one request beats
+// one per cluster.
+func (p *planner) properties() (bool, error) {
+	items, resolved, err := p.r.RequireByLabelsIn(propertiesKey, "v1", "ConfigMap", expand.PropertiesNamespace, nil)
+	if err != nil || !resolved {
+		return resolved, err
+	}
+	byName := map[string]map[string]any{}
+	for _, it := range items {
+		if it.Resource.GetNamespace() == expand.PropertiesNamespace || it.Resource.GetNamespace() == "" {
+			byName[it.Resource.GetName()] = it.Resource.Object
+		}
+	}
+	for i, c := range p.clusters {
+		cm, ok := byName[c.name]
+		if !ok {
+			continue
+		}
+		data := stringMap(cm["data"])
+		binary := map[string][]byte{}
+		for k, v := range stringMap(cm["binaryData"]) {
+			// binaryData is base64 in JSON; a value that is not cannot
+			// have passed the API server and is left out.
+			if b, err := base64.StdEncoding.DecodeString(v); err == nil {
+				binary[k] = b
+			}
+		}
+		p.clusters[i].props = expand.Properties(c.name, c.labels, c.annotations, data, binary)
+	}
+	return true, nil
+}
+
+func stringMap(v any) map[string]string {
+	m, _ := v.(map[string]any)
+	out := make(map[string]string, len(m))
+	for k, e := range m {
+		if s, ok := e.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}

@@ -1,0 +1,426 @@
+// Package placement composes the placement kinds. A Placement delivers
+// workload objects of its namespace to the clusters of an inventory in
+// KubeStellar's manner: one provider-kubernetes Object per (object,
+// cluster), each carrying a copy stripped of what must not travel
+// (internal/transform, then the CustomTransforms of its resource) and,
+// when the object asks, with its templates expanded for that cluster's
+// properties (internal/expand). What the clusters report about each copy
+// comes back through the Objects and is combined by the StatusCollectors
+// the Placement names (internal/combine). CustomTransforms and
+// StatusCollectors are checked by composers of their own.
+//
+// The inventory is provider-kubernetes' ClusterProviderConfigs the admin
+// labelled placement.fleetplane.io/inventory: "true": their names are the
+// clusters' names, their labels and annotations the clusters' properties,
+// overridden by a ConfigMap of the cluster's name in namespace
+// customization-properties.
+package placement
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/compose"
+	"github.com/fleetplane/fleetplane/internal/expand"
+	"github.com/fleetplane/fleetplane/internal/jsonpath"
+	"github.com/fleetplane/fleetplane/internal/observe"
+	"github.com/fleetplane/fleetplane/internal/transform"
+)
+
+// Conditions of a Placement.
+const (
+	// ConditionDelivered says whether every copy is on its cluster.
+	ConditionDelivered = "Delivered"
+	// ConditionStatusCombined says whether every named StatusCollector
+	// could be evaluated; only when the Placement names some.
+	ConditionStatusCombined = "StatusCombined"
+)
+
+// Reasons of the Delivered condition.
+const (
+	ReasonDelivered       = "Delivered"
+	ReasonDelivering      = "Delivering"
+	ReasonNoClusters      = "NoClusters"
+	ReasonNoObjects       = "NoObjects"
+	ReasonObjectsMissing  = "ObjectsMissing"
+	ReasonExpansionFailed = "ExpansionFailed"
+	ReasonTooLarge        = "TooLarge"
+)
+
+// Reasons of the StatusCombined condition.
+const (
+	ReasonCombined         = "Combined"
+	ReasonCollectorMissing = "CollectorMissing"
+	ReasonCollectorInvalid = "CollectorInvalid"
+)
+
+// Limits of one Placement: what one XR may ask Crossplane to compose and
+// the function to hold in one response.
+const (
+	MaxObjects = 256
+	MaxCopies  = 5000
+)
+
+// provider-kubernetes' kinds.
+const (
+	kubernetesAPIVersion  = "kubernetes.m.crossplane.io/v1alpha1"
+	clusterProviderConfig = "ClusterProviderConfig"
+)
+
+// Labels on every composed Object, for kubectl get objects -l.
+const (
+	LabelCluster = "placement.fleetplane.io/cluster"
+	LabelKind    = "placement.fleetplane.io/kind"
+	LabelName    = "placement.fleetplane.io/name"
+)
+
+// Requirement keys.
+const (
+	inventoryKey  = "inventory"
+	propertiesKey = "customization-properties"
+)
+
+// Composer composes Placements.
+var Composer = compose.Run(plan)
+
+// workload is one selected workload object.
+type workload struct {
+	gvk      schema.GroupVersionKind
+	resource string
+	obj      map[string]any
+}
+
+func (w workload) name() string {
+	md, _ := w.obj["metadata"].(map[string]any)
+	n, _ := md["name"].(string)
+	return n
+}
+
+// ref names the object in messages and composition resource names:
+// Kind.group/name, Kind/name for the core group.
+func (w workload) ref() string {
+	k := w.gvk.Kind
+	if w.gvk.Group != "" {
+		k += "." + w.gvk.Group
+	}
+	return k + "/" + w.name()
+}
+
+// copyName is the composition resource name of w's copy on cluster.
+func copyName(cluster string, w workload) resource.Name {
+	return resource.Name(cluster + "/" + w.ref())
+}
+
+// namespaceName is the composition resource name of the Placement's
+// namespace on cluster.
+func namespaceName(cluster string) resource.Name {
+	return resource.Name(cluster + "/Namespace")
+}
+
+type planner struct {
+	r  *compose.Request[v1alpha1.Placement]
+	ns string
+
+	clusters []cluster
+	objects  []workload
+	missing  []string
+
+	status     v1alpha1.PlacementStatus
+	conditions []compose.Condition
+}
+
+func plan(r *compose.Request[v1alpha1.Placement]) (compose.Outcome, error) {
+	p := &planner{r: r, ns: r.XR.GetNamespace()}
+
+	clustersOK, err := p.inventory()
+	if err != nil {
+		return compose.Outcome{}, err
+	}
+	objectsOK, err := p.workloads()
+	if err != nil {
+		return compose.Outcome{}, err
+	}
+	transforms, transformsOK, err := p.customTransforms()
+	if err != nil {
+		return compose.Outcome{}, err
+	}
+	collectors, collectorsOK, err := p.collectors()
+	if err != nil {
+		return compose.Outcome{}, err
+	}
+	propsOK := true
+	if objectsOK && clustersOK && slices.ContainsFunc(p.objects, func(w workload) bool { return expand.Requested(w.obj) }) {
+		if propsOK, err = p.properties(); err != nil {
+			return compose.Outcome{}, err
+		}
+	}
+	if !clustersOK || !objectsOK || !transformsOK || !collectorsOK || !propsOK {
+		// Crossplane has not answered every requirement yet: compose
+		// nothing new and keep what exists until it has.
+		r.Resources.Freeze()
+		return compose.Outcome{Pending: true, Condition: compose.Condition{
+			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonDelivering, Quiet: true,
+			Message: "reading the inventory and the workload objects",
+		}}, nil
+	}
+
+	for _, c := range p.clusters {
+		p.status.Clusters = append(p.status.Clusters, c.name)
+	}
+	delivered := p.deliver(transforms)
+	p.combine(collectors)
+	out := compose.Outcome{Status: &p.status, Condition: delivered, Conditions: p.conditions}
+	out.Pending = delivered.Status != corev1.ConditionTrue
+	return out, nil
+}
+
+// workloads reads the selected objects of the Placement's namespace,
+// sorted by apiVersion, kind and name, each once.
+func (p *planner) workloads() (bool, error) {
+	all := true
+	seen := map[string]bool{}
+	for i, sel := range p.r.XR.Spec.Objects {
+		gvk := schema.FromAPIVersionAndKind(sel.APIVersion, sel.Kind)
+		res := sel.Resource
+		if res == "" {
+			res = plural(sel.Kind)
+		}
+		var found []resource.Required
+		if len(sel.Names) > 0 {
+			for _, n := range sel.Names {
+				items, resolved, err := p.r.RequireByNameIn(fmt.Sprintf("object-%d-%s", i, n), sel.APIVersion, sel.Kind, p.ns, n)
+				if err != nil {
+					return false, err
+				}
+				all = all && resolved
+				if resolved && len(items) == 0 {
+					p.missing = append(p.missing, workload{gvk: gvk, obj: map[string]any{"metadata": map[string]any{"name": n}}}.ref())
+				}
+				found = append(found, items...)
+			}
+		} else {
+			items, resolved, err := p.r.RequireByLabelsIn(fmt.Sprintf("objects-%d", i), sel.APIVersion, sel.Kind, p.ns, sel.MatchLabels)
+			if err != nil {
+				return false, err
+			}
+			all = all && resolved
+			found = append(found, items...)
+		}
+		for _, it := range found {
+			// Crossplane reads in the Placement's namespace only; check
+			// anyway, since what is delivered must be the namespace's own.
+			if it.Resource.GetNamespace() != p.ns {
+				continue
+			}
+			w := workload{gvk: gvk, resource: res, obj: it.Resource.Object}
+			key := sel.APIVersion + " " + w.ref()
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			p.objects = append(p.objects, w)
+		}
+	}
+	slices.SortFunc(p.objects, func(a, b workload) int {
+		return strings.Compare(a.gvk.GroupVersion().String()+" "+a.ref(), b.gvk.GroupVersion().String()+" "+b.ref())
+	})
+	slices.Sort(p.missing)
+	return all, nil
+}
+
+// plural is Kubernetes' own plural of a kind, which is its resource name
+// for every built-in kind.
+func plural(kind string) string {
+	if strings.EqualFold(kind, "Endpoints") {
+		return "endpoints"
+	}
+	r, _ := meta.UnsafeGuessKindToResource(schema.GroupVersionKind{Kind: kind})
+	return r.Resource
+}
+
+// customTransforms reads every CustomTransform and returns the removals of
+// each resource (group/resource), the valid paths of all of them.
+func (p *planner) customTransforms() (map[string][]jsonpath.Path, bool, error) {
+	items, resolved, err := p.r.RequireByLabelsIn(customTransformsKey, v1alpha1.SchemeGroupVersion.String(), v1alpha1.CustomTransformKind, "", nil)
+	if err != nil || !resolved {
+		return nil, resolved, err
+	}
+	out := map[string][]jsonpath.Path{}
+	for _, it := range items {
+		var spec v1alpha1.CustomTransformSpec
+		if decodeSpec(it.Resource.Object, &spec) != nil {
+			continue
+		}
+		ok, _ := removals(spec)
+		gr := groupResource(spec.APIGroup, spec.Resource)
+		out[gr] = append(out[gr], ok...)
+	}
+	return out, true, nil
+}
+
+// deliver composes the copies and says how delivery goes.
+func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Condition {
+	set := p.r.Resources
+	if len(p.objects) > MaxObjects || len(p.objects)*len(p.clusters) > MaxCopies {
+		set.Freeze()
+		return compose.Condition{
+			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonTooLarge, Warning: true,
+			Message: fmt.Sprintf("%d objects on %d clusters is more than one Placement delivers (at most %d objects and %d copies); copies already delivered stay as they are; split the Placement", len(p.objects), len(p.clusters), MaxObjects, MaxCopies),
+		}
+	}
+	for _, c := range p.clusters {
+		set.Add(namespaceName(c.name), p.namespaceObject(c.name))
+	}
+
+	var failures []v1alpha1.ExpansionFailure
+	copies, delivered := 0, 0
+	for _, w := range p.objects {
+		base := transform.Object(w.obj, w.gvk.Group, w.gvk.Kind, transforms[groupResource(w.gvk.Group, w.resource)]...)
+		manifests := make([]map[string]any, len(p.clusters))
+		var failure *v1alpha1.ExpansionFailure
+		for i, c := range p.clusters {
+			manifests[i] = base
+			if !expand.Requested(w.obj) {
+				continue
+			}
+			m, errs := expand.Object(base, c.props)
+			if len(errs) > 0 && failure == nil {
+				failure = &v1alpha1.ExpansionFailure{Object: w.ref(), Cluster: c.name, ObservedGeneration: p.r.XR.GetGeneration()}
+				for _, e := range errs[:min(len(errs), maxExpansionErrors)] {
+					failure.Errors = append(failure.Errors, e.Error())
+				}
+			}
+			manifests[i] = m
+		}
+		po := v1alpha1.PlacedObject{APIVersion: w.gvk.GroupVersion().String(), Kind: w.gvk.Kind, Name: w.name(), Resource: w.resource, Clusters: len(p.clusters)}
+		for i, c := range p.clusters {
+			n := copyName(c.name, w)
+			if failure != nil {
+				// The seed: a failed expansion for any cluster leaves what
+				// was delivered before in place on every cluster.
+				set.Keep(n)
+			} else {
+				set.Add(n, p.copyObject(c.name, w, manifests[i]), namespaceName(c.name))
+			}
+			o := set.Observed(n)
+			if observe.ConditionOf(o, "Synced").Status == corev1.ConditionTrue {
+				po.Synced++
+			}
+			if o != nil && observe.Ready(o) {
+				po.Ready++
+			}
+		}
+		copies += len(p.clusters)
+		delivered += po.Ready
+		if failure != nil {
+			failures = append(failures, *failure)
+		}
+		p.status.Objects = append(p.status.Objects, po)
+	}
+	p.status.ExpansionFailures = failures
+
+	switch {
+	case len(failures) > 0:
+		f := failures[0]
+		return compose.Condition{
+			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonExpansionFailed, Warning: true,
+			Message: fmt.Sprintf("templates of %d objects fail to expand; their copies stay as they were on every cluster. %s for cluster %s: %s", len(failures), f.Object, f.Cluster, strings.Join(f.Errors, "; ")),
+		}
+	case len(p.clusters) == 0:
+		return compose.Condition{
+			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNoClusters, Warning: true,
+			Message: fmt.Sprintf("no ClusterProviderConfig labelled %s=true matches spec.clusters.matchLabels %s", v1alpha1.InventoryLabel, labelString(p.r.XR.Spec.Clusters.MatchLabels)),
+		}
+	case len(p.objects) == 0:
+		return compose.Condition{
+			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNoObjects, Warning: true,
+			Message: fmt.Sprintf("no object in namespace %s matches spec.objects%s", p.ns, missingNote(p.missing)),
+		}
+	case len(p.missing) > 0:
+		return compose.Condition{
+			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonObjectsMissing, Warning: true,
+			Message: fmt.Sprintf("%d named objects do not exist in namespace %s: %s; the %d others are placed", len(p.missing), p.ns, listOf(p.missing, 5), len(p.objects)),
+		}
+	case delivered < copies || len(set.Held()) > 0:
+		return compose.Condition{
+			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonDelivering,
+			Message: fmt.Sprintf("%d of %d copies (%d objects on %d clusters) delivered", delivered, copies, len(p.objects), len(p.clusters)),
+		}
+	}
+	return compose.Condition{
+		Type: ConditionDelivered, Status: corev1.ConditionTrue, Reason: ReasonDelivered,
+		Message: fmt.Sprintf("%d objects delivered to %d clusters", len(p.objects), len(p.clusters)),
+	}
+}
+
+// maxExpansionErrors bounds the errors reported per failure.
+const maxExpansionErrors = 10
+
+// copyObject wraps one copy in a provider-kubernetes Object that delivers
+// it through the cluster's ClusterProviderConfig and watches it, so that
+// what the cluster reports comes back at once.
+func (p *planner) copyObject(cluster string, w workload, manifest map[string]any) *composed.Unstructured {
+	o := p.object(cluster, manifest)
+	o.SetLabels(map[string]string{LabelCluster: cluster, LabelKind: strings.ToLower(w.gvk.Kind), LabelName: w.name()})
+	o.Object["spec"].(map[string]any)["watch"] = true
+	return o
+}
+
+// namespaceObject creates the Placement's namespace on a cluster and
+// never deletes it: other Placements of the namespace, and objects the
+// cluster's own users made there, may live in it.
+func (p *planner) namespaceObject(cluster string) *composed.Unstructured {
+	o := p.object(cluster, map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Namespace",
+		"metadata":   map[string]any{"name": p.ns},
+	})
+	o.SetLabels(map[string]string{LabelCluster: cluster, LabelKind: "namespace", LabelName: p.ns})
+	o.Object["spec"].(map[string]any)["managementPolicies"] = []any{"Observe", "Create", "Update", "LateInitialize"}
+	return o
+}
+
+func (p *planner) object(cluster string, manifest map[string]any) *composed.Unstructured {
+	o := composed.New()
+	o.SetAPIVersion(kubernetesAPIVersion)
+	o.SetKind("Object")
+	o.Object["spec"] = map[string]any{
+		"forProvider":       map[string]any{"manifest": manifest},
+		"providerConfigRef": map[string]any{"kind": clusterProviderConfig, "name": cluster},
+	}
+	return o
+}
+
+func labelString(m map[string]string) string {
+	if len(m) == 0 {
+		return "{} (every cluster)"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func missingNote(missing []string) string {
+	if len(missing) == 0 {
+		return ""
+	}
+	return "; missing: " + listOf(missing, 5)
+}
+
+func listOf(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
+}

@@ -1,0 +1,172 @@
+package placement_test
+
+import (
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
+	ct "github.com/fleetplane/fleetplane/internal/compose/composetest"
+	"github.com/fleetplane/fleetplane/internal/placement"
+)
+
+const ns = "team-a"
+
+func obj(t *testing.T, s string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(s), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func xr(t *testing.T, spec string) *v1alpha1.Placement {
+	t.Helper()
+	p := &v1alpha1.Placement{}
+	if err := yaml.UnmarshalStrict([]byte(spec), &p.Spec); err != nil {
+		t.Fatal(err)
+	}
+	p.APIVersion, p.Kind = v1alpha1.SchemeGroupVersion.String(), v1alpha1.PlacementKind
+	p.Name, p.Namespace, p.Generation = "web", ns, 3
+	return p
+}
+
+// cluster is an inventory ClusterProviderConfig.
+func cluster(t *testing.T, name, labels, annotations string) *unstructured.Unstructured {
+	t.Helper()
+	return obj(t, `
+apiVersion: kubernetes.m.crossplane.io/v1alpha1
+kind: ClusterProviderConfig
+metadata:
+  name: `+name+`
+  labels: {placement.fleetplane.io/inventory: "true", `+labels+`}
+  annotations: {`+annotations+`}
+`)
+}
+
+const spec = `
+objects:
+- {apiVersion: apps/v1, kind: Deployment, names: [web]}
+- {apiVersion: v1, kind: Service, names: [web]}
+- {apiVersion: batch/v1, kind: Job, names: [migrate]}
+- {apiVersion: v1, kind: ConfigMap, matchLabels: {app: web}}
+clusters: {matchLabels: {env: prod}}
+`
+
+func workloads(t *testing.T) map[string][]runtime.Object {
+	return map[string][]runtime.Object{
+		"object-0-web": {obj(t, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: team-a, uid: u1, resourceVersion: "7", generation: 2, labels: {app: web}}
+spec: {replicas: 2, selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: nginx}]}}}
+status: {replicas: 2, availableReplicas: 2}
+`)},
+		"object-1-web": {obj(t, `
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: team-a, uid: u2}
+spec: {type: NodePort, clusterIP: 10.0.0.7, clusterIPs: [10.0.0.7], ports: [{port: 80, nodePort: 30080}], selector: {app: web}}
+`)},
+		"object-2-migrate": {obj(t, `
+apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate, namespace: team-a, labels: {batch.kubernetes.io/controller-uid: abc, controller-uid: abc}}
+spec:
+  suspend: false
+  selector: {matchLabels: {batch.kubernetes.io/controller-uid: abc}}
+  template: {metadata: {labels: {batch.kubernetes.io/controller-uid: abc, controller-uid: abc, job-name: migrate}}, spec: {restartPolicy: Never, containers: [{name: m, image: busybox}]}}
+`)},
+		"objects-3": {obj(t, `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: team-a, labels: {app: web}, annotations: {control.kubestellar.io/expand-templates: "true"}}
+data: {region: "{{.region}}", tier: "{{.tier}}", owner: "{{.owner}}", where: "{{.clusterName}}"}
+`)},
+		"inventory": {
+			cluster(t, "wec2", "env: prod, region: westus, tier: bronze, owner: wec2-labels", "tier: silver"),
+			cluster(t, "wec1", "env: prod, region: eastus, tier: bronze, owner: labels", "owner: annotations"),
+		},
+		"custom-transforms": {obj(t, `
+apiVersion: placement.fleetplane.io/v1alpha1
+kind: CustomTransform
+metadata: {name: deployments}
+spec: {apiGroup: apps, resource: deployments, remove: ["$.spec.replicas", "$.metadata.labels[\"app\"]", "$ bad"]}
+`)},
+		"customization-properties": {obj(t, `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: wec1, namespace: customization-properties}
+data: {owner: configmap, not-an-identifier: x}
+`)},
+	}
+}
+
+func TestRequirementsFirst(t *testing.T) {
+	rsp := ct.Run(t, placement.Composer, ct.Call{XR: xr(t, spec)})
+	rsp.WantNames()
+	rsp.WantNotReady()
+	reqs := rsp.GetRequirements().GetResources()
+	inv := reqs["inventory"]
+	if got := inv.GetMatchLabels().GetLabels(); got["placement.fleetplane.io/inventory"] != "true" || got["env"] != "prod" || inv.Namespace != nil {
+		t.Errorf("inventory requirement = %v", inv)
+	}
+	if o := reqs["object-0-web"]; o.GetNamespace() != ns || o.GetMatchName() != "web" || o.GetKind() != "Deployment" {
+		t.Errorf("object requirement = %v", o)
+	}
+	if o := reqs["objects-3"]; o.GetNamespace() != ns || o.GetMatchLabels().GetLabels()["app"] != "web" {
+		t.Errorf("label requirement = %v", o)
+	}
+	if _, ok := reqs["customization-properties"]; ok {
+		t.Error("properties are read only once the objects show one asks for expansion")
+	}
+}
+
+func TestDelivers(t *testing.T) {
+	rsp := ct.Run(t, placement.Composer, ct.Call{XR: xr(t, spec), Required: workloads(t)})
+	var names []string
+	for _, c := range []string{"wec1", "wec2"} {
+		names = append(names, c+"/Namespace", c+"/Deployment.apps/web", c+"/Service/web", c+"/Job.batch/migrate", c+"/ConfigMap/settings")
+	}
+	// Only the namespaces at first: the copies come after them.
+	rsp.WantNames("wec1/Namespace", "wec2/Namespace")
+	rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonDelivering, "0 of 8 copies")
+
+	observed := map[string]*ct.Resource{
+		"wec1/Namespace": ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", "ns1").Ready(),
+		"wec2/Namespace": ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", "ns2").Ready(),
+	}
+	rsp = ct.Run(t, placement.Composer, ct.Call{XR: xr(t, spec), Required: workloads(t), Observed: observed})
+	rsp.WantNames(names...)
+
+	d := "wec1/Deployment.apps/web"
+	rsp.Want(d, "spec.providerConfigRef", map[string]any{"kind": "ClusterProviderConfig", "name": "wec1"})
+	rsp.Want(d, "spec.watch", true)
+	rsp.Want(d, "metadata.labels", map[string]any{"placement.fleetplane.io/cluster": "wec1", "placement.fleetplane.io/kind": "deployment", "placement.fleetplane.io/name": "web"})
+	// Server-set metadata and status stay behind; the CustomTransform
+	// removes replicas and the app label, and skips its invalid path.
+	rsp.Want(d, "spec.forProvider.manifest.metadata", map[string]any{"name": "web", "namespace": ns, "labels": map[string]any{}})
+	rsp.Want(d, "spec.forProvider.manifest.status", nil)
+	rsp.Want(d, "spec.forProvider.manifest.spec.replicas", nil)
+	rsp.Want(d, "spec.forProvider.manifest.spec.selector", map[string]any{"matchLabels": map[string]any{"app": "web"}})
+
+	s := "wec2/Service/web"
+	rsp.Want(s, "spec.forProvider.manifest.spec", map[string]any{"type": "NodePort", "ports": []any{map[string]any{"port": 80}}, "selector": map[string]any{"app": "web"}})
+
+	j := "wec1/Job.batch/migrate"
+	rsp.Want(j, "spec.forProvider.manifest.spec.selector", nil)
+	rsp.Want(j, "spec.forProvider.manifest.spec.suspend", nil)
+	rsp.Want(j, "spec.forProvider.manifest.spec.template.metadata.labels", map[string]any{"job-name": "migrate"})
+
+	// Precedence: ConfigMap > annotations > labels > clusterName.
+	rsp.Want("wec1/ConfigMap/settings", "spec.forProvider.manifest.data", map[string]any{"region": "eastus", "tier": "bronze", "owner": "configmap", "where": "wec1"})
+	rsp.Want("wec2/ConfigMap/settings", "spec.forProvider.manifest.data", map[string]any{"region": "westus", "tier": "silver", "owner": "wec2-labels", "where": "wec2"})
+
+	rsp.Want("wec1/Namespace", "spec.forProvider.manifest", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
+	rsp.Want("wec1/Namespace", "spec.managementPolicies", []any{"Observe", "Create", "Update", "LateInitialize"})
+	rsp.Want("", "status.clusters", []any{"wec1", "wec2"})
+}

@@ -1,0 +1,143 @@
+package placement
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/combine"
+	"github.com/fleetplane/fleetplane/internal/compose"
+	"github.com/fleetplane/fleetplane/internal/observe"
+)
+
+// MaxCombinedStatus bounds the encoded rows of all combined status in one
+// Placement's status: the rows hold what remote clusters report, and an
+// XR's status must stay far below the API server's object size limit.
+// Rows past it are counted as omitted.
+const MaxCombinedStatus = 64 << 10
+
+// namedCollector is a StatusCollector the Placement names, checked.
+type namedCollector struct {
+	name    string
+	c       combine.Collector
+	err     string
+	missing bool
+}
+
+// collectors reads the StatusCollectors the Placement names, in its order.
+func (p *planner) collectors() ([]namedCollector, bool, error) {
+	all := true
+	var out []namedCollector
+	for _, name := range p.r.XR.Spec.StatusCollectors {
+		items, resolved, err := p.r.RequireByName("collector-"+name, v1alpha1.SchemeGroupVersion.String(), v1alpha1.StatusCollectorKind, name)
+		if err != nil {
+			return nil, false, err
+		}
+		all = all && resolved
+		nc := namedCollector{name: name}
+		switch {
+		case !resolved:
+		case len(items) == 0:
+			nc.err, nc.missing = fmt.Sprintf("StatusCollector %s does not exist", name), true
+		default:
+			var spec v1alpha1.StatusCollectorSpec
+			if err := decodeSpec(items[0].Resource.Object, &spec); err != nil {
+				nc.err = fmt.Sprintf("StatusCollector %s cannot be read: %v", name, err)
+			} else if nc.c, err = collector(spec); err != nil {
+				nc.err = fmt.Sprintf("StatusCollector %s is invalid: %v", name, err)
+			}
+		}
+		out = append(out, nc)
+	}
+	return out, all, nil
+}
+
+// combine evaluates every collector over each placed object's rows and
+// reports the StatusCombined condition.
+func (p *planner) combine(collectors []namedCollector) {
+	if len(collectors) == 0 {
+		return
+	}
+	budget := MaxCombinedStatus
+	for i := range p.status.Objects {
+		w := p.objects[i]
+		rows := p.rows(w)
+		for _, nc := range collectors {
+			cs := v1alpha1.CombinedStatus{Collector: nc.name}
+			if nc.err != "" {
+				cs.Errors = []string{nc.err}
+				p.status.Objects[i].CombinedStatus = append(p.status.Objects[i].CombinedStatus, cs)
+				continue
+			}
+			res := combine.Combine(nc.c, rows)
+			cs.Columns, cs.Omitted, cs.Errors = res.Columns, res.Omitted, res.Errors
+			for j, row := range res.Rows {
+				byColumn := make(map[string]any, len(row))
+				for k, v := range row {
+					byColumn[res.Columns[k]] = v
+				}
+				b, err := json.Marshal(byColumn)
+				if err != nil || len(b) > budget {
+					// Rows come from decoded JSON and always encode; past
+					// the budget the rest are counted, not shown.
+					cs.Omitted += len(res.Rows) - j
+					break
+				}
+				budget -= len(b)
+				cs.Rows = append(cs.Rows, extv1.JSON{Raw: b})
+			}
+			p.status.Objects[i].CombinedStatus = append(p.status.Objects[i].CombinedStatus, cs)
+		}
+	}
+
+	var missing, invalid []string
+	for _, nc := range collectors {
+		switch {
+		case nc.missing:
+			missing = append(missing, nc.name)
+		case nc.err != "":
+			invalid = append(invalid, nc.name)
+		}
+	}
+	c := compose.Condition{Type: ConditionStatusCombined, Status: corev1.ConditionTrue, Reason: ReasonCombined,
+		Message: fmt.Sprintf("%d StatusCollectors combine what %d clusters report", len(collectors), len(p.clusters))}
+	switch {
+	case len(missing) > 0:
+		c = compose.Condition{Type: ConditionStatusCombined, Status: corev1.ConditionFalse, Reason: ReasonCollectorMissing, Warning: true,
+			Message: "StatusCollectors that do not exist: " + strings.Join(missing, ", ")}
+	case len(invalid) > 0:
+		c = compose.Condition{Type: ConditionStatusCombined, Status: corev1.ConditionFalse, Reason: ReasonCollectorInvalid, Warning: true,
+			Message: "StatusCollectors that are invalid (see their Valid condition): " + strings.Join(invalid, ", ")}
+	}
+	p.conditions = append(p.conditions, c)
+}
+
+// rows are what each cluster reports about w's copy, in cluster order:
+// the object as the cluster holds it (status included), with inventory
+// (the cluster's name) and propagation (stale: the copy is not on the
+// cluster as desired, or nothing has been reported yet) beside it.
+func (p *planner) rows(w workload) []map[string]any {
+	rows := make([]map[string]any, 0, len(p.clusters))
+	for _, c := range p.clusters {
+		o := p.r.Resources.Observed(copyName(c.name, w))
+		row := map[string]any{}
+		var reported map[string]any
+		if o != nil {
+			st, _ := o.Object["status"].(map[string]any)
+			ap, _ := st["atProvider"].(map[string]any)
+			reported, _ = ap["manifest"].(map[string]any)
+		}
+		for k, v := range reported {
+			row[k] = v
+		}
+		stale := reported == nil || observe.ConditionOf(o, "Synced").Status != corev1.ConditionTrue
+		row["inventory"] = map[string]any{"name": c.name}
+		row["propagation"] = map[string]any{"stale": stale}
+		rows = append(rows, row)
+	}
+	return rows
+}
