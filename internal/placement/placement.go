@@ -97,6 +97,8 @@ type workload struct {
 	gvk      schema.GroupVersionKind
 	resource string
 	obj      map[string]any
+	// collectors are the StatusCollectors of the selectors that chose it.
+	collectors []string
 }
 
 func (w workload) name() string {
@@ -187,7 +189,7 @@ func plan(r *compose.Request[v1alpha1.Placement]) (compose.Outcome, error) {
 // sorted by apiVersion, kind and name, each once.
 func (p *planner) workloads() (bool, error) {
 	all := true
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	for i, sel := range p.r.XR.Spec.Objects {
 		gvk := schema.FromAPIVersionAndKind(sel.APIVersion, sel.Kind)
 		res := sel.Resource
@@ -223,10 +225,12 @@ func (p *planner) workloads() (bool, error) {
 			}
 			w := workload{gvk: gvk, resource: res, obj: it.Resource.Object}
 			key := sel.APIVersion + " " + w.ref()
-			if seen[key] {
+			if j, ok := seen[key]; ok {
+				p.objects[j].collectors = append(p.objects[j].collectors, sel.StatusCollectors...)
 				continue
 			}
-			seen[key] = true
+			seen[key] = len(p.objects)
+			w.collectors = append(w.collectors, sel.StatusCollectors...)
 			p.objects = append(p.objects, w)
 		}
 	}

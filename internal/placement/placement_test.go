@@ -1,6 +1,9 @@
 package placement_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -169,4 +172,201 @@ func TestDelivers(t *testing.T) {
 	rsp.Want("wec1/Namespace", "spec.forProvider.manifest", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
 	rsp.Want("wec1/Namespace", "spec.managementPolicies", []any{"Observe", "Create", "Update", "LateInitialize"})
 	rsp.Want("", "status.clusters", []any{"wec1", "wec2"})
+}
+
+// delivered is every copy of spec observed: Objects that provider-kubernetes
+// synced, carrying what each cluster reports.
+func delivered(t *testing.T, reported map[string]map[string]any) map[string]*ct.Resource {
+	t.Helper()
+	out := map[string]*ct.Resource{}
+	for _, c := range []string{"wec1", "wec2"} {
+		out[c+"/Namespace"] = ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", c+"-ns").Ready()
+		for _, n := range []string{"Deployment.apps/web", "Service/web", "Job.batch/migrate", "ConfigMap/settings"} {
+			r := ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", c+"-"+n).Ready().
+				Set("spec.forProvider.manifest", map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "old-" + c}})
+			if m, ok := reported[c+"/"+n]; ok {
+				r.AtProvider("manifest", m)
+			}
+			out[c+"/"+n] = r
+		}
+	}
+	return out
+}
+
+func TestExpansionFailureKeepsEveryCopy(t *testing.T) {
+	req := workloads(t)
+	// wec2 has no owner property: {{.owner}} fails there only.
+	req["inventory"] = []runtime.Object{
+		cluster(t, "wec2", "env: prod, region: westus", ""),
+		cluster(t, "wec1", "env: prod, region: eastus, tier: gold, owner: o", ""),
+		cluster(t, "wec3", "env: prod", ""),
+	}
+	rsp := ct.Run(t, placement.Composer, ct.Call{XR: xr(t, spec), Required: req, Observed: delivered(t, nil)})
+	// What was delivered stays exactly as it was, on the cluster where
+	// expansion works too; nothing new is created on wec3.
+	for _, c := range []string{"wec1", "wec2"} {
+		rsp.Want(c+"/ConfigMap/settings", "spec.forProvider.manifest.metadata.name", "old-"+c)
+	}
+	if rsp.Has("wec3/ConfigMap/settings") {
+		t.Error("a failing object is created nowhere")
+	}
+	if !rsp.Has("wec3/Namespace") {
+		t.Error("other objects still reach a new cluster, its namespace first")
+	}
+	rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonExpansionFailed,
+		"ConfigMap/settings for cluster wec2", `map has no entry for key "owner"`)
+	rsp.Want("", "status.expansionFailures", []any{map[string]any{
+		"object": "ConfigMap/settings", "cluster": "wec2", "observedGeneration": 3,
+		"errors": []any{`$.data.owner: template: leaf:1:2: executing "leaf" at <.owner>: map has no entry for key "owner"`, `$.data.tier: template: leaf:1:2: executing "leaf" at <.tier>: map has no entry for key "tier"`},
+	}})
+	rsp.WantNotReady()
+}
+
+func TestNothingToDeliver(t *testing.T) {
+	req := workloads(t)
+	req["inventory"] = nil
+	rsp := ct.Run(t, placement.Composer, ct.Call{XR: xr(t, spec), Required: req})
+	rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNoClusters, "placement.fleetplane.io/inventory=true", "{env=prod}")
+	rsp.WantNames()
+
+	req = workloads(t)
+	req["object-0-web"] = nil
+	rsp = ct.Run(t, placement.Composer, ct.Call{XR: xr(t, spec), Required: req, Observed: delivered(t, nil)})
+	rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonObjectsMissing, "Deployment.apps/web", "namespace team-a")
+	if rsp.Has("wec1/Deployment.apps/web") {
+		t.Error("the copies of an object that is gone are no longer desired (provider-kubernetes deletes them)")
+	}
+
+	rsp = ct.Run(t, placement.Composer, ct.Call{XR: xr(t, `{objects: [{apiVersion: v1, kind: ConfigMap, matchLabels: {app: none}}], clusters: {}}`),
+		Required: map[string][]runtime.Object{"objects-0": nil, "inventory": req["inventory"], "custom-transforms": nil}})
+	rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNoObjects, "namespace team-a")
+}
+
+func TestTooLarge(t *testing.T) {
+	req := workloads(t)
+	var many []runtime.Object
+	for i := range placement.MaxCopies/4 + 1 {
+		many = append(many, cluster(t, fmt.Sprintf("c%04d", i), "env: prod", ""))
+	}
+	req["inventory"] = many
+	rsp := ct.Run(t, placement.Composer, ct.Call{XR: xr(t, spec), Required: req, Observed: delivered(t, nil)})
+	rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonTooLarge, "4 objects on 1251 clusters", "split the Placement")
+	// Nothing new, nothing lost.
+	if n := len(rsp.Names()); n != 10 {
+		t.Errorf("%d resources desired, want the 10 that exist", n)
+	}
+}
+
+// collectorObject is a StatusCollector as the API server holds it.
+func collectorObject(t *testing.T, name, spec string) *unstructured.Unstructured {
+	t.Helper()
+	u := obj(t, "{apiVersion: placement.fleetplane.io/v1alpha1, kind: StatusCollector, metadata: {name: "+name+"}}")
+	var s map[string]any
+	if err := yaml.Unmarshal([]byte(spec), &s); err != nil {
+		t.Fatal(err)
+	}
+	u.Object["spec"] = s
+	return u
+}
+
+// The seed's examples, verbatim but for the stale list's select, which the
+// seed writes as a bare expression where its own API has named columns.
+var seedCollectors = map[string]string{
+	"numwecs": `
+combinedFields:
+   - name: count
+     type: COUNT
+`,
+	"staleones": `
+filter:
+   op: Path
+   path: "$.propagation.stale"
+select:
+   - name: wec
+     def:
+        op: Path
+        path: "$.inventory.name"
+`,
+	"availablereplicashistogram": `
+groupBy:
+   - name: numAvailable
+     def:
+        op: Path
+        path: "$.status.availableReplicas"
+combinedFields:
+   - name: count
+     type: COUNT
+`,
+	"sadones": `
+filter:
+   op: Not
+   args:
+      - op: Equal
+        args:
+           - op: Path
+             path: "$.spec.replicas"
+           - op: Path
+             path: "$.status.availableReplicas"
+select:
+   - name: wec
+     def:
+        op: Path
+        path: "$.inventory.name"
+`,
+	"fullstatus": `
+select:
+   - name: wec
+     def:
+        op: Path
+        path: "$.inventory.name"
+   - name: status
+     def:
+        op: Path
+        path: "$.status"
+`,
+}
+
+func TestCombinedStatus(t *testing.T) {
+	names := []string{"numwecs", "staleones", "availablereplicashistogram", "sadones", "fullstatus"}
+	p := xr(t, `{objects: [{apiVersion: apps/v1, kind: Deployment, names: [web]}], clusters: {matchLabels: {env: prod}}}`)
+	p.Spec.StatusCollectors = names
+	req := workloads(t)
+	for _, n := range names {
+		req["collector-"+n] = []runtime.Object{collectorObject(t, n, seedCollectors[n])}
+	}
+	deploy := func(available int) map[string]any {
+		return map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "web"},
+			"spec": map[string]any{"replicas": 2}, "status": map[string]any{"replicas": 2, "availableReplicas": available}}
+	}
+	observed := delivered(t, map[string]map[string]any{"wec1/Deployment.apps/web": deploy(2), "wec2/Deployment.apps/web": deploy(1)})
+	// wec2's copy cannot be synced: what it reports is stale.
+	observed["wec2/Deployment.apps/web"].Failing("cannot apply")
+	rsp := ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: observed})
+
+	rsp.WantCondition(placement.ConditionStatusCombined, fnv1.Status_STATUS_CONDITION_TRUE, placement.ReasonCombined)
+	got, _ := json.Marshal(rsp.Value("", "status.objects"))
+	want := `[{"apiVersion":"apps/v1","clusters":2,"combinedStatus":[` +
+		`{"collector":"numwecs","columns":["count"],"rows":[{"count":2}]},` +
+		`{"collector":"staleones","columns":["wec"],"rows":[{"wec":"wec2"}]},` +
+		`{"collector":"availablereplicashistogram","columns":["numAvailable","count"],"rows":[{"count":1,"numAvailable":1},{"count":1,"numAvailable":2}]},` +
+		`{"collector":"sadones","columns":["wec"],"rows":[{"wec":"wec2"}]},` +
+		`{"collector":"fullstatus","columns":["wec","status"],"rows":[{"status":{"availableReplicas":2,"replicas":2},"wec":"wec1"},{"status":{"availableReplicas":1,"replicas":2},"wec":"wec2"}]}],` +
+		`"kind":"Deployment","name":"web","ready":1,"resource":"deployments","synced":1}]`
+	if string(got) != want {
+		t.Errorf("status.objects =\n%s\nwant\n%s", got, want)
+	}
+
+	// A collector that is missing or invalid is named, in the condition
+	// and in the object's results; the others still combine.
+	p.Spec.StatusCollectors = []string{"numwecs", "gone", "broken"}
+	req["collector-gone"] = nil
+	req["collector-broken"] = []runtime.Object{collectorObject(t, "broken", `{select: [{name: a, def: {op: Equal, args: [{op: Path, path: "$.a"}]}}]}`)}
+	rsp = ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: observed})
+	rsp.WantCondition(placement.ConditionStatusCombined, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonCollectorMissing, "gone")
+	got, _ = json.Marshal(rsp.Value("", "status.objects"))
+	for _, part := range []string{`"errors":["StatusCollector gone does not exist"]`, `StatusCollector broken is invalid: column 0 (a): Equal takes 2 argument(s), not 1`, `"rows":[{"count":2}]`} {
+		if !strings.Contains(string(got), part) {
+			t.Errorf("status.objects lacks %s:\n%s", part, got)
+		}
+	}
 }

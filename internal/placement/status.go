@@ -3,6 +3,8 @@ package placement
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,11 +30,18 @@ type namedCollector struct {
 	missing bool
 }
 
-// collectors reads the StatusCollectors the Placement names, in its order.
-func (p *planner) collectors() ([]namedCollector, bool, error) {
+// collectors reads every StatusCollector the Placement names, by name.
+func (p *planner) collectors() (map[string]namedCollector, bool, error) {
 	all := true
-	var out []namedCollector
-	for _, name := range p.r.XR.Spec.StatusCollectors {
+	out := map[string]namedCollector{}
+	names := slices.Clone(p.r.XR.Spec.StatusCollectors)
+	for _, sel := range p.r.XR.Spec.Objects {
+		names = append(names, sel.StatusCollectors...)
+	}
+	for _, name := range names {
+		if _, ok := out[name]; ok {
+			continue
+		}
 		items, resolved, err := p.r.RequireByName("collector-"+name, v1alpha1.SchemeGroupVersion.String(), v1alpha1.StatusCollectorKind, name)
 		if err != nil {
 			return nil, false, err
@@ -51,22 +60,39 @@ func (p *planner) collectors() ([]namedCollector, bool, error) {
 				nc.err = fmt.Sprintf("StatusCollector %s is invalid: %v", name, err)
 			}
 		}
-		out = append(out, nc)
+		out[name] = nc
 	}
 	return out, all, nil
 }
 
+// collectorsOf lists the collectors of one object: the Placement's, then
+// its selectors', each once.
+func (p *planner) collectorsOf(w workload) []string {
+	var out []string
+	for _, n := range append(slices.Clone(p.r.XR.Spec.StatusCollectors), w.collectors...) {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // combine evaluates every collector over each placed object's rows and
 // reports the StatusCombined condition.
-func (p *planner) combine(collectors []namedCollector) {
+func (p *planner) combine(collectors map[string]namedCollector) {
 	if len(collectors) == 0 {
 		return
 	}
 	budget := MaxCombinedStatus
 	for i := range p.status.Objects {
 		w := p.objects[i]
+		names := p.collectorsOf(w)
+		if len(names) == 0 {
+			continue
+		}
 		rows := p.rows(w)
-		for _, nc := range collectors {
+		for _, name := range names {
+			nc := collectors[name]
 			cs := v1alpha1.CombinedStatus{Collector: nc.name}
 			if nc.err != "" {
 				cs.Errors = []string{nc.err}
@@ -95,7 +121,8 @@ func (p *planner) combine(collectors []namedCollector) {
 	}
 
 	var missing, invalid []string
-	for _, nc := range collectors {
+	for _, name := range slices.Sorted(maps.Keys(collectors)) {
+		nc := collectors[name]
 		switch {
 		case nc.missing:
 			missing = append(missing, nc.name)

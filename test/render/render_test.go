@@ -125,6 +125,14 @@ func suites(root string) []suite {
 			kinds:       []string{"Namespace", "ADXCluster", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Service", "StatefulSet", "ConfigMap", "DaemonSet", "Deployment", "Object"},
 			asCreated:   true,
 		},
+		{
+			name:        "placement",
+			composition: filepath.Join(root, "package", "configuration", "compositions", "placement.yaml"),
+			xrd:         filepath.Join(root, "package", "configuration", "xrds", "placements.placement.fleetplane.io.yaml"),
+			required:    filepath.Join(root, "examples", "placement", "required"),
+			kinds:       []string{"Object"},
+			asCreated:   true,
+		},
 	}
 }
 
@@ -300,6 +308,12 @@ func TestValidateExamples(t *testing.T) {
 	files = append(files, more...)
 	more, _ = filepath.Glob(filepath.Join(root, "examples", "adxmon", "*.yaml"))
 	files = append(files, more...)
+	// The placement examples' own kinds; the inventory, properties and
+	// workloads beside them are provider-kubernetes' and Kubernetes'.
+	for _, glob := range []string{"*.yaml", "required/transforms.yaml", "required/collectors.yaml"} {
+		more, _ = filepath.Glob(filepath.Join(root, "examples", "placement", glob))
+		files = append(files, more...)
+	}
 	for _, glob := range []string{"*.yaml", "components/*.yaml", "compositions/*.yaml"} {
 		more, _ = filepath.Glob(filepath.Join(root, "examples", "experiment", glob))
 		files = append(files, more...)

@@ -53,6 +53,15 @@ type ObjectSelector struct {
 	// +kubebuilder:validation:MinProperties=1
 	// +kubebuilder:validation:MaxProperties=16
 	MatchLabels map[string]string `json:"matchLabels,omitempty"`
+
+	// StatusCollectors combine what the clusters report about these
+	// objects only, after those of spec.statusCollectors: a Deployment's
+	// collectors would say little about a ConfigMap beside it.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=253
+	StatusCollectors []string `json:"statusCollectors,omitempty"`
 }
 
 // ClusterSelector selects clusters of the inventory.
@@ -80,7 +89,8 @@ type PlacementSpec struct {
 	Clusters ClusterSelector `json:"clusters"`
 
 	// StatusCollectors names the StatusCollectors that combine what the
-	// clusters report about each placed object.
+	// clusters report about every placed object; spec.objects[] name
+	// those for some objects only.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=8
