@@ -2,6 +2,7 @@ package combine
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -9,7 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-func collector(t *testing.T, s string) Collector {
+func collector(t testing.TB, s string) Collector {
 	t.Helper()
 	var c Collector
 	if err := yaml.UnmarshalStrict([]byte(s), &c); err != nil {
@@ -223,4 +224,25 @@ func FuzzCollector(f *testing.F) {
 			t.Fatalf("%d rows over the limit %d", len(res.Rows), limit)
 		}
 	})
+}
+
+// BenchmarkCombine1000Clusters evaluates the seed's not-fully-available
+// list and a histogram over 1,000 clusters' rows.
+func BenchmarkCombine1000Clusters(b *testing.B) {
+	sad := collector(b, `{filter: {op: Not, args: [{op: Equal, args: [{op: Path, path: "$.spec.replicas"}, {op: Path, path: "$.status.availableReplicas"}]}]}, select: [{name: wec, def: {op: Path, path: "$.inventory.name"}}], limit: 100}`)
+	hist := collector(b, `{groupBy: [{name: numAvailable, def: {op: Path, path: "$.status.availableReplicas"}}], combinedFields: [{name: count, type: COUNT}]}`)
+	var rows []map[string]any
+	for i := range 1000 {
+		rows = append(rows, map[string]any{
+			"inventory":   map[string]any{"name": fmt.Sprintf("wec%04d", i)},
+			"propagation": map[string]any{"stale": false},
+			"spec":        map[string]any{"replicas": 3.0},
+			"status":      map[string]any{"availableReplicas": float64(i % 4)},
+		})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Combine(sad, rows)
+		Combine(hist, rows)
+	}
 }

@@ -43,6 +43,15 @@ const (
 	// ConditionStatusCombined says whether every named StatusCollector
 	// could be evaluated; only when the Placement names some.
 	ConditionStatusCombined = "StatusCombined"
+	// ConditionReportedState says what became of
+	// wantSingletonReportedState; only when it is set.
+	ConditionReportedState = "ReportedState"
+)
+
+// Reasons of the ReportedState condition.
+const (
+	ReasonNotSingleton    = "NotSingleton"
+	ReasonNotYetSupported = "NotYetSupported"
 )
 
 // Reasons of the Delivered condition.
@@ -180,6 +189,7 @@ func plan(r *compose.Request[v1alpha1.Placement]) (compose.Outcome, error) {
 	}
 	delivered := p.deliver(transforms)
 	p.combine(collectors)
+	p.reportedState()
 	out := compose.Outcome{Status: &p.status, Condition: delivered, Conditions: p.conditions}
 	out.Pending = delivered.Status != corev1.ConditionTrue
 	return out, nil
@@ -364,6 +374,24 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 		Type: ConditionDelivered, Status: corev1.ConditionTrue, Reason: ReasonDelivered,
 		Message: fmt.Sprintf("%d objects delivered to %d clusters", len(p.objects), len(p.clusters)),
 	}
+}
+
+// reportedState says what becomes of wantSingletonReportedState. Writing
+// a cluster's status into the workload object is imperative, and belongs
+// to a provider-fleetplane managed resource that does not exist yet; until
+// it does, the condition says so rather than letting the field pass as
+// done.
+func (p *planner) reportedState() {
+	if !p.r.XR.Spec.WantSingletonReportedState {
+		return
+	}
+	c := compose.Condition{Type: ConditionReportedState, Status: corev1.ConditionFalse, Reason: ReasonNotYetSupported,
+		Message: "the objects are placed on one cluster, whose status is not yet written back into them: fleetplane does not do that yet; use a StatusCollector selecting $.status meanwhile"}
+	if len(p.clusters) != 1 {
+		c.Reason = ReasonNotSingleton
+		c.Message = fmt.Sprintf("the objects are placed on %d clusters: a cluster's status is written back into an object only when it is placed on exactly one; nothing is written", len(p.clusters))
+	}
+	p.conditions = append(p.conditions, c)
 }
 
 // maxExpansionErrors bounds the errors reported per failure.

@@ -18,7 +18,7 @@ import (
 
 const ns = "team-a"
 
-func obj(t *testing.T, s string) *unstructured.Unstructured {
+func obj(t testing.TB, s string) *unstructured.Unstructured {
 	t.Helper()
 	u := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal([]byte(s), &u.Object); err != nil {
@@ -27,7 +27,7 @@ func obj(t *testing.T, s string) *unstructured.Unstructured {
 	return u
 }
 
-func xr(t *testing.T, spec string) *v1alpha1.Placement {
+func xr(t testing.TB, spec string) *v1alpha1.Placement {
 	t.Helper()
 	p := &v1alpha1.Placement{}
 	if err := yaml.UnmarshalStrict([]byte(spec), &p.Spec); err != nil {
@@ -39,7 +39,7 @@ func xr(t *testing.T, spec string) *v1alpha1.Placement {
 }
 
 // cluster is an inventory ClusterProviderConfig.
-func cluster(t *testing.T, name, labels, annotations string) *unstructured.Unstructured {
+func cluster(t testing.TB, name, labels, annotations string) *unstructured.Unstructured {
 	t.Helper()
 	return obj(t, `
 apiVersion: kubernetes.m.crossplane.io/v1alpha1
@@ -258,7 +258,7 @@ func TestTooLarge(t *testing.T) {
 }
 
 // collectorObject is a StatusCollector as the API server holds it.
-func collectorObject(t *testing.T, name, spec string) *unstructured.Unstructured {
+func collectorObject(t testing.TB, name, spec string) *unstructured.Unstructured {
 	t.Helper()
 	u := obj(t, "{apiVersion: placement.fleetplane.io/v1alpha1, kind: StatusCollector, metadata: {name: "+name+"}}")
 	var s map[string]any
@@ -369,4 +369,15 @@ func TestCombinedStatus(t *testing.T) {
 			t.Errorf("status.objects lacks %s:\n%s", part, got)
 		}
 	}
+}
+
+func TestSingletonReportedState(t *testing.T) {
+	p := xr(t, spec)
+	p.Spec.WantSingletonReportedState = true
+	rsp := ct.Run(t, placement.Composer, ct.Call{XR: p, Required: workloads(t), Observed: delivered(t, nil)})
+	rsp.WantCondition(placement.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotSingleton, "placed on 2 clusters", "nothing is written")
+	req := workloads(t)
+	req["inventory"] = req["inventory"][:1]
+	rsp = ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: delivered(t, nil)})
+	rsp.WantCondition(placement.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotYetSupported, "not yet")
 }

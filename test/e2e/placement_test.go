@@ -1,0 +1,344 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fleetplane/fleetplane/internal/expand"
+	"github.com/fleetplane/fleetplane/test/environment"
+	"github.com/fleetplane/fleetplane/test/standin"
+	"github.com/fleetplane/fleetplane/test/support"
+)
+
+const placementAPI = "placement.fleetplane.io/v1alpha1"
+
+// exampleDocs reads the objects of a multi-document example file.
+func exampleDocs(t *testing.T, rel string) []*unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(support.Root(), "examples", "placement", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*unstructured.Unstructured
+	for doc := range strings.SplitSeq(string(b), "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// asCreatedByUser drops what the API server sets, so that an example of
+// an object as stored can be created.
+func asCreatedByUser(u *unstructured.Unstructured) *unstructured.Unstructured {
+	u = u.DeepCopy()
+	for _, f := range []string{"uid", "resourceVersion", "generation"} {
+		unstructured.RemoveNestedField(u.Object, "metadata", f)
+	}
+	delete(u.Object, "status")
+	if u.GetKind() == "Job" {
+		// The API server writes a Job's selector, its controller-uid
+		// labels and the tracking annotation itself, and refuses them
+		// from a user.
+		unstructured.RemoveNestedField(u.Object, "spec", "selector")
+		for _, f := range [][]string{{"metadata", "labels"}, {"spec", "template", "metadata", "labels"}} {
+			labels, _, _ := unstructured.NestedStringMap(u.Object, f...)
+			delete(labels, "controller-uid")
+			delete(labels, "batch.kubernetes.io/controller-uid")
+			_ = unstructured.SetNestedStringMap(u.Object, labels, f...)
+		}
+		u.SetAnnotations(nil)
+	}
+	return u
+}
+
+// tenantClient is a client of a ServiceAccount of ns that may edit
+// Placements and the workload kinds of the example in ns, and nothing
+// else: what a team gets on a shared control plane.
+func tenantClient(t *testing.T, ns string) client.Client {
+	t.Helper()
+	ctx := context.Background()
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"placement.fleetplane.io"}, Resources: []string{"placements"}, Verbs: []string{"*"}},
+		{APIGroups: []string{"", "apps", "batch"}, Resources: []string{"configmaps", "services", "deployments", "jobs"}, Verbs: []string{"*"}},
+	}}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "tenant"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "tenant"}}}
+	for _, o := range []client.Object{role, binding} {
+		if err := env.Kube.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	kc, err := env.CP.ServiceAccountKubeconfig(ctx, ns, "tenant")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: env.Kube.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func getIn(c client.Client, apiVersion, kind, ns, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+		return nil
+	}
+	return u
+}
+
+// sent is the manifest of the copy of a kind (lowercase) a Placement in
+// team-a sends to a cluster, as its provider-kubernetes Object holds it.
+func sent(t *testing.T, cluster, kind string) map[string]any {
+	t.Helper()
+	var objs unstructured.UnstructuredList
+	objs.SetAPIVersion("kubernetes.m.crossplane.io/v1alpha1")
+	objs.SetKind("ObjectList")
+	if err := env.Kube.List(context.Background(), &objs, client.InNamespace("team-a"), client.MatchingLabels{"placement.fleetplane.io/cluster": cluster, "placement.fleetplane.io/kind": kind}); err != nil || len(objs.Items) != 1 {
+		t.Fatalf("%s: the Object of the %s: %v (%d)", cluster, kind, err, len(objs.Items))
+	}
+	m, _, _ := unstructured.NestedMap(objs.Items[0].Object, "spec", "forProvider", "manifest")
+	return m
+}
+
+// combined returns a placed object's result of one collector as JSON.
+func combined(p *unstructured.Unstructured, kind, collector string) string {
+	objs, _, _ := unstructured.NestedSlice(p.Object, "status", "objects")
+	for _, o := range objs {
+		m, _ := o.(map[string]any)
+		if m["kind"] != kind {
+			continue
+		}
+		cs, _ := m["combinedStatus"].([]any)
+		for _, c := range cs {
+			if r, _ := c.(map[string]any); r["collector"] == collector {
+				b, _ := json.Marshal(r["rows"])
+				return string(b)
+			}
+		}
+	}
+	return ""
+}
+
+// TestPlacement is KubeStellar's journey on Crossplane: a team's
+// Deployment, Service, Job and templated ConfigMap placed on two real
+// clusters with different properties; what arrives on each; a property
+// change reaching its cluster; a broken template leaving every copy as
+// it was; the seed's combined status matching what the clusters report;
+// and deleting the Placement removing the copies.
+func TestPlacement(t *testing.T) {
+	ctx := context.Background()
+	const ns = "team-a"
+
+	// Two clusters: wec1 has a node that runs the team's pods, wec2 none,
+	// so the Deployment is fully available on wec1 only.
+	wec1, err := env.StartWEC(ctx, "wec1", map[string]string{"env": "prod", "region": "eastus"}, map[string]string{"owner": "platform-east"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wec1.Stop)
+	wec2, err := env.StartWEC(ctx, "wec2", map[string]string{"env": "prod", "region": "westus"}, map[string]string{"owner": "platform-west"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wec2.Stop)
+	kctx, stop := context.WithCancel(ctx)
+	t.Cleanup(stop)
+	node := standin.NewKubelet(wec1.Kube, "wec1-node")
+	node.Serve(ns)
+	go node.Run(kctx)
+	wecs := []*environment.WEC{wec1, wec2}
+
+	// The admin's part: wec1's properties ConfigMap, the CustomTransform
+	// and the StatusCollectors.
+	for _, o := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: expand.PropertiesNamespace}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+	} {
+		if err := env.Kube.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
+	props := exampleDocs(t, "required/properties.yaml")
+	apply(t, props...)
+	apply(t, exampleDocs(t, "required/transforms.yaml")...)
+	apply(t, exampleDocs(t, "required/collectors.yaml")...)
+
+	// The team's part, with namespaced rights only.
+	tenant := tenantClient(t, ns)
+	ctObj := exampleDocs(t, "required/transforms.yaml")[0]
+	ctObj.SetName("tenant-transform")
+	if err := tenant.Create(ctx, ctObj); !kerrors.IsForbidden(err) {
+		t.Errorf("a tenant creating a cluster-scoped CustomTransform: %v, want forbidden", err)
+	}
+	for _, o := range exampleDocs(t, "required/workloads.yaml") {
+		if err := tenant.Create(ctx, asCreatedByUser(o)); err != nil {
+			t.Fatalf("tenant creates %s %s: %v", o.GetKind(), o.GetName(), err)
+		}
+	}
+	wdsJob := get(t, "batch/v1", "Job", ns, "migrate")
+	if sel, _, _ := unstructured.NestedString(wdsJob.Object, "spec", "selector", "matchLabels", "batch.kubernetes.io/controller-uid"); sel != string(wdsJob.GetUID()) {
+		t.Fatalf("the control plane's Job has selector %q, not its own uid: nothing for the transform to strip", sel)
+	}
+	placement := exampleDocs(t, "web.yaml")[0]
+	if err := tenant.Create(ctx, placement); err != nil {
+		t.Fatalf("tenant creates the Placement: %v", err)
+	}
+
+	eventually(t, 3*time.Minute, "the Placement delivers every copy", func() (bool, string) {
+		p := get(t, placementAPI, "Placement", ns, "web")
+		s, r, msg := condition(p, "Delivered")
+		return s == "True", r + ": " + msg
+	})
+
+	// What arrived, on each cluster.
+	wds := get(t, "v1", "Service", ns, "web")
+	wdsIP, _, _ := unstructured.NestedString(wds.Object, "spec", "clusterIP")
+	for _, w := range wecs {
+		d := getIn(w.Kube, "apps/v1", "Deployment", ns, "web")
+		if d == nil {
+			t.Fatalf("%s has no Deployment", w.Name)
+		}
+		if _, ok := d.GetAnnotations()["review.example.com/approved-by"]; ok {
+			t.Errorf("%s: the CustomTransform's annotation travelled", w.Name)
+		}
+		// provider-kubernetes writes a last-applied annotation of its own
+		// on the cluster; what it was sent carries none.
+		if ann, _, _ := unstructured.NestedStringMap(sent(t, w.Name, "deployment"), "metadata", "annotations"); ann["kubectl.kubernetes.io/last-applied-configuration"] != "" {
+			t.Errorf("%s: the last-applied annotation travelled", w.Name)
+		}
+		if r, _, _ := unstructured.NestedInt64(d.Object, "spec", "replicas"); r != 2 {
+			t.Errorf("%s: replicas %d, want 2", w.Name, r)
+		}
+		// The Service: clusterIP and nodePort are the cluster's own. The
+		// copy sent carries neither (the Object's manifest).
+		svc, _, _ := unstructured.NestedMap(sent(t, w.Name, "service"), "spec")
+		if _, ok := svc["clusterIP"]; ok {
+			t.Errorf("%s: the copy carries clusterIP: %v", w.Name, svc)
+		}
+		if ports, _ := svc["ports"].([]any); len(ports) != 1 || ports[0].(map[string]any)["nodePort"] != nil {
+			t.Errorf("%s: the copy carries a nodePort: %v", w.Name, svc["ports"])
+		}
+		s := getIn(w.Kube, "v1", "Service", ns, "web")
+		ip, _, _ := unstructured.NestedString(s.Object, "spec", "clusterIP")
+		ports, _, _ := unstructured.NestedSlice(s.Object, "spec", "ports")
+		if ip == "" || len(ports) != 1 || ports[0].(map[string]any)["nodePort"] == nil {
+			t.Errorf("%s: the Service has no clusterIP or nodePort of its own: %s %v (the WDS's is %s)", w.Name, ip, ports, wdsIP)
+		}
+		// The Job: its selector and controller-uid labels are the
+		// cluster's, or the API server would have refused it.
+		j := getIn(w.Kube, "batch/v1", "Job", ns, "migrate")
+		if j == nil {
+			t.Fatalf("%s has no Job", w.Name)
+		}
+		if sel, _, _ := unstructured.NestedString(j.Object, "spec", "selector", "matchLabels", "batch.kubernetes.io/controller-uid"); sel != string(j.GetUID()) || sel == string(wdsJob.GetUID()) {
+			t.Errorf("%s: the Job's selector %q is not its own uid %s", w.Name, sel, j.GetUID())
+		}
+	}
+	wantSettings := func(w *environment.WEC, want map[string]string) {
+		t.Helper()
+		eventually(t, 90*time.Second, w.Name+"'s web-settings", func() (bool, string) {
+			cm := getIn(w.Kube, "v1", "ConfigMap", ns, "web-settings")
+			if cm == nil {
+				return false, "absent"
+			}
+			got, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+			return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprint(got)
+		})
+	}
+	// Precedence: wec1's ConfigMap over its annotation; wec2's annotation.
+	wantSettings(wec1, map[string]string{"region": "eastus", "owner": "team-east-oncall", "cluster": "wec1"})
+	wantSettings(wec2, map[string]string{"region": "westus", "owner": "platform-west", "cluster": "wec2"})
+
+	// Combined status, as the clusters report it: wec2 runs no pods.
+	eventually(t, 2*time.Minute, "combined status from both clusters", func() (bool, string) {
+		p := get(t, placementAPI, "Placement", ns, "web")
+		got := combined(p, "Deployment", "numwecs") + " " + combined(p, "Deployment", "sadones") + " " + combined(p, "Deployment", "availablereplicashistogram")
+		return got == `[{"count":2}] [{"wec":"wec2"}] [{"count":1,"numAvailable":2},{"count":1,"numAvailable":null}]`, got
+	})
+	for _, w := range wecs {
+		d := getIn(w.Kube, "apps/v1", "Deployment", ns, "web")
+		avail, found, _ := unstructured.NestedInt64(d.Object, "status", "availableReplicas")
+		if (w == wec1) != (found && avail == 2) {
+			t.Errorf("%s reports availableReplicas %d (set: %v), unlike its combined status", w.Name, avail, found)
+		}
+	}
+
+	// A property changes: the copy on that cluster follows.
+	cm := &corev1.ConfigMap{}
+	if err := env.Kube.Get(ctx, client.ObjectKey{Namespace: expand.PropertiesNamespace, Name: "wec1"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["owner"] = "team-east-weekend"
+	if err := env.Kube.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	wantSettings(wec1, map[string]string{"region": "eastus", "owner": "team-east-weekend", "cluster": "wec1"})
+
+	// A broken template: nothing changes anywhere, and the Placement says
+	// why, for the first cluster it fails on.
+	settings := &corev1.ConfigMap{}
+	if err := tenant.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-settings"}, settings); err != nil {
+		t.Fatal(err)
+	}
+	settings.Data["cluster"] = "{{.clusterName}}-v2"
+	settings.Data["zone"] = "{{.zone}}"
+	if err := tenant.Update(ctx, settings); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 90*time.Second, "the Placement reports the failed expansion", func() (bool, string) {
+		p := get(t, placementAPI, "Placement", ns, "web")
+		s, r, msg := condition(p, "Delivered")
+		return s == "False" && r == "ExpansionFailed" && strings.Contains(msg, "ConfigMap/web-settings for cluster wec1") && strings.Contains(msg, `no entry for key "zone"`), r + ": " + msg
+	})
+	wantSettings(wec1, map[string]string{"region": "eastus", "owner": "team-east-weekend", "cluster": "wec1"})
+	wantSettings(wec2, map[string]string{"region": "westus", "owner": "platform-west", "cluster": "wec2"})
+
+	// Fixed: every cluster gets the new version.
+	delete(settings.Data, "zone")
+	if err := tenant.Update(ctx, settings); err != nil {
+		t.Fatal(err)
+	}
+	wantSettings(wec1, map[string]string{"region": "eastus", "owner": "team-east-weekend", "cluster": "wec1-v2"})
+	wantSettings(wec2, map[string]string{"region": "westus", "owner": "platform-west", "cluster": "wec2-v2"})
+
+	// Deleting the Placement removes the copies; the namespace stays.
+	if err := tenant.Delete(ctx, placement); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range wecs {
+		eventually(t, 2*time.Minute, w.Name+" no longer runs the copies", func() (bool, string) {
+			d := getIn(w.Kube, "apps/v1", "Deployment", ns, "web")
+			c := getIn(w.Kube, "v1", "ConfigMap", ns, "web-settings")
+			return d == nil && c == nil, fmt.Sprintf("deployment %v, configmap %v", d != nil, c != nil)
+		})
+		if getIn(w.Kube, "v1", "Namespace", "", ns) == nil {
+			t.Errorf("%s: the namespace was deleted with the copies", w.Name)
+		}
+	}
+}

@@ -1,0 +1,89 @@
+package environment
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
+	"github.com/fleetplane/fleetplane/test/controlplane"
+)
+
+// WEC is a workload execution cluster: a kube-apiserver, etcd and
+// kube-controller-manager of its own, which provider-kubernetes reaches
+// through an inventory ClusterProviderConfig named after it.
+type WEC struct {
+	Name string
+	CP   *controlplane.ControlPlane
+	// Kube is an admin client of the WEC.
+	Kube client.Client
+}
+
+// Stop stops the WEC's processes.
+func (w *WEC) Stop() { w.CP.Stop() }
+
+// StartWEC starts a WEC and adds it to the inventory: a Secret with its
+// kubeconfig and a ClusterProviderConfig labelled
+// placement.fleetplane.io/inventory: "true" with labels and annotations,
+// the cluster's properties. Needs Options.Experiments (provider-kubernetes).
+func (e *Env) StartWEC(ctx context.Context, name string, labels, annotations map[string]string) (*WEC, error) {
+	dir := filepath.Join(e.Dir, "wec-"+name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	cp, err := controlplane.Start(ctx, e.Root, dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot start WEC %s: %w", name, err)
+	}
+	w := &WEC{Name: name, CP: cp}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		cp.Stop()
+		return nil, err
+	}
+	if w.Kube, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
+		cp.Stop()
+		return nil, err
+	}
+	kc, err := os.ReadFile(cp.Kubeconfig)
+	if err != nil {
+		cp.Stop()
+		return nil, err
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: controlplane.CrossplaneNamespace, Name: name + "-kubeconfig"}, Data: map[string][]byte{"kubeconfig": kc}}
+	if err := e.Kube.Create(ctx, secret); err != nil && !kerrors.IsAlreadyExists(err) {
+		cp.Stop()
+		return nil, err
+	}
+	all := map[string]any{v1alpha1.InventoryLabel: "true"}
+	for k, v := range labels {
+		all[k] = v
+	}
+	ann := map[string]any{}
+	for k, v := range annotations {
+		ann[k] = v
+	}
+	pc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+		"kind":       "ClusterProviderConfig",
+		"metadata":   map[string]any{"name": name, "labels": all, "annotations": ann},
+		"spec": map[string]any{"credentials": map[string]any{
+			"source":    "Secret",
+			"secretRef": map[string]any{"namespace": controlplane.CrossplaneNamespace, "name": secret.Name, "key": "kubeconfig"},
+		}},
+	}}
+	if err := e.Kube.Create(ctx, pc); err != nil {
+		cp.Stop()
+		return nil, fmt.Errorf("cannot add WEC %s to the inventory: %w", name, err)
+	}
+	return w, nil
+}
