@@ -19,9 +19,9 @@ import (
 func fleet(b *testing.B, objects, clusters int) ct.Call {
 	p := xr(b, `{objects: [{apiVersion: apps/v1, kind: Deployment, matchLabels: {app: fleet}}], clusters: {}, statusCollectors: [numwecs, sadones]}`)
 	req := map[string][]runtime.Object{
-		"collector-numwecs": {collectorObject(b, "numwecs", seedCollectors["numwecs"])},
-		"collector-sadones": {collectorObject(b, "sadones", seedCollectors["sadones"])},
-		"custom-transforms": nil,
+		"collector-numwecs":        {collectorObject(b, "numwecs", seedCollectors["numwecs"])},
+		"collector-sadones":        {collectorObject(b, "sadones", seedCollectors["sadones"])},
+		"custom-transforms":        nil,
 		"customization-properties": nil,
 	}
 	observed := map[string]*ct.Resource{}
