@@ -17,6 +17,7 @@ import (
 // expansion, on clusters clusters, in the steady state: every copy
 // delivered and reporting its status, two of the seed's collectors named.
 func fleet(b *testing.B, objects, clusters int) ct.Call {
+	b.Helper()
 	p := xr(b, `{objects: [{apiVersion: apps/v1, kind: Deployment, matchLabels: {app: fleet}}], clusters: {}, statusCollectors: [numwecs, sadones]}`)
 	req := map[string][]runtime.Object{
 		"collector-numwecs":        {collectorObject(b, "numwecs", seedCollectors["numwecs"])},
@@ -62,14 +63,14 @@ func BenchmarkCompose100Objects50Clusters(b *testing.B) {
 	if got := len(rsp.GetDesired().GetResources()); got != 5050 {
 		b.Fatalf("composed %d resources, want 5050", got)
 	}
-	b.ReportMetric(float64(proto.Size(rsp))/(1<<20), "MiB/response")
 	b.ReportAllocs()
-	b.ResetTimer()
 	for b.Loop() {
 		if err := placement.Composer.Compose(req, response.To(req, response.DefaultTTL), nil); err != nil {
 			b.Fatal(err)
 		}
 	}
+	// After the loop: b.Loop resets what was reported before it.
+	b.ReportMetric(float64(proto.Size(rsp))/(1<<20), "MiB/response")
 }
 
 // BenchmarkCombine1000Clusters is one Placement of one object on 1,000
@@ -77,7 +78,6 @@ func BenchmarkCompose100Objects50Clusters(b *testing.B) {
 func BenchmarkCombine1000Clusters(b *testing.B) {
 	req := fleet(b, 1, 1000).Request(b)
 	b.ReportAllocs()
-	b.ResetTimer()
 	for b.Loop() {
 		if err := placement.Composer.Compose(req, response.To(req, response.DefaultTTL), nil); err != nil {
 			b.Fatal(err)

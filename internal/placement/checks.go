@@ -107,11 +107,11 @@ func groupResource(group, resource string) string {
 var StatusCollectorComposer = compose.Run(checkStatusCollector)
 
 func checkStatusCollector(r *compose.Request[v1alpha1.StatusCollector]) (compose.Outcome, error) {
-	c, err := collector(r.XR.Spec)
-	if err != nil {
+	c, invalid := collector(r.XR.Spec)
+	if invalid != nil {
 		return compose.Outcome{Pending: true, Condition: compose.Condition{
-			Type: ConditionValid, Status: corev1.ConditionFalse, Reason: ReasonInvalid, Warning: true, Message: err.Error(),
-		}}, nil
+			Type: ConditionValid, Status: corev1.ConditionFalse, Reason: ReasonInvalid, Warning: true, Message: invalid.Error(),
+		}}, nil //nolint:nilerr // the user's to fix: a condition, not an error of the function
 	}
 	cols := columns(c)
 	return compose.Outcome{Status: &v1alpha1.StatusCollectorStatus{Columns: cols}, Condition: compose.Condition{

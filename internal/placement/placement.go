@@ -341,7 +341,12 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 		p.status.Objects = append(p.status.Objects, po)
 	}
 	p.status.ExpansionFailures = failures
+	return p.delivered(failures, copies, delivered)
+}
 
+// delivered is the Delivered condition: the first of what is wrong, or
+// how far delivery is.
+func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delivered int) compose.Condition {
 	switch {
 	case len(failures) > 0:
 		f := failures[0]
@@ -364,7 +369,7 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonObjectsMissing, Warning: true,
 			Message: fmt.Sprintf("%d named objects do not exist in namespace %s: %s; the %d others are placed", len(p.missing), p.ns, listOf(p.missing, 5), len(p.objects)),
 		}
-	case delivered < copies || len(set.Held()) > 0:
+	case delivered < copies || len(p.r.Resources.Held()) > 0:
 		return compose.Condition{
 			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonDelivering,
 			Message: fmt.Sprintf("%d of %d copies (%d objects on %d clusters) delivered", delivered, copies, len(p.objects), len(p.clusters)),
@@ -401,9 +406,8 @@ const maxExpansionErrors = 10
 // it through the cluster's ClusterProviderConfig and watches it, so that
 // what the cluster reports comes back at once.
 func (p *planner) copyObject(cluster string, w workload, manifest map[string]any) *composed.Unstructured {
-	o := p.object(cluster, manifest)
+	o := p.object(cluster, manifest, map[string]any{"watch": true})
 	o.SetLabels(map[string]string{LabelCluster: cluster, LabelKind: strings.ToLower(w.gvk.Kind), LabelName: w.name()})
-	o.Object["spec"].(map[string]any)["watch"] = true
 	return o
 }
 
@@ -415,20 +419,23 @@ func (p *planner) namespaceObject(cluster string) *composed.Unstructured {
 		"apiVersion": "v1",
 		"kind":       "Namespace",
 		"metadata":   map[string]any{"name": p.ns},
-	})
+	}, map[string]any{"managementPolicies": []any{"Observe", "Create", "Update", "LateInitialize"}})
 	o.SetLabels(map[string]string{LabelCluster: cluster, LabelKind: "namespace", LabelName: p.ns})
-	o.Object["spec"].(map[string]any)["managementPolicies"] = []any{"Observe", "Create", "Update", "LateInitialize"}
 	return o
 }
 
-func (p *planner) object(cluster string, manifest map[string]any) *composed.Unstructured {
+// object is a provider-kubernetes Object delivering manifest to cluster,
+// with further spec fields.
+func (p *planner) object(cluster string, manifest, spec map[string]any) *composed.Unstructured {
 	o := composed.New()
 	o.SetAPIVersion(kubernetesAPIVersion)
 	o.SetKind("Object")
-	o.Object["spec"] = map[string]any{
+	s := map[string]any{
 		"forProvider":       map[string]any{"manifest": manifest},
 		"providerConfigRef": map[string]any{"kind": clusterProviderConfig, "name": cluster},
 	}
+	maps.Copy(s, spec)
+	o.Object["spec"] = s
 	return o
 }
 

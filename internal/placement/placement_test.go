@@ -61,6 +61,7 @@ clusters: {matchLabels: {env: prod}}
 `
 
 func workloads(t *testing.T) map[string][]runtime.Object {
+	t.Helper()
 	return map[string][]runtime.Object{
 		"object-0-web": {obj(t, `
 apiVersion: apps/v1

@@ -158,9 +158,7 @@ func (p *planner) rows(w workload) []map[string]any {
 			ap, _ := st["atProvider"].(map[string]any)
 			reported, _ = ap["manifest"].(map[string]any)
 		}
-		for k, v := range reported {
-			row[k] = v
-		}
+		maps.Copy(row, reported)
 		stale := reported == nil || observe.ConditionOf(o, "Synced").Status != corev1.ConditionTrue
 		row["inventory"] = map[string]any{"name": c.name}
 		row["propagation"] = map[string]any{"stale": stale}
