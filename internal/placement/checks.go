@@ -107,11 +107,13 @@ func groupResource(group, resource string) string {
 var StatusCollectorComposer = compose.Run(checkStatusCollector)
 
 func checkStatusCollector(r *compose.Request[v1alpha1.StatusCollector]) (compose.Outcome, error) {
-	c, invalid := collector(r.XR.Spec)
-	if invalid != nil {
+	c, err := collector(r.XR.Spec)
+	// What is wrong is the user's to fix: a condition, not an error of
+	// the function.
+	if problem := errorText(err); problem != "" {
 		return compose.Outcome{Pending: true, Condition: compose.Condition{
-			Type: ConditionValid, Status: corev1.ConditionFalse, Reason: ReasonInvalid, Warning: true, Message: invalid.Error(),
-		}}, nil //nolint:nilerr // the user's to fix: a condition, not an error of the function
+			Type: ConditionValid, Status: corev1.ConditionFalse, Reason: ReasonInvalid, Warning: true, Message: problem,
+		}}, nil
 	}
 	cols := columns(c)
 	return compose.Outcome{Status: &v1alpha1.StatusCollectorStatus{Columns: cols}, Condition: compose.Condition{
@@ -156,4 +158,11 @@ func decodeSpec(obj map[string]any, into any) error {
 		return err
 	}
 	return json.Unmarshal(b, into)
+}
+
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
