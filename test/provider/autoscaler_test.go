@@ -16,11 +16,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	scalingv1alpha1 "github.com/fleetplane/fleetplane/apis/scaling/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
-	"github.com/fleetplane/fleetplane/test/support"
 )
 
 // ingestorPod is a Prometheus endpoint on loopback standing in for one
@@ -66,12 +64,8 @@ func startIngestorPod(t *testing.T, ns, name string) *ingestorPod {
 // applies each decision to the StatefulSet.
 func TestAutoscalerScalesTheIngestor(t *testing.T) {
 	ns := namespace(t)
-	// Pods need their ServiceAccount, which kube-controller-manager's
-	// ServiceAccount controller makes for every new namespace.
-	support.Eventually(t, 30*time.Second, "the namespace's default ServiceAccount", func() (bool, string) {
-		err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "default"}, &corev1.ServiceAccount{})
-		return err == nil, fmt.Sprint(err)
-	})
+	// Pods need their ServiceAccount; no controller here makes "default".
+	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}})
 	pods := []*ingestorPod{startIngestorPod(t, ns, "ingestor-a"), startIngestorPod(t, ns, "ingestor-b")}
 	setQueue := func(n int64) {
 		for _, p := range pods {
