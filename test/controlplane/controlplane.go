@@ -248,12 +248,10 @@ func Start(ctx context.Context, root, dir string) (*ControlPlane, error) {
 	// composes and report their status from those pods (which
 	// standin.Kubelet runs). No node lifecycle controller: the one node
 	// is a stand-in that posts no heartbeats. ClusterRole aggregation, as
-	// Crossplane's own ClusterRole is built by it. The ServiceAccount
-	// controller gives every namespace its default ServiceAccount, without
-	// which no pod that names none can be created there.
+	// Crossplane's own ClusterRole is built by it.
 	kcm, err := Run(dir, "kube-controller-manager", kcmBin, []string{
 		"--kubeconfig", cp.Kubeconfig, "--authentication-kubeconfig", cp.Kubeconfig, "--authorization-kubeconfig", cp.Kubeconfig,
-		"--controllers", "garbage-collector-controller,namespace-controller,serviceaccount-controller,statefulset-controller,daemonset-controller,deployment-controller,replicaset-controller,clusterrole-aggregation-controller",
+		"--controllers", "garbage-collector-controller,namespace-controller,statefulset-controller,daemonset-controller,deployment-controller,replicaset-controller,clusterrole-aggregation-controller",
 		"--leader-elect=false", "--use-service-account-credentials=false", "--secure-port=0",
 	}, nil)
 	if err != nil {

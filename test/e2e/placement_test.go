@@ -173,6 +173,20 @@ func TestPlacement(t *testing.T) {
 	node.Serve(ns)
 	go node.Run(kctx)
 	wecs := []*environment.WEC{wec1, wec2}
+	// The harness runs no ServiceAccount controller, which would give the
+	// namespace its default ServiceAccount, without which no pod that
+	// names none is created: the clusters' admins make both beforehand
+	// (the Placement's Namespace Object then finds the namespace there).
+	for _, w := range wecs {
+		for _, o := range []client.Object{
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}},
+		} {
+			if err := w.Kube.Create(ctx, o); err != nil {
+				t.Fatalf("%s: %v", w.Name, err)
+			}
+		}
+	}
 
 	// The admin's part: wec1's properties ConfigMap, the CustomTransform
 	// and the StatusCollectors.
