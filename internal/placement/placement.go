@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/compose"
@@ -126,6 +127,19 @@ func (w workload) ref() string {
 	return k + "/" + w.name()
 }
 
+// removals are the CustomTransforms' paths for w: those of its kind's own
+// plural, and those of the plural its selector declares. spec.objects[]
+// is the tenant's to write; a declared plural only adds, so that it
+// cannot steer a Deployment past the admin's CustomTransform for
+// deployments.
+func (w workload) removals(transforms map[string][]jsonpath.Path) []jsonpath.Path {
+	out := transforms[groupResource(w.gvk.Group, plural(w.gvk.Kind))]
+	if w.resource != plural(w.gvk.Kind) {
+		out = append(slices.Clone(out), transforms[groupResource(w.gvk.Group, w.resource)]...)
+	}
+	return out
+}
+
 // copyName is the composition resource name of w's copy on cluster.
 func copyName(cluster string, w workload) resource.Name {
 	return resource.Name(cluster + "/" + w.ref())
@@ -196,7 +210,7 @@ func plan(r *compose.Request[v1alpha1.Placement]) (compose.Outcome, error) {
 }
 
 // workloads reads the selected objects of the Placement's namespace,
-// sorted by apiVersion, kind and name, each once.
+// sorted by kind and name, each once.
 func (p *planner) workloads() (bool, error) {
 	all := true
 	seen := map[string]int{}
@@ -234,7 +248,9 @@ func (p *planner) workloads() (bool, error) {
 				continue
 			}
 			w := workload{gvk: gvk, resource: res, obj: it.Resource.Object}
-			key := sel.APIVersion + " " + w.ref()
+			// One object, one copy per cluster, whatever version each
+			// selector names it by: the first selector's version wins.
+			key := w.ref()
 			if j, ok := seen[key]; ok {
 				p.objects[j].collectors = append(p.objects[j].collectors, sel.StatusCollectors...)
 				continue
@@ -244,9 +260,7 @@ func (p *planner) workloads() (bool, error) {
 			p.objects = append(p.objects, w)
 		}
 	}
-	slices.SortFunc(p.objects, func(a, b workload) int {
-		return strings.Compare(a.gvk.GroupVersion().String()+" "+a.ref(), b.gvk.GroupVersion().String()+" "+b.ref())
-	})
+	slices.SortFunc(p.objects, func(a, b workload) int { return strings.Compare(a.ref(), b.ref()) })
 	slices.Sort(p.missing)
 	return all, nil
 }
@@ -298,7 +312,7 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 	var failures []v1alpha1.ExpansionFailure
 	copies, delivered := 0, 0
 	for _, w := range p.objects {
-		base := transform.Object(w.obj, w.gvk.Group, w.gvk.Kind, transforms[groupResource(w.gvk.Group, w.resource)]...)
+		base := transform.Object(w.obj, w.gvk.Group, w.gvk.Kind, w.removals(transforms)...)
 		manifests := make([]map[string]any, len(p.clusters))
 		var failure *v1alpha1.ExpansionFailure
 		for i, c := range p.clusters {
@@ -310,7 +324,8 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 			if len(errs) > 0 && failure == nil {
 				failure = &v1alpha1.ExpansionFailure{Object: w.ref(), Cluster: c.name, ObservedGeneration: p.r.XR.GetGeneration()}
 				for _, e := range errs[:min(len(errs), maxExpansionErrors)] {
-					failure.Errors = append(failure.Errors, e.Error())
+					// The template's own text can be in the error.
+					failure.Errors = append(failure.Errors, observe.Bound(e.Error()))
 				}
 			}
 			manifests[i] = m
@@ -352,7 +367,7 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 		f := failures[0]
 		return compose.Condition{
 			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonExpansionFailed, Warning: true,
-			Message: fmt.Sprintf("templates of %d objects fail to expand; their copies stay as they were on every cluster. %s for cluster %s: %s", len(failures), f.Object, f.Cluster, strings.Join(f.Errors, "; ")),
+			Message: observe.Bound(fmt.Sprintf("templates of %d objects fail to expand; their copies stay as they were on every cluster. %s for cluster %s: %s", len(failures), f.Object, f.Cluster, strings.Join(f.Errors, "; "))),
 		}
 	case len(p.clusters) == 0:
 		return compose.Condition{
@@ -407,7 +422,7 @@ const maxExpansionErrors = 10
 // what the cluster reports comes back at once.
 func (p *planner) copyObject(cluster string, w workload, manifest map[string]any) *composed.Unstructured {
 	o := p.object(cluster, manifest, map[string]any{"watch": true})
-	o.SetLabels(map[string]string{LabelCluster: cluster, LabelKind: strings.ToLower(w.gvk.Kind), LabelName: w.name()})
+	o.SetLabels(labels(cluster, strings.ToLower(w.gvk.Kind), w.name()))
 	return o
 }
 
@@ -420,8 +435,21 @@ func (p *planner) namespaceObject(cluster string) *composed.Unstructured {
 		"kind":       "Namespace",
 		"metadata":   map[string]any{"name": p.ns},
 	}, map[string]any{"managementPolicies": []any{"Observe", "Create", "Update", "LateInitialize"}})
-	o.SetLabels(map[string]string{LabelCluster: cluster, LabelKind: "namespace", LabelName: p.ns})
+	o.SetLabels(labels(cluster, "namespace", p.ns))
 	return o
+}
+
+// labels are an Object's labels. Object and cluster names may be up to 253
+// characters, label values only 63: a name that is no label value is left
+// out rather than make the Object invalid.
+func labels(cluster, kind, name string) map[string]string {
+	out := map[string]string{}
+	for k, v := range map[string]string{LabelCluster: cluster, LabelKind: kind, LabelName: name} {
+		if len(validation.IsValidLabelValue(v)) == 0 {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // object is a provider-kubernetes Object delivering manifest to cluster,

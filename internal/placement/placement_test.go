@@ -382,3 +382,38 @@ func TestSingletonReportedState(t *testing.T) {
 	rsp = ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: delivered(t, nil)})
 	rsp.WantCondition(placement.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotYetSupported, "not yet")
 }
+
+// TestTenantInput: what a tenant writes in spec.objects cannot make two
+// copies collide, make an Object invalid, flood a condition, or steer an
+// object past the admin's CustomTransform.
+func TestTenantInput(t *testing.T) {
+	long := strings.Repeat("a", 70)
+	p := xr(t, `
+objects:
+- {apiVersion: apps/v1, kind: Deployment, names: [web]}
+- {apiVersion: apps/v1beta1, kind: Deployment, names: [web], resource: notdeployments}
+- {apiVersion: v1, kind: ConfigMap, names: [`+long+`]}
+clusters: {}
+`)
+	req := workloads(t)
+	req["object-1-web"] = req["object-0-web"]
+	req["object-2-"+long] = []runtime.Object{obj(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: `+long+`, namespace: team-a, annotations: {control.kubestellar.io/expand-templates: "true"}}, data: {a: "{{.clusterName}}"}}`)}
+	req["inventory"] = req["inventory"][1:] // wec1
+	observed := map[string]*ct.Resource{"wec1/Namespace": ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", "ns").Ready()}
+	rsp := ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: observed})
+	rsp.WantNames("wec1/Namespace", "wec1/Deployment.apps/web", "wec1/ConfigMap/"+long)
+	if objs, _ := rsp.Value("", "status.objects").([]any); len(objs) != 2 {
+		t.Errorf("status.objects lists %d objects, want 2", len(objs))
+	}
+	// The first selector's version; the admin's transform for deployments
+	// applies although the tenant declared another plural.
+	rsp.Want("wec1/Deployment.apps/web", "spec.forProvider.manifest.spec.replicas", nil)
+	rsp.Want("wec1/ConfigMap/"+long, "metadata.labels", map[string]any{"placement.fleetplane.io/cluster": "wec1", "placement.fleetplane.io/kind": "configmap"})
+
+	// A template error quoting a long template is bounded.
+	req["object-2-"+long] = []runtime.Object{obj(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: `+long+`, namespace: team-a, annotations: {control.kubestellar.io/expand-templates: "true"}}, data: {a: "{{.`+strings.Repeat("x", 2000)+`}}"}}`)}
+	rsp = ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: observed})
+	if c := rsp.Condition(placement.ConditionDelivered); c == nil || c.GetReason() != placement.ReasonExpansionFailed || len(c.GetMessage()) > 512 {
+		t.Errorf("Delivered = %v, want ExpansionFailed with a bounded message", c)
+	}
+}
