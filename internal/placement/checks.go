@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/combine"
@@ -153,11 +154,8 @@ func columns(c combine.Collector) []string {
 
 // decodeSpec decodes the spec of a required object.
 func decodeSpec(obj map[string]any, into any) error {
-	b, err := json.Marshal(obj["spec"])
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, into)
+	spec, _ := obj["spec"].(map[string]any)
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(spec, into)
 }
 
 func errorText(err error) string {

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/expand"
@@ -14,8 +15,8 @@ type cluster struct {
 	name        string
 	labels      map[string]string
 	annotations map[string]string
-	// props are the cluster's properties for template expansion, once
-	// read.
+	// props are the cluster's properties for template expansion: set by
+	// properties, only when an object asks for expansion.
 	props map[string]string
 }
 
@@ -30,19 +31,9 @@ func (p *planner) inventory() (bool, error) {
 		return resolved, err
 	}
 	for _, it := range items {
-		c := cluster{name: it.Resource.GetName(), labels: it.Resource.GetLabels(), annotations: it.Resource.GetAnnotations()}
-		c.props = expand.Properties(c.name, c.labels, c.annotations, nil, nil)
-		p.clusters = append(p.clusters, c)
+		p.clusters = append(p.clusters, cluster{name: it.Resource.GetName(), labels: it.Resource.GetLabels(), annotations: it.Resource.GetAnnotations()})
 	}
-	slices.SortFunc(p.clusters, func(a, b cluster) int {
-		switch {
-		case a.name < b.name:
-			return -1
-		case a.name > b.name:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(p.clusters, func(a, b cluster) int { return strings.Compare(a.name, b.name) })
 	return true, nil
 }
 
@@ -57,16 +48,13 @@ func (p *planner) properties() (bool, error) {
 	}
 	byName := map[string]map[string]any{}
 	for _, it := range items {
-		if it.Resource.GetNamespace() == expand.PropertiesNamespace || it.Resource.GetNamespace() == "" {
+		if it.Resource.GetNamespace() == expand.PropertiesNamespace {
 			byName[it.Resource.GetName()] = it.Resource.Object
 		}
 	}
 	for i, c := range p.clusters {
-		cm, ok := byName[c.name]
-		if !ok {
-			continue
-		}
-		data := stringMap(cm["data"])
+		// A cluster without a ConfigMap has its labels and annotations.
+		cm := byName[c.name]
 		binary := map[string][]byte{}
 		for k, v := range stringMap(cm["binaryData"]) {
 			// binaryData is base64 in JSON; a value that is not cannot
@@ -75,7 +63,7 @@ func (p *planner) properties() (bool, error) {
 				binary[k] = b
 			}
 		}
-		p.clusters[i].props = expand.Properties(c.name, c.labels, c.annotations, data, binary)
+		p.clusters[i].props = expand.Properties(c.name, c.labels, c.annotations, stringMap(cm["data"]), binary)
 	}
 	return true, nil
 }

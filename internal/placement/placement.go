@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 	corev1 "k8s.io/api/core/v1"
@@ -315,9 +316,10 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 		base := transform.Object(w.obj, w.gvk.Group, w.gvk.Kind, w.removals(transforms)...)
 		manifests := make([]map[string]any, len(p.clusters))
 		var failure *v1alpha1.ExpansionFailure
+		expands := expand.Requested(w.obj)
 		for i, c := range p.clusters {
 			manifests[i] = base
-			if !expand.Requested(w.obj) {
+			if !expands {
 				continue
 			}
 			m, errs := expand.Object(base, c.props)
@@ -341,7 +343,7 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 				set.Add(n, p.copyObject(c.name, w, manifests[i]), namespaceName(c.name))
 			}
 			o := set.Observed(n)
-			if observe.ConditionOf(o, "Synced").Status == corev1.ConditionTrue {
+			if observe.ConditionOf(o, string(xpv2.TypeSynced)).Status == corev1.ConditionTrue {
 				po.Synced++
 			}
 			if o != nil && observe.Ready(o) {

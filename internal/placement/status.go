@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
@@ -159,7 +160,7 @@ func (p *planner) rows(w workload) []map[string]any {
 			reported, _ = ap["manifest"].(map[string]any)
 		}
 		maps.Copy(row, reported)
-		stale := reported == nil || observe.ConditionOf(o, "Synced").Status != corev1.ConditionTrue
+		stale := reported == nil || observe.ConditionOf(o, string(xpv2.TypeSynced)).Status != corev1.ConditionTrue
 		row["inventory"] = map[string]any{"name": c.name}
 		row["propagation"] = map[string]any{"stale": stale}
 		rows = append(rows, row)

@@ -118,13 +118,7 @@ func apply(t *testing.T, objs ...*unstructured.Unstructured) {
 
 func get(t *testing.T, apiVersion, kind, ns, name string) *unstructured.Unstructured {
 	t.Helper()
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion(apiVersion)
-	u.SetKind(kind)
-	if err := env.Kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
-		return nil
-	}
-	return u
+	return getIn(env.Kube, apiVersion, kind, ns, name)
 }
 
 func getXR(t *testing.T, ns, name string) *unstructured.Unstructured {

@@ -3,6 +3,7 @@ package environment
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 
@@ -64,23 +65,20 @@ func (e *Env) StartWEC(ctx context.Context, name string, labels, annotations map
 		cp.Stop()
 		return nil, err
 	}
-	all := map[string]any{v1alpha1.InventoryLabel: "true"}
-	for k, v := range labels {
-		all[k] = v
-	}
-	ann := map[string]any{}
-	for k, v := range annotations {
-		ann[k] = v
-	}
 	pc := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
 		"kind":       "ClusterProviderConfig",
-		"metadata":   map[string]any{"name": name, "labels": all, "annotations": ann},
+		"metadata":   map[string]any{"name": name},
 		"spec": map[string]any{"credentials": map[string]any{
 			"source":    "Secret",
 			"secretRef": map[string]any{"namespace": controlplane.CrossplaneNamespace, "name": secret.Name, "key": "kubeconfig"},
 		}},
 	}}
+	all := map[string]string{}
+	maps.Copy(all, labels)
+	all[v1alpha1.InventoryLabel] = "true"
+	pc.SetLabels(all)
+	pc.SetAnnotations(annotations)
 	if err := e.Kube.Create(ctx, pc); err != nil {
 		cp.Stop()
 		return nil, fmt.Errorf("cannot add WEC %s to the inventory: %w", name, err)

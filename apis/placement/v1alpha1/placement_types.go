@@ -30,10 +30,11 @@ type ObjectSelector struct {
 	// +kubebuilder:validation:XValidation:rule="self != 'Secret'",message="Secrets are not placed: a copy's manifest would hold the secret in a provider-kubernetes Object's spec, readable by whoever reads Objects"
 	Kind string `json:"kind"`
 
-	// Resource is the kind's lowercase plural, which CustomTransforms
-	// name. The default is Kubernetes' own plural of the kind
-	// (deployments, services, networkpolicies, endpoints); set it for
-	// custom resources whose plural is irregular.
+	// Resource is the kind's lowercase plural, by which CustomTransforms
+	// name it, for custom resources whose plural is irregular. Those of
+	// Kubernetes' own plural of the kind (deployments, services,
+	// networkpolicies, endpoints) apply in any case; this adds those
+	// naming Resource.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9]*$`
