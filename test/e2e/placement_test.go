@@ -333,6 +333,13 @@ func TestPlacement(t *testing.T) {
 		s, r, msg := condition(p, "Delivered")
 		return s == "False" && r == "ExpansionFailed" && strings.Contains(msg, "ConfigMap/web-settings for cluster wec1") && strings.Contains(msg, `no entry for key "zone"`), r + ": " + msg
 	})
+	// Crossplane applies the composed Objects before it writes the
+	// Placement's status, so what the copies are sent is final here.
+	for _, w := range wecs {
+		if data, _, _ := unstructured.NestedStringMap(sent(t, w.Name, "configmap"), "data"); data["cluster"] != w.Name || data["zone"] != "" {
+			t.Errorf("%s: the copy sent after the failed expansion changed: %v", w.Name, data)
+		}
+	}
 	wantSettings(wec1, map[string]string{"region": "eastus", "owner": "team-east-weekend", "cluster": "wec1"})
 	wantSettings(wec2, map[string]string{"region": "westus", "owner": "platform-west", "cluster": "wec2"})
 	// Fixing the template and deleting the Placement are left out: each
