@@ -14,6 +14,7 @@ import (
 	fnv1beta1 "github.com/fleetplane/fleetplane/apis/fn/v1beta1"
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
+	placementmv1alpha1 "github.com/fleetplane/fleetplane/apis/placement/m/v1alpha1"
 	placementv1alpha1 "github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
 	scalingv1alpha1 "github.com/fleetplane/fleetplane/apis/scaling/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
@@ -36,6 +37,7 @@ var Managed = runtime.SchemeBuilder{
 	workflowsv1alpha1.AddToScheme,
 	lifecyclev1alpha1.AddToScheme,
 	scalingv1alpha1.AddToScheme,
+	placementmv1alpha1.AddToScheme,
 }
 
 // Input is the function input's group.

@@ -14,6 +14,7 @@ import (
 	argocdv1alpha1 "github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
+	placementmv1alpha1 "github.com/fleetplane/fleetplane/apis/placement/m/v1alpha1"
 	scalingv1alpha1 "github.com/fleetplane/fleetplane/apis/scaling/v1alpha1"
 	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/controller/autoscaler"
@@ -24,6 +25,7 @@ import (
 	"github.com/fleetplane/fleetplane/internal/controller/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/controller/kustoconn"
 	"github.com/fleetplane/fleetplane/internal/controller/registration"
+	"github.com/fleetplane/fleetplane/internal/controller/reportedstate"
 	"github.com/fleetplane/fleetplane/internal/controller/table"
 	"github.com/fleetplane/fleetplane/internal/controller/workflowrun"
 	"github.com/fleetplane/fleetplane/internal/kusto"
@@ -51,6 +53,7 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts kusto.Options, azure def
 		{argocdv1alpha1.ClusterRegistrationGroupVersionKind, registration.Setup},
 		{workflowsv1alpha1.WorkflowRunGroupVersionKind, workflowrun.Setup},
 		{lifecyclev1alpha1.ExpiryGroupVersionKind, expiry.Setup},
+		{placementmv1alpha1.ReportedStateGroupVersionKind, reportedstate.Setup},
 	} {
 		o.Gate.Register(func() {
 			if err := s.setup(mgr, o); err != nil {

@@ -36,6 +36,7 @@ import (
 
 	expv1alpha1 "github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/controller/composedby"
 	"github.com/fleetplane/fleetplane/internal/controller/setup"
 )
 
@@ -124,27 +125,11 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.Expiry) (managed.Ex
 		mg.SetConditions(xpv2.Available().WithMessage(fmt.Sprintf("%s %s expires at %s", ref.Kind, ref.Name, at.UTC().Format(time.RFC3339))))
 		return done, nil
 	}
-	if !composes(t, mg) {
+	if !composedby.Lists(t, v1alpha1.ExpiryGroupVersionKind, mg.Namespace, mg.Name) {
 		return managed.ExternalObservation{}, fmt.Errorf("%s %s does not compose this Expiry (its spec.crossplane.resourceRefs do not name it); an Expiry deletes only the composite resource that composed it", ref.Kind, ref.Name)
 	}
 	e.target = t
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: false, Diff: "expired"}, nil
-}
-
-// composes reports whether composite lists the Expiry among the resources
-// it composes, as Crossplane records them: proof, beyond an owner
-// reference its creator could have written, that the composite made it.
-func composes(composite *unstructured.Unstructured, mg *v1alpha1.Expiry) bool {
-	refs, _, _ := unstructured.NestedSlice(composite.Object, "spec", "crossplane", "resourceRefs")
-	for _, r := range refs {
-		m, _ := r.(map[string]any)
-		if m["apiVersion"] == v1alpha1.SchemeGroupVersion.String() && m["kind"] == v1alpha1.ExpiryKind && m["name"] == mg.Name {
-			if ns, ok := m["namespace"].(string); !ok || ns == "" || ns == mg.Namespace {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func kinds() string {

@@ -1,0 +1,305 @@
+package reportedstate
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/fleetplane/fleetplane/apis"
+	"github.com/fleetplane/fleetplane/apis/placement/m/v1alpha1"
+	placementv1alpha1 "github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
+)
+
+var now = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+
+const reportedJSON = `{"replicas":2,"readyReplicas":2,"availableReplicas":2,"observedGeneration":3}`
+
+// placement is the Placement web as Crossplane keeps it: selecting the
+// Deployment web by name, wanting singleton reported state and composing
+// the ReportedState web-status.
+func placement(mutate ...func(map[string]any)) *unstructured.Unstructured {
+	spec := map[string]any{
+		"objects":                    []any{map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "names": []any{"web"}}},
+		"clusters":                   map[string]any{},
+		"wantSingletonReportedState": true,
+		"crossplane": map[string]any{"resourceRefs": []any{
+			map[string]any{"apiVersion": v1alpha1.SchemeGroupVersion.String(), "kind": v1alpha1.ReportedStateKind, "name": "web-status"},
+		}},
+	}
+	for _, m := range mutate {
+		m(spec)
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": placementv1alpha1.SchemeGroupVersion.String(), "kind": placementv1alpha1.PlacementKind,
+		"metadata": map[string]any{"namespace": "team", "name": "web", "uid": "placement-uid"},
+		"spec":     spec,
+	}}
+}
+
+func deployment(status map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"namespace": "team", "name": "web", "uid": "web-uid", "labels": map[string]any{"app": "web"}},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "web"}}, "spec": map[string]any{"containers": []any{map[string]any{"name": "web", "image": "nginx"}}}},
+		},
+	}}
+	if status != nil {
+		u.Object["status"] = status
+	}
+	return u
+}
+
+func reportedState(mutate ...func(*v1alpha1.ReportedState)) *v1alpha1.ReportedState {
+	mg := &v1alpha1.ReportedState{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "web-status", OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: placementv1alpha1.SchemeGroupVersion.String(), Kind: placementv1alpha1.PlacementKind, Name: "web",
+			UID: "placement-uid", Controller: new(true),
+		}}},
+		Spec: v1alpha1.ReportedStateSpec{ForProvider: v1alpha1.ReportedStateParameters{
+			Placement: "web",
+			Object:    v1alpha1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "web-uid"},
+			Cluster:   "wec1",
+			Status:    extv1.JSON{Raw: []byte(reportedJSON)},
+		}},
+	}
+	for _, m := range mutate {
+		m(mg)
+	}
+	return mg
+}
+
+func mapper() apimeta.RESTMapper {
+	m := apimeta.NewDefaultRESTMapper(nil)
+	m.Add(appsv1.SchemeGroupVersion.WithKind("Deployment"), apimeta.RESTScopeNamespace)
+	m.Add(corev1.SchemeGroupVersion.WithKind("Namespace"), apimeta.RESTScopeRoot)
+	return m
+}
+
+func newExternal(t *testing.T, objs ...client.Object) (*external, client.Client) {
+	t.Helper()
+	s := runtime.NewScheme()
+	// Placements stay unknown to the scheme, so that the fake keeps them
+	// whole as unstructured objects, spec.crossplane included.
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apis.Managed.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kube := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&appsv1.Deployment{}).Build()
+	return &external{connector: &connector{read: kube, write: kube, mapper: mapper(), now: func() time.Time { return now }}}, kube
+}
+
+func TestObserve(t *testing.T) {
+	reported := map[string]any{"replicas": int64(2), "readyReplicas": int64(2), "availableReplicas": int64(2), "observedGeneration": int64(3)}
+	written := func(mg *v1alpha1.ReportedState) {
+		mg.Status.AtProvider = v1alpha1.ReportedStateObservation{UID: "web-uid", Reported: digestOf(reported), Digest: digestOf(reported)}
+	}
+	cases := map[string]struct {
+		objects []client.Object
+		mg      *v1alpha1.ReportedState
+		want    managed.ExternalObservation
+		message string
+		err     string
+	}{
+		"a status that differs is written": {
+			objects: []client.Object{placement(), deployment(map[string]any{"replicas": int64(2)})}, mg: reportedState(),
+			want: managed.ExternalObservation{ResourceExists: true, Diff: "status differs from what cluster wec1 reports"},
+		},
+		"the reported status is there": {
+			objects: []client.Object{placement(), deployment(reported)}, mg: reportedState(),
+			want: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, message: "holds the status cluster wec1 reports",
+		},
+		"someone rewrote what it wrote: reported, not fought": {
+			objects: []client.Object{placement(), deployment(map[string]any{"replicas": int64(5)})}, mg: reportedState(written),
+			want: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, message: "was rewritten after fleetplane wrote it",
+		},
+		"a new report is written over another writer's status": {
+			objects: []client.Object{placement(), deployment(map[string]any{"replicas": int64(5)})},
+			mg: reportedState(written, func(mg *v1alpha1.ReportedState) {
+				mg.Spec.ForProvider.Status.Raw = []byte(`{"replicas":3}`)
+			}),
+			want: managed.ExternalObservation{ResourceExists: true, Diff: "status differs from what cluster wec1 reports"},
+		},
+		"the object is gone: nothing to write": {
+			objects: []client.Object{placement()}, mg: reportedState(),
+			want: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, message: "does not exist",
+		},
+		"a newer object of the same name is left alone": {
+			objects: []client.Object{placement(), deployment(nil)},
+			mg:      reportedState(func(mg *v1alpha1.ReportedState) { mg.Spec.ForProvider.Object.UID = "old-uid" }),
+			want:    managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, message: "newer object",
+		},
+		"not its Placement's": {
+			objects: []client.Object{placement(), deployment(nil)},
+			mg:      reportedState(func(mg *v1alpha1.ReportedState) { mg.Spec.ForProvider.Placement = "other" }),
+			err:     "Placement other is not its controller",
+		},
+		"a Placement that does not compose it": {
+			objects: []client.Object{placement(func(s map[string]any) { delete(s, "crossplane") }), deployment(nil)}, mg: reportedState(),
+			err: "does not compose this ReportedState",
+		},
+		"a newer Placement of the same name": {
+			objects: []client.Object{placement(), deployment(nil)},
+			mg:      reportedState(func(mg *v1alpha1.ReportedState) { mg.OwnerReferences[0].UID = "old-uid" }),
+			err:     "newer object than the one that composed",
+		},
+		"a Placement that does not want singleton reported state": {
+			objects: []client.Object{placement(func(s map[string]any) { s["wantSingletonReportedState"] = false }), deployment(nil)}, mg: reportedState(),
+			err: "does not set spec.wantSingletonReportedState",
+		},
+		"an object the Placement does not select": {
+			objects: []client.Object{placement(func(s map[string]any) {
+				s["objects"] = []any{map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "matchLabels": map[string]any{"app": "api"}}}
+			}), deployment(nil)},
+			mg:  reportedState(),
+			err: "Placement web does not select Deployment web",
+		},
+		"an object selected by label": {
+			objects: []client.Object{placement(func(s map[string]any) {
+				s["objects"] = []any{map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "matchLabels": map[string]any{"app": "web"}}}
+			}), deployment(reported)},
+			mg:   reportedState(),
+			want: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, message: "holds the status",
+		},
+		"a cluster-scoped kind": {
+			objects: []client.Object{placement()},
+			mg: reportedState(func(mg *v1alpha1.ReportedState) {
+				mg.Spec.ForProvider.Object = v1alpha1.ObjectRef{APIVersion: "v1", Kind: "Namespace", Name: "team"}
+			}),
+			err: "Namespace is cluster-scoped",
+		},
+		"a kind not served": {
+			objects: []client.Object{placement()},
+			mg: reportedState(func(mg *v1alpha1.ReportedState) {
+				mg.Spec.ForProvider.Object = v1alpha1.ObjectRef{APIVersion: "example.com/v1", Kind: "Widget", Name: "w"}
+			}),
+			err: "kind Widget of example.com/v1 is not served",
+		},
+		"a status too large": {
+			objects: []client.Object{placement(), deployment(nil)},
+			mg: reportedState(func(mg *v1alpha1.ReportedState) {
+				mg.Spec.ForProvider.Status.Raw = []byte(`{"x":"` + strings.Repeat("a", v1alpha1.MaxStatusBytes) + `"}`)
+			}),
+			err: "more than the 65536 a ReportedState writes",
+		},
+		"a status that is not an object": {
+			objects: []client.Object{placement(), deployment(nil)},
+			mg:      reportedState(func(mg *v1alpha1.ReportedState) { mg.Spec.ForProvider.Status.Raw = []byte(`[1]`) }),
+			err:     "not a JSON object",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e, _ := newExternal(t, tc.objects...)
+			got, err := e.Observe(context.Background(), tc.mg)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("error = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Observe (-want +got):\n%s", diff)
+			}
+			if c := tc.mg.GetCondition(xpv2.TypeReady); !strings.Contains(c.Message, tc.message) {
+				t.Errorf("Ready message %q, want it to mention %q", c.Message, tc.message)
+			}
+		})
+	}
+}
+
+// TestWriteThenClear is the life of one ReportedState: it writes the
+// reported status, finds it written, and on removal clears it; a status
+// someone else wrote in between is not cleared.
+func TestWriteThenClear(t *testing.T) {
+	ctx := context.Background()
+	e, kube := newExternal(t, placement(), deployment(map[string]any{"replicas": int64(1)}))
+	mg := reportedState()
+	if _, err := e.Observe(ctx, mg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Update(ctx, mg); err != nil {
+		t.Fatal(err)
+	}
+	live := &appsv1.Deployment{}
+	if err := kube.Get(ctx, client.ObjectKey{Namespace: "team", Name: "web"}, live); err != nil {
+		t.Fatal(err)
+	}
+	want := appsv1.DeploymentStatus{Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 2, ObservedGeneration: 3}
+	if diff := cmp.Diff(want, live.Status); diff != "" {
+		t.Errorf("status written (-want +got):\n%s", diff)
+	}
+	if at := mg.Status.AtProvider; at.UID != "web-uid" || at.Digest == "" || at.Reported == "" || !at.WrittenAt.Equal(&metav1.Time{Time: now}) {
+		t.Errorf("atProvider = %+v", at)
+	}
+	if got, err := e.Observe(ctx, mg); err != nil || !got.ResourceUpToDate {
+		t.Errorf("after the write: %+v, %v", got, err)
+	}
+
+	// Removal clears what it wrote.
+	mg.SetDeletionTimestamp(&metav1.Time{Time: now})
+	got, err := e.Observe(ctx, mg)
+	if err != nil || !got.ResourceExists {
+		t.Fatalf("being deleted with its status in place: %+v, %v", got, err)
+	}
+	if _, err := e.Delete(ctx, mg); err != nil {
+		t.Fatal(err)
+	}
+	if err := kube.Get(ctx, client.ObjectKey{Namespace: "team", Name: "web"}, live); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(appsv1.DeploymentStatus{}, live.Status); diff != "" {
+		t.Errorf("status after removal (-want +got):\n%s", diff)
+	}
+	if got, err := e.Observe(ctx, mg); err != nil || got.ResourceExists {
+		t.Errorf("after clearing: %+v, %v", got, err)
+	}
+}
+
+func TestDeleteLeavesAnotherWritersStatus(t *testing.T) {
+	ctx := context.Background()
+	e, _ := newExternal(t, placement(), deployment(map[string]any{"replicas": int64(7)}))
+	mg := reportedState(func(mg *v1alpha1.ReportedState) {
+		mg.Status.AtProvider = v1alpha1.ReportedStateObservation{UID: "web-uid", Reported: "r", Digest: "d"}
+		mg.SetDeletionTimestamp(&metav1.Time{Time: now})
+	})
+	got, err := e.Observe(ctx, mg)
+	if err != nil || got.ResourceExists {
+		t.Errorf("a status it did not write is not its to clear: %+v, %v", got, err)
+	}
+}
+
+func TestStatusWriters(t *testing.T) {
+	u := deployment(nil)
+	u.SetManagedFields([]metav1.ManagedFieldsEntry{
+		{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate},
+		{Manager: FieldOwner, Subresource: "status"},
+		{Manager: "kube-controller-manager", Subresource: "status"},
+	})
+	if got := statusWriters(u); got != "kube-controller-manager" {
+		t.Errorf("statusWriters = %q", got)
+	}
+	if got := statusWriters(deployment(nil)); got != "an unknown writer" {
+		t.Errorf("statusWriters = %q", got)
+	}
+}
