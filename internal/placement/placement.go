@@ -17,8 +17,10 @@
 package placement
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -27,9 +29,11 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	placementmv1alpha1 "github.com/fleetplane/fleetplane/apis/placement/m/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/compose"
 	"github.com/fleetplane/fleetplane/internal/expand"
@@ -52,8 +56,9 @@ const (
 
 // Reasons of the ReportedState condition.
 const (
-	ReasonNotSingleton    = "NotSingleton"
-	ReasonNotYetSupported = "NotYetSupported"
+	ReasonReported     = "Reported"
+	ReasonReporting    = "Reporting"
+	ReasonNotSingleton = "NotSingleton"
 )
 
 // Reasons of the Delivered condition.
@@ -384,7 +389,7 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 	case len(p.missing) > 0:
 		return compose.Condition{
 			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonObjectsMissing, Warning: true,
-			Message: fmt.Sprintf("%d named objects do not exist in namespace %s: %s; the %d others are placed", len(p.missing), p.ns, listOf(p.missing, 5), len(p.objects)),
+			Message: fmt.Sprintf("%d named objects do not exist in namespace %s: %s; the %d others are placed", len(p.missing), p.ns, listOf(p.missing), len(p.objects)),
 		}
 	case delivered < copies || len(p.r.Resources.Held()) > 0:
 		return compose.Condition{
@@ -398,22 +403,96 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 	}
 }
 
-// reportedState says what becomes of wantSingletonReportedState. Writing
-// a cluster's status into the workload object is imperative, and belongs
-// to a provider-fleetplane managed resource that does not exist yet; until
-// it does, the condition says so rather than letting the field pass as
-// done.
+// reportedState composes, when the Placement wants singleton reported
+// state and selects exactly one cluster, a provider-fleetplane
+// ReportedState per object whose copy reports a status: the provider
+// writes that status into the workload object. With more or fewer
+// clusters none is composed, so those composed before are removed, and
+// each clears the status it wrote (KubeStellar clears it too).
 func (p *planner) reportedState() {
 	if !p.r.XR.Spec.WantSingletonReportedState {
 		return
 	}
-	c := compose.Condition{Type: ConditionReportedState, Status: corev1.ConditionFalse, Reason: ReasonNotYetSupported,
-		Message: "the objects are placed on one cluster, whose status is not yet written back into them: fleetplane does not do that yet; use a StatusCollector selecting $.status meanwhile"}
 	if len(p.clusters) != 1 {
-		c.Reason = ReasonNotSingleton
-		c.Message = fmt.Sprintf("the objects are placed on %d clusters: a cluster's status is written back into an object only when it is placed on exactly one; nothing is written", len(p.clusters))
+		p.conditions = append(p.conditions, compose.Condition{
+			Type: ConditionReportedState, Status: corev1.ConditionFalse, Reason: ReasonNotSingleton,
+			Message: fmt.Sprintf("the objects are placed on %d clusters: a cluster's status is written back into an object only when it is placed on exactly one; nothing is written, and statuses written before are cleared", len(p.clusters)),
+		})
+		return
 	}
-	p.conditions = append(p.conditions, c)
+	set := p.r.Resources
+	cluster := p.clusters[0].name
+	var silent, tooLarge []string
+	composed, written := 0, 0
+	for _, w := range p.objects {
+		n := reportedStateName(w)
+		status, _, _ := unstructured.NestedMap(observedManifest(set.Observed(copyName(cluster, w))), "status")
+		size := math.MaxInt // a status that cannot be encoded is not sent
+		if b, err := json.Marshal(status); err == nil {
+			size = len(b)
+		}
+		switch {
+		case len(status) == 0:
+			// Not reported yet, or a kind without status (a ConfigMap);
+			// a ReportedState that exists keeps what it wrote until the
+			// copy reports again, rather than clear it in between.
+			if !set.Exists(n) {
+				silent = append(silent, w.ref())
+				continue
+			}
+			set.Keep(n)
+		case size > placementmv1alpha1.MaxStatusBytes:
+			tooLarge = append(tooLarge, fmt.Sprintf("%s (%d bytes)", w.ref(), size))
+			set.Keep(n)
+			if !set.Exists(n) {
+				continue
+			}
+		default:
+			set.Add(n, p.reportedStateObject(cluster, w, status))
+		}
+		composed++
+		if set.Ready(n) {
+			written++
+		}
+	}
+	c := compose.Condition{
+		Type: ConditionReportedState, Status: corev1.ConditionTrue, Reason: ReasonReported,
+		Message: fmt.Sprintf("the status cluster %s reports is written into %d objects", cluster, written),
+	}
+	if written < composed || len(tooLarge) > 0 {
+		c.Status, c.Reason = corev1.ConditionFalse, ReasonReporting
+		c.Message = fmt.Sprintf("the status cluster %s reports is written into %d of %d objects (kubectl get reportedstates -n %s says why)", cluster, written, composed, p.ns)
+	}
+	if len(tooLarge) > 0 {
+		c.Message += fmt.Sprintf("; a status of more than %d bytes is not written: %s", placementmv1alpha1.MaxStatusBytes, listOf(tooLarge))
+	}
+	if len(silent) > 0 {
+		c.Message += fmt.Sprintf("; %d report no status: %s", len(silent), listOf(silent))
+	}
+	p.conditions = append(p.conditions, compose.Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: observe.Bound(c.Message)})
+}
+
+// reportedStateName is the composition resource name of w's ReportedState.
+func reportedStateName(w workload) resource.Name {
+	return resource.Name("reported-state/" + w.ref())
+}
+
+// reportedStateObject has provider-fleetplane write status into w.
+func (p *planner) reportedStateObject(cluster string, w workload, status map[string]any) *composed.Unstructured {
+	o := composed.New()
+	o.SetAPIVersion(placementmv1alpha1.SchemeGroupVersion.String())
+	o.SetKind(placementmv1alpha1.ReportedStateKind)
+	md, _ := w.obj["metadata"].(map[string]any)
+	uid, _ := md["uid"].(string)
+	ref := map[string]any{"apiVersion": w.gvk.GroupVersion().String(), "kind": w.gvk.Kind, "name": w.name()}
+	if uid != "" {
+		ref["uid"] = uid
+	}
+	o.Object["spec"] = map[string]any{"forProvider": map[string]any{
+		"placement": p.r.XR.GetName(), "object": ref, "cluster": cluster, "status": status,
+	}}
+	o.SetLabels(labels(cluster, strings.ToLower(w.gvk.Kind), w.name()))
+	return o
 }
 
 // maxExpansionErrors bounds the errors reported per failure.
@@ -484,10 +563,12 @@ func missingNote(missing []string) string {
 	if len(missing) == 0 {
 		return ""
 	}
-	return "; missing: " + listOf(missing, 5)
+	return "; missing: " + listOf(missing)
 }
 
-func listOf(items []string, n int) string {
+// listOf lists the first few items, and how many more there are.
+func listOf(items []string) string {
+	const n = 5
 	if len(items) <= n {
 		return strings.Join(items, ", ")
 	}

@@ -375,12 +375,62 @@ func TestCombinedStatus(t *testing.T) {
 func TestSingletonReportedState(t *testing.T) {
 	p := xr(t, spec)
 	p.Spec.WantSingletonReportedState = true
-	rsp := ct.Run(t, placement.Composer, ct.Call{XR: p, Required: workloads(t), Observed: delivered(t, nil)})
+	deployment := map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "status": map[string]any{"replicas": 2, "availableReplicas": 2}}
+	job := map[string]any{"apiVersion": "batch/v1", "kind": "Job", "status": map[string]any{"active": 1}}
+	settings := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"a": "b"}}
+	reported := map[string]map[string]any{
+		"wec1/Deployment.apps/web": deployment, "wec2/Deployment.apps/web": deployment,
+		"wec1/Job.batch/migrate": job, "wec1/ConfigMap/settings": settings,
+	}
+
+	// Two clusters: nothing is written.
+	rsp := ct.Run(t, placement.Composer, ct.Call{XR: p, Required: workloads(t), Observed: delivered(t, reported)})
 	rsp.WantCondition(placement.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotSingleton, "placed on 2 clusters", "nothing is written")
+	for _, n := range rsp.Names() {
+		if strings.HasPrefix(n, "reported-state/") {
+			t.Errorf("%s composed for two clusters", n)
+		}
+	}
+
+	// One cluster: a ReportedState per object whose copy reports a status.
 	req := workloads(t)
-	req["inventory"] = req["inventory"][:1]
-	rsp = ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: delivered(t, nil)})
-	rsp.WantCondition(placement.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotYetSupported, "not yet")
+	req["inventory"] = req["inventory"][1:] // wec1
+	observed := delivered(t, reported)
+	rsp = ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: observed})
+	rsp.Want("reported-state/Deployment.apps/web", "spec.forProvider", map[string]any{
+		"placement": "web", "cluster": "wec1",
+		"object": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "u1"},
+		"status": map[string]any{"replicas": 2, "availableReplicas": 2},
+	})
+	rsp.Want("reported-state/Deployment.apps/web", "apiVersion", "placement.m.fleetplane.io/v1alpha1")
+	rsp.Want("reported-state/Job.batch/migrate", "spec.forProvider.status", map[string]any{"active": 1})
+	for _, n := range []string{"reported-state/ConfigMap/settings", "reported-state/Service/web"} {
+		if rsp.Has(n) {
+			t.Errorf("%s composed for a copy that reports no status", n)
+		}
+	}
+	rsp.WantCondition(placement.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonReporting,
+		"written into 0 of 2 objects", "2 report no status: ConfigMap/settings, Service/web")
+
+	// Written: the condition turns true. A copy that stops reporting keeps
+	// its ReportedState as it was rather than clear the status in between.
+	observed["reported-state/Deployment.apps/web"] = ct.Observed("placement.m.fleetplane.io/v1alpha1", "ReportedState", "d").Ready().
+		Set("spec.forProvider.status", map[string]any{"replicas": 1})
+	observed["reported-state/Job.batch/migrate"] = ct.Observed("placement.m.fleetplane.io/v1alpha1", "ReportedState", "j").Ready()
+	observed["wec1/Deployment.apps/web"] = ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", "wec1-web").Ready()
+	rsp = ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: observed})
+	rsp.WantCondition(placement.ConditionReportedState, fnv1.Status_STATUS_CONDITION_TRUE, placement.ReasonReported, "cluster wec1 reports is written into 2 objects")
+	rsp.Want("reported-state/Deployment.apps/web", "spec.forProvider.status", map[string]any{"replicas": 1})
+
+	// A status too large to write is named, not composed.
+	big := map[string]any{"apiVersion": "batch/v1", "kind": "Job", "status": map[string]any{"x": strings.Repeat("a", 70<<10)}}
+	observed["wec1/Job.batch/migrate"] = observed["wec1/Job.batch/migrate"].AtProvider("manifest", big)
+	delete(observed, "reported-state/Job.batch/migrate")
+	rsp = ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: observed})
+	if rsp.Has("reported-state/Job.batch/migrate") {
+		t.Error("a status over the limit was composed")
+	}
+	rsp.WantCondition(placement.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonReporting, "more than 65536 bytes is not written: Job.batch/migrate")
 }
 
 // TestTenantInput: what a tenant writes in spec.objects cannot make two

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/crossplane/function-sdk-go/resource/composed"
 	corev1 "k8s.io/api/core/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
@@ -153,12 +154,7 @@ func (p *planner) rows(w workload) []map[string]any {
 	for _, c := range p.clusters {
 		o := p.r.Resources.Observed(copyName(c.name, w))
 		row := map[string]any{}
-		var reported map[string]any
-		if o != nil {
-			st, _ := o.Object["status"].(map[string]any)
-			ap, _ := st["atProvider"].(map[string]any)
-			reported, _ = ap["manifest"].(map[string]any)
-		}
+		reported := observedManifest(o)
 		maps.Copy(row, reported)
 		stale := reported == nil || observe.ConditionOf(o, string(xpv2.TypeSynced)).Status != corev1.ConditionTrue
 		row["inventory"] = map[string]any{"name": c.name}
@@ -166,4 +162,17 @@ func (p *planner) rows(w workload) []map[string]any {
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// observedManifest is the object as the cluster holds it, which
+// provider-kubernetes reports in an Object's status.atProvider.manifest;
+// nil before it reports.
+func observedManifest(o *composed.Unstructured) map[string]any {
+	if o == nil {
+		return nil
+	}
+	st, _ := o.Object["status"].(map[string]any)
+	ap, _ := st["atProvider"].(map[string]any)
+	m, _ := ap["manifest"].(map[string]any)
+	return m
 }

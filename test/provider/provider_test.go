@@ -71,7 +71,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	crds := append(support.ProviderCRDs(root), argo...)
-	crds = append(crds, filepath.Join(root, "test", "provider", "testdata", "experiments-crd.yaml"))
+	crds = append(crds, filepath.Join(root, "test", "provider", "testdata", "experiments-crd.yaml"), filepath.Join(root, "test", "provider", "testdata", "placements-crd.yaml"))
 	if err := controlplane.InstallCRDs(ctx, cp.Config, crds...); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -265,8 +265,7 @@ func (e *external) Create(context.Context, *v1alpha1.ReportedState) (managed.Ext
 // unseen.
 func (e *external) Update(ctx context.Context, mg *v1alpha1.ReportedState) (managed.ExternalUpdate, error) {
 	ref := mg.Spec.ForProvider.Object
-	e.live.Object["status"] = e.want
-	if err := e.write.Status().Update(ctx, e.live, client.FieldOwner(FieldOwner)); err != nil {
+	if err := e.writeStatus(ctx, e.want); err != nil {
 		if kerrors.IsForbidden(err) {
 			return managed.ExternalUpdate{}, fmt.Errorf("provider-fleetplane may not write the status of %s: grant it update on %s/status (package/rbac/provider-fleetplane.yaml)", e.live.GroupVersionKind().GroupKind(), strings.ToLower(ref.Kind))
 		}
@@ -283,13 +282,20 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.ReportedState) (mana
 }
 
 // Delete clears the status this resource wrote: with no single cluster
-// reporting, it would claim a state nobody reports. An API server that
-// refuses the empty status (some kinds keep fields once set) leaves it as
-// it is, and the deletion goes on.
+// reporting, it would claim a state nobody reports. Some kinds keep
+// fields once set (a Job its startTime): when the API server refuses the
+// empty status and names such fields, those alone stay. A status the API
+// server will not clear at all is left as it is, and the deletion goes
+// on.
 func (e *external) Delete(ctx context.Context, mg *v1alpha1.ReportedState) (managed.ExternalDelete, error) {
 	ref := mg.Spec.ForProvider.Object
-	e.live.Object["status"] = map[string]any{}
-	err := e.write.Status().Update(ctx, e.live, client.FieldOwner(FieldOwner))
+	written, _ := e.live.Object["status"].(map[string]any)
+	err := e.writeStatus(ctx, map[string]any{})
+	if kerrors.IsInvalid(err) {
+		if kept := kept(err, written); len(kept) > 0 {
+			err = e.writeStatus(ctx, kept)
+		}
+	}
 	switch {
 	case err == nil, kerrors.IsNotFound(err), kerrors.IsInvalid(err):
 		// Either way this resource has nothing left to clear.
@@ -298,6 +304,40 @@ func (e *external) Delete(ctx context.Context, mg *v1alpha1.ReportedState) (mana
 	default:
 		return managed.ExternalDelete{}, fmt.Errorf("cannot clear the status of %s %s: %w", ref.Kind, ref.Name, err)
 	}
+}
+
+// writeStatus replaces the live object's status. A refused write leaves
+// e.live as it was read.
+func (e *external) writeStatus(ctx context.Context, status map[string]any) error {
+	u := e.live.DeepCopy()
+	u.Object["status"] = status
+	if err := e.write.Status().Update(ctx, u, client.FieldOwner(FieldOwner)); err != nil {
+		return err
+	}
+	e.live = u
+	return nil
+}
+
+// kept is the part of status made of the top-level fields an Invalid
+// error names (status.startTime: the field cannot be removed).
+func kept(err error, status map[string]any) map[string]any {
+	var se kerrors.APIStatus
+	if !errors.As(err, &se) || se.Status().Details == nil {
+		return nil
+	}
+	out := map[string]any{}
+	for _, c := range se.Status().Details.Causes {
+		f, ok := strings.CutPrefix(c.Field, "status.")
+		if !ok {
+			continue
+		}
+		f, _, _ = strings.Cut(f, ".")
+		f, _, _ = strings.Cut(f, "[")
+		if v, ok := status[f]; ok {
+			out[f] = v
+		}
+	}
+	return out
 }
 
 func (e *external) Disconnect(context.Context) error { return nil }

@@ -12,10 +12,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -301,5 +304,22 @@ func TestStatusWriters(t *testing.T) {
 	}
 	if got := statusWriters(deployment(nil)); got != "an unknown writer" {
 		t.Errorf("statusWriters = %q", got)
+	}
+}
+
+func TestKeptNamesWhatTheAPIServerKeeps(t *testing.T) {
+	err := kerrors.NewInvalid(schema.GroupKind{Group: "batch", Kind: "Job"}, "migrate", field.ErrorList{
+		field.Required(field.NewPath("status", "startTime"), "startTime cannot be removed for unsuspended job"),
+		field.Invalid(field.NewPath("status", "conditions").Index(0).Child("type"), "x", "bad"),
+		field.Invalid(field.NewPath("spec", "suspend"), true, "not status"),
+	})
+	status := map[string]any{"startTime": "2026-11-23T10:00:00Z", "active": int64(1), "conditions": []any{}}
+	got := kept(err, status)
+	want := map[string]any{"startTime": "2026-11-23T10:00:00Z", "conditions": []any{}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("kept (-want +got):\n%s", diff)
+	}
+	if got := kept(kerrors.NewConflict(schema.GroupResource{}, "x", nil), status); len(got) != 0 {
+		t.Errorf("kept of a conflict = %v", got)
 	}
 }
