@@ -162,6 +162,12 @@ func Tool(root, name string) (string, error) {
 // Start runs etcd and kube-apiserver in dir and waits until the API server
 // is ready. root is the repository root, for tools/tools.sh.
 func Start(ctx context.Context, root, dir string) (*ControlPlane, error) {
+	return StartWithControllers(ctx, root, dir)
+}
+
+// StartWithControllers is Start with more of kube-controller-manager's
+// controllers than the default set (job-controller, say).
+func StartWithControllers(ctx context.Context, root, dir string, controllers ...string) (*ControlPlane, error) {
 	etcdBin, err := Tool(root, "etcd")
 	if err != nil {
 		return nil, err
@@ -251,7 +257,7 @@ func Start(ctx context.Context, root, dir string) (*ControlPlane, error) {
 	// Crossplane's own ClusterRole is built by it.
 	kcm, err := Run(dir, "kube-controller-manager", kcmBin, []string{
 		"--kubeconfig", cp.Kubeconfig, "--authentication-kubeconfig", cp.Kubeconfig, "--authorization-kubeconfig", cp.Kubeconfig,
-		"--controllers", "garbage-collector-controller,namespace-controller,statefulset-controller,daemonset-controller,deployment-controller,replicaset-controller,clusterrole-aggregation-controller",
+		"--controllers", strings.Join(append([]string{"garbage-collector-controller", "namespace-controller", "statefulset-controller", "daemonset-controller", "deployment-controller", "replicaset-controller", "clusterrole-aggregation-controller"}, controllers...), ","),
 		"--leader-elect=false", "--use-service-account-credentials=false", "--secure-port=0",
 	}, nil)
 	if err != nil {

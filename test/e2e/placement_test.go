@@ -149,8 +149,9 @@ func combined(p *unstructured.Unstructured, kind, collector string) string {
 // Deployment, Service, Job and templated ConfigMap placed on two real
 // clusters with different properties; what arrives on each; a property
 // change reaching its cluster; a broken template leaving every copy as
-// it was; and the seed's combined status matching what the clusters
-// report.
+// it was; the seed's combined status matching what the clusters report;
+// and a Job placed on one cluster whose status comes back into it, and
+// is cleared when it is placed on two.
 func TestPlacement(t *testing.T) {
 	ctx := context.Background()
 	const ns = "team-a"
@@ -226,6 +227,12 @@ func TestPlacement(t *testing.T) {
 	// Before the WECs stop (cleanups run last first): the copies go with
 	// the Placement while provider-kubernetes can still reach them.
 	t.Cleanup(func() { _ = tenant.Delete(context.Background(), placement) })
+	// The smoke Job goes to wec1 alone, whose status comes back into it.
+	smoke := exampleDocs(t, "smoke.yaml")[0]
+	if err := tenant.Create(ctx, smoke); err != nil {
+		t.Fatalf("tenant creates the smoke Placement: %v", err)
+	}
+	t.Cleanup(func() { _ = tenant.Delete(context.Background(), smoke) })
 
 	eventually(t, 3*time.Minute, "the Placement delivers every copy", func() (bool, string) {
 		p := get(t, placementAPI, "Placement", ns, "web")
@@ -342,6 +349,39 @@ func TestPlacement(t *testing.T) {
 	}
 	wantSettings(wec1, map[string]string{"region": "eastus", "owner": "team-east-weekend", "cluster": "wec1"})
 	wantSettings(wec2, map[string]string{"region": "westus", "owner": "platform-west", "cluster": "wec2"})
+	// Singleton reported state: wec1 runs the smoke Job (the control
+	// plane runs no Jobs), and what wec1 reports is its status here.
+	var startTime string
+	eventually(t, 2*time.Minute, "the smoke Job's status is what wec1 reports", func() (bool, string) {
+		here, _, _ := unstructured.NestedMap(get(t, "batch/v1", "Job", ns, "smoke").Object, "status")
+		there := getIn(wec1.Kube, "batch/v1", "Job", ns, "smoke")
+		if there == nil {
+			return false, "not on wec1"
+		}
+		remote, _, _ := unstructured.NestedMap(there.Object, "status")
+		a, _ := json.Marshal(here)
+		b, _ := json.Marshal(remote)
+		startTime, _ = here["startTime"].(string)
+		return string(a) == string(b) && here["active"] == int64(1), fmt.Sprintf("here %s, wec1 %s", a, b)
+	})
+	eventually(t, time.Minute, "the smoke Placement says the status is written", func() (bool, string) {
+		s, r, msg := condition(get(t, placementAPI, "Placement", ns, "smoke"), "ReportedState")
+		return s == "True" && r == "Reported", r + ": " + msg
+	})
+	// On two clusters nothing is written, and what was written is
+	// cleared, all but the startTime a Job keeps once set.
+	smoke = get(t, placementAPI, "Placement", ns, "smoke")
+	_ = unstructured.SetNestedStringMap(smoke.Object, map[string]string{"env": "prod"}, "spec", "clusters", "matchLabels")
+	if err := tenant.Update(ctx, smoke); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "the smoke Job's status cleared", func() (bool, string) {
+		_, r, msg := condition(get(t, placementAPI, "Placement", ns, "smoke"), "ReportedState")
+		here, _, _ := unstructured.NestedMap(get(t, "batch/v1", "Job", ns, "smoke").Object, "status")
+		b, _ := json.Marshal(here)
+		return r == "NotSingleton" && fmt.Sprint(here) == fmt.Sprint(map[string]any{"startTime": startTime}), r + ": " + msg + "; status " + string(b)
+	})
+
 	// Fixing the template and deleting the Placement are left out: each
 	// would wait another half minute for Crossplane's per-XR circuit
 	// breaker, which ten Objects' watch events open (README, "Placement",

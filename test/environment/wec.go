@@ -41,7 +41,10 @@ func (e *Env) StartWEC(ctx context.Context, name string, labels, annotations map
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	cp, err := controlplane.Start(ctx, e.Root, dir)
+	// A WEC runs Jobs as a real cluster does; the control plane, like
+	// KubeStellar's WDS, does not, so a Job's status there is only what
+	// its one cluster reports (wantSingletonReportedState).
+	cp, err := controlplane.StartWithControllers(ctx, e.Root, dir, "job-controller")
 	if err != nil {
 		return nil, fmt.Errorf("cannot start WEC %s: %w", name, err)
 	}

@@ -130,7 +130,7 @@ func suites(root string) []suite {
 			composition: filepath.Join(root, "package", "configuration", "compositions", "placement.yaml"),
 			xrd:         filepath.Join(root, "package", "configuration", "xrds", "placements.placement.fleetplane.io.yaml"),
 			required:    filepath.Join(root, "examples", "placement", "required"),
-			kinds:       []string{"Object"},
+			kinds:       []string{"Object", "ReportedState"},
 			asCreated:   true,
 		},
 	}
