@@ -111,8 +111,8 @@ func Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP bool) (Partitio
 	if len(schemaJSON) > MaxSchemaBytes {
 		return Partition{}, nil, fmt.Errorf("schema of %s is %d bytes, the limit is %d", ep, len(schemaJSON), MaxSchemaBytes)
 	}
-	var raw []DatabaseSchema
-	if err := json.Unmarshal([]byte(schemaJSON), &raw); err != nil {
+	raw, err := decodeSchema(schemaJSON)
+	if err != nil {
 		return Partition{}, nil, fmt.Errorf("schema of %s is not a JSON list of databases: %w", ep, err)
 	}
 	if len(raw) > MaxDatabases {

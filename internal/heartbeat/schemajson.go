@@ -1,0 +1,381 @@
+package heartbeat
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// decodeSchema decodes a heartbeat's Schema column: a JSON list of
+// databases, each with its name, tables and views. It reads only those
+// three keys and skips everything else unread. The adx-mon operator also
+// writes tableSchemas, every table's columns, which is most of the bytes
+// and nothing a hub plans with.
+//
+// It accepts exactly what json.Unmarshal into []DatabaseSchema accepts and
+// gives the same result (FuzzDecodeSchemaMatchesEncodingJSON holds it to
+// that): keys match case-insensitively, null leaves a field empty, a
+// later duplicate key wins, and the whole input must be valid JSON.
+// Strings of plain ASCII, which every valid Kusto name is, are sliced
+// rather than copied; anything else goes through encoding/json.
+func decodeSchema(s string) ([]DatabaseSchema, error) {
+	// Values are skipped only inside a database object, inside the list:
+	// two levels deep, as encoding/json counts them against maxDepth.
+	d := schemaDecoder{s: s, depth: 2}
+	out, err := d.databases()
+	if err == nil {
+		d.ws()
+		if d.i < len(d.s) {
+			err = d.errorf("unexpected %q after the list", d.s[d.i])
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// maxDepth is encoding/json's nesting limit, which skipped values obey.
+const maxDepth = 10000
+
+type schemaDecoder struct {
+	s     string
+	i     int
+	depth int
+}
+
+func (d *schemaDecoder) errorf(format string, a ...any) error {
+	return fmt.Errorf("offset %d: %s", d.i, fmt.Sprintf(format, a...))
+}
+
+func (d *schemaDecoder) ws() {
+	for d.i < len(d.s) {
+		switch d.s[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek skips whitespace and returns the next byte, 0 at the end.
+func (d *schemaDecoder) peek() byte {
+	d.ws()
+	if d.i == len(d.s) {
+		return 0
+	}
+	return d.s[d.i]
+}
+
+// literal consumes null, true or false.
+func (d *schemaDecoder) literal(word string) bool {
+	if strings.HasPrefix(d.s[d.i:], word) {
+		d.i += len(word)
+		return true
+	}
+	return false
+}
+
+// list calls item for each element of a JSON array; null is no array,
+// reported as false.
+func (d *schemaDecoder) list(item func() error) (bool, error) {
+	switch d.peek() {
+	case 'n':
+		if d.literal("null") {
+			return false, nil
+		}
+	case '[':
+	default:
+		return false, d.errorf("expected a list")
+	}
+	d.i++
+	if d.peek() == ']' {
+		d.i++
+		return true, nil
+	}
+	for {
+		if err := item(); err != nil {
+			return false, err
+		}
+		switch d.peek() {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			return true, nil
+		default:
+			return false, d.errorf("expected , or ] in a list")
+		}
+	}
+}
+
+func (d *schemaDecoder) databases() ([]DatabaseSchema, error) {
+	out := []DatabaseSchema{}
+	isList, err := d.list(func() error {
+		db, err := d.database()
+		out = append(out, db)
+		return err
+	})
+	if !isList {
+		out = nil
+	}
+	return out, err
+}
+
+// database decodes one database object; null is the zero database.
+func (d *schemaDecoder) database() (DatabaseSchema, error) {
+	var db DatabaseSchema
+	switch d.peek() {
+	case 'n':
+		if d.literal("null") {
+			return db, nil
+		}
+		return db, d.errorf("expected a database object")
+	case '{':
+		d.i++
+	default:
+		return db, d.errorf("expected a database object")
+	}
+	if d.peek() == '}' {
+		d.i++
+		return db, nil
+	}
+	for {
+		if d.peek() != '"' {
+			return db, d.errorf("expected a key")
+		}
+		key, err := d.str()
+		if err != nil {
+			return db, err
+		}
+		if d.peek() != ':' {
+			return db, d.errorf("expected : after a key")
+		}
+		d.i++
+		switch {
+		case strings.EqualFold(key, "database"):
+			if d.peek() == 'n' && d.literal("null") {
+				break
+			}
+			if d.peek() != '"' {
+				return db, d.errorf("database is not a string")
+			}
+			if db.Database, err = d.str(); err != nil {
+				return db, err
+			}
+		case strings.EqualFold(key, "tables"):
+			db.Tables, err = d.names()
+		case strings.EqualFold(key, "views"):
+			db.Views, err = d.names()
+		default:
+			err = d.skip()
+		}
+		if err != nil {
+			return db, err
+		}
+		switch d.peek() {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			return db, nil
+		default:
+			return db, d.errorf("expected , or } in a database object")
+		}
+	}
+}
+
+// names decodes a list of strings; null elements are empty strings, a
+// null list is nil.
+func (d *schemaDecoder) names() ([]string, error) {
+	out := []string{}
+	isList, err := d.list(func() error {
+		switch d.peek() {
+		case '"':
+			n, err := d.str()
+			out = append(out, n)
+			return err
+		case 'n':
+			if d.literal("null") {
+				out = append(out, "")
+				return nil
+			}
+		}
+		return d.errorf("expected a name")
+	})
+	if !isList {
+		out = nil
+	}
+	return out, err
+}
+
+// str decodes the string at d.i.
+func (d *schemaDecoder) str() (string, error) {
+	start := d.i
+	plain, err := d.skipString()
+	if err != nil {
+		return "", err
+	}
+	tok := d.s[start:d.i]
+	if plain {
+		return tok[1 : len(tok)-1], nil
+	}
+	var v string
+	if err := json.Unmarshal([]byte(tok), &v); err != nil {
+		return "", d.errorf("%v", err)
+	}
+	return v, nil
+}
+
+// skipString moves past the string at d.i, checking its escapes, and
+// reports whether it was plain: printable ASCII without escapes.
+func (d *schemaDecoder) skipString() (bool, error) {
+	d.i++ // the opening quote
+	plain := true
+	for d.i < len(d.s) {
+		c := d.s[d.i]
+		switch {
+		case c == '"':
+			d.i++
+			return plain, nil
+		case c == '\\':
+			plain = false
+			if err := d.skipEscape(); err != nil {
+				return false, err
+			}
+			continue
+		case c < 0x20:
+			return false, d.errorf("control character in a string")
+		case c >= 0x80:
+			plain = false
+		}
+		d.i++
+	}
+	return false, d.errorf("unterminated string")
+}
+
+func (d *schemaDecoder) skipEscape() error {
+	if d.i+1 >= len(d.s) {
+		return d.errorf("unterminated escape")
+	}
+	switch d.s[d.i+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		d.i += 2
+		return nil
+	case 'u':
+		if d.i+6 > len(d.s) {
+			return d.errorf("short \\u escape")
+		}
+		for _, h := range []byte(d.s[d.i+2 : d.i+6]) {
+			if !isHex(h) {
+				return d.errorf("invalid \\u escape")
+			}
+		}
+		d.i += 6
+		return nil
+	}
+	return d.errorf("invalid escape")
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// skip moves past any JSON value, checking its syntax without decoding it.
+func (d *schemaDecoder) skip() error {
+	switch c := d.peek(); {
+	case c == '"':
+		_, err := d.skipString()
+		return err
+	case c == '{' || c == '[':
+		return d.skipContainer(c)
+	case c == 't' && d.literal("true"), c == 'f' && d.literal("false"), c == 'n' && d.literal("null"):
+		return nil
+	case c == '-' || '0' <= c && c <= '9':
+		return d.skipNumber()
+	}
+	return d.errorf("expected a value")
+}
+
+func (d *schemaDecoder) skipContainer(open byte) error {
+	d.depth++
+	defer func() { d.depth-- }()
+	if d.depth > maxDepth {
+		return errors.New("exceeded max depth")
+	}
+	end := byte(']')
+	if open == '{' {
+		end = '}'
+	}
+	d.i++
+	if d.peek() == end {
+		d.i++
+		return nil
+	}
+	for {
+		if open == '{' {
+			if d.peek() != '"' {
+				return d.errorf("expected a key")
+			}
+			if _, err := d.skipString(); err != nil {
+				return err
+			}
+			if d.peek() != ':' {
+				return d.errorf("expected : after a key")
+			}
+			d.i++
+		}
+		if err := d.skip(); err != nil {
+			return err
+		}
+		switch d.peek() {
+		case ',':
+			d.i++
+		case end:
+			d.i++
+			return nil
+		default:
+			return d.errorf("expected , or %c", end)
+		}
+	}
+}
+
+// skipNumber moves past a number of JSON's grammar:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (d *schemaDecoder) skipNumber() error {
+	digits := func() int {
+		n := 0
+		for d.i < len(d.s) && '0' <= d.s[d.i] && d.s[d.i] <= '9' {
+			d.i++
+			n++
+		}
+		return n
+	}
+	if d.s[d.i] == '-' {
+		d.i++
+	}
+	switch {
+	case d.i < len(d.s) && d.s[d.i] == '0':
+		d.i++
+	case digits() == 0:
+		return d.errorf("invalid number")
+	}
+	if d.i < len(d.s) && d.s[d.i] == '.' {
+		d.i++
+		if digits() == 0 {
+			return d.errorf("invalid number")
+		}
+	}
+	if d.i < len(d.s) && (d.s[d.i] == 'e' || d.s[d.i] == 'E') {
+		d.i++
+		if d.i < len(d.s) && (d.s[d.i] == '+' || d.s[d.i] == '-') {
+			d.i++
+		}
+		if digits() == 0 {
+			return d.errorf("invalid number")
+		}
+	}
+	return nil
+}
