@@ -209,7 +209,7 @@ func plan(r *compose.Request[v1alpha1.Placement]) (compose.Outcome, error) {
 	}
 	delivered := p.deliver(transforms)
 	p.combine(collectors)
-	p.reportedState()
+	p.reportedState(delivered.Reason != ReasonTooLarge)
 	out := compose.Outcome{Status: &p.status, Condition: delivered, Conditions: p.conditions}
 	out.Pending = delivered.Status != corev1.ConditionTrue
 	return out, nil
@@ -408,8 +408,9 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 // ReportedState per object whose copy reports a status: the provider
 // writes that status into the workload object. With more or fewer
 // clusters none is composed, so those composed before are removed, and
-// each clears the status it wrote (KubeStellar clears it too).
-func (p *planner) reportedState() {
+// each clears the status it wrote (KubeStellar clears it too). A
+// Placement too large to deliver composes none anew either.
+func (p *planner) reportedState(canGrow bool) {
 	if !p.r.XR.Spec.WantSingletonReportedState {
 		return
 	}
@@ -423,9 +424,12 @@ func (p *planner) reportedState() {
 	set := p.r.Resources
 	cluster := p.clusters[0].name
 	var silent, tooLarge []string
-	composed, written := 0, 0
+	wanted, written := 0, 0
 	for _, w := range p.objects {
 		n := reportedStateName(w)
+		if !canGrow && !set.Exists(n) {
+			continue
+		}
 		status, _, _ := unstructured.NestedMap(observedManifest(set.Observed(copyName(cluster, w))), "status")
 		size := math.MaxInt // a status that cannot be encoded is not sent
 		if b, err := json.Marshal(status); err == nil {
@@ -450,7 +454,7 @@ func (p *planner) reportedState() {
 		default:
 			set.Add(n, p.reportedStateObject(cluster, w, status))
 		}
-		composed++
+		wanted++
 		if set.Ready(n) {
 			written++
 		}
@@ -459,9 +463,9 @@ func (p *planner) reportedState() {
 		Type: ConditionReportedState, Status: corev1.ConditionTrue, Reason: ReasonReported,
 		Message: fmt.Sprintf("the status cluster %s reports is written into %d objects", cluster, written),
 	}
-	if written < composed || len(tooLarge) > 0 {
+	if written < wanted || len(tooLarge) > 0 {
 		c.Status, c.Reason = corev1.ConditionFalse, ReasonReporting
-		c.Message = fmt.Sprintf("the status cluster %s reports is written into %d of %d objects (kubectl get reportedstates -n %s says why)", cluster, written, composed, p.ns)
+		c.Message = fmt.Sprintf("the status cluster %s reports is written into %d of %d objects (kubectl get reportedstates -n %s says why)", cluster, written, wanted, p.ns)
 	}
 	if len(tooLarge) > 0 {
 		c.Message += fmt.Sprintf("; a status of more than %d bytes is not written: %s", placementmv1alpha1.MaxStatusBytes, listOf(tooLarge))

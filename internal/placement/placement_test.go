@@ -258,6 +258,27 @@ func TestTooLarge(t *testing.T) {
 	}
 }
 
+// TestTooLargeWritesNoNewStatus: a Placement too large to deliver
+// composes no new ReportedState either, though its one cluster reports.
+func TestTooLargeWritesNoNewStatus(t *testing.T) {
+	p := xr(t, "{objects: [{apiVersion: apps/v1, kind: Deployment, matchLabels: {app: web}}], clusters: {}, wantSingletonReportedState: true}")
+	var many []runtime.Object
+	for i := range placement.MaxObjects + 1 {
+		many = append(many, obj(t, fmt.Sprintf("{apiVersion: apps/v1, kind: Deployment, metadata: {name: d%03d, namespace: team-a, labels: {app: web}}}", i)))
+	}
+	req := workloads(t)
+	req["objects-0"] = many
+	req["inventory"] = req["inventory"][1:] // wec1
+	observed := map[string]*ct.Resource{
+		"wec1/Namespace": ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", "ns").Ready(),
+		"wec1/Deployment.apps/d000": ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", "d0").Ready().
+			AtProvider("manifest", map[string]any{"status": map[string]any{"replicas": 1}}),
+	}
+	rsp := ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: observed})
+	rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonTooLarge)
+	rsp.WantNames("wec1/Namespace", "wec1/Deployment.apps/d000")
+}
+
 // collectorObject is a StatusCollector as the API server holds it.
 func collectorObject(t testing.TB, name, spec string) *unstructured.Unstructured {
 	t.Helper()
