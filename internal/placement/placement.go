@@ -431,9 +431,12 @@ func (p *planner) reportedState(canGrow bool) {
 			continue
 		}
 		status, _, _ := unstructured.NestedMap(observedManifest(set.Observed(copyName(cluster, w))), "status")
-		size := math.MaxInt // a status that cannot be encoded is not sent
-		if b, err := json.Marshal(status); err == nil {
-			size = len(b)
+		size := 0
+		if len(status) > 0 {
+			size = math.MaxInt // a status that cannot be encoded is not sent
+			if b, err := json.Marshal(status); err == nil {
+				size = len(b)
+			}
 		}
 		switch {
 		case len(status) == 0:

@@ -81,6 +81,8 @@ type external struct {
 	// the same reconcile; want the status to write.
 	live *unstructured.Unstructured
 	want map[string]any
+	// reported is want's digest.
+	reported string
 }
 
 func (e *external) Observe(ctx context.Context, mg *v1alpha1.ReportedState) (managed.ExternalObservation, error) {
@@ -140,7 +142,7 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.ReportedState) (man
 			ref.Kind, ref.Name, statusWriters(live), mg.Spec.ForProvider.Cluster))))
 		return done, nil
 	}
-	e.live, e.want = live, want
+	e.live, e.want, e.reported = live, want, reported
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: false, Diff: "status differs from what cluster " + mg.Spec.ForProvider.Cluster + " reports"}, nil
 }
 
@@ -275,7 +277,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.ReportedState) (mana
 	// what was sent by what the API server prunes or defaults.
 	now := metav1.NewTime(e.now())
 	mg.Status.AtProvider = v1alpha1.ReportedStateObservation{
-		UID: string(e.live.GetUID()), Reported: digestOf(e.want), Digest: digestOf(e.live.Object["status"]), WrittenAt: &now,
+		UID: string(e.live.GetUID()), Reported: e.reported, Digest: digestOf(e.live.Object["status"]), WrittenAt: &now,
 	}
 	mg.SetConditions(xpv2.Available().WithMessage(fmt.Sprintf("%s %s holds the status cluster %s reports", ref.Kind, ref.Name, mg.Spec.ForProvider.Cluster)))
 	return managed.ExternalUpdate{}, nil
