@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/Azure/azure-kusto-go/azkustodata/query"
 
@@ -154,44 +153,6 @@ func Apply(ctx context.Context, c Kusto, plan Plan) (failures []Failure, err err
 // first attempt did run must not report that drop as failed.
 func alreadyDone(command, reason string) bool {
 	return strings.HasPrefix(command, ".drop entity_group ") && strings.Contains(strings.ToLower(reason), "not found")
-}
-
-// Heartbeats reads the latest heartbeat of every partition within ttl,
-// summarised on the hub and streamed, and decodes each. Rows that fail
-// validation are returned as rejections and never reach the plan.
-func Heartbeats(ctx context.Context, c Kusto, db, table string, ttl time.Duration, allowHTTP bool) ([]heartbeat.Partition, []heartbeat.Rejection, error) {
-	q, err := kql.LatestHeartbeats(table, ttl)
-	if err != nil {
-		return nil, nil, err
-	}
-	var parts []heartbeat.Partition
-	var rejected []heartbeat.Rejection
-	err = c.Query(ctx, db, q, func(r query.Row) error {
-		var h struct {
-			Timestamp       time.Time `kusto:"Timestamp"`
-			ClusterEndpoint string    `kusto:"ClusterEndpoint"`
-			Schema          string    `kusto:"Schema"`
-			Metadata        string    `kusto:"PartitionMetadata"`
-		}
-		if err := r.ToStruct(&h); err != nil {
-			rejected = append(rejected, heartbeat.Rejection{Reason: "unreadable row: " + err.Error()})
-			return nil //nolint:nilerr // one bad row is reported and skipped; the rest are read
-		}
-		p, rej, err := heartbeat.Decode(h.Timestamp, h.ClusterEndpoint, h.Schema, allowHTTP)
-		rejected = append(rejected, rej...)
-		if err != nil {
-			rejected = append(rejected, heartbeat.Rejection{Endpoint: boundEndpoint(h.ClusterEndpoint), Reason: err.Error()})
-			return nil //nolint:nilerr // one bad row is reported and skipped; the rest are read
-		}
-		// Metadata only describes the partition: refused, it is
-		// reported and left out, and the partition is still federated.
-		if p.Metadata, err = heartbeat.DecodeMetadata(h.Metadata); err != nil {
-			rejected = append(rejected, heartbeat.Rejection{Endpoint: p.Endpoint, Reason: err.Error()})
-		}
-		parts = append(parts, p)
-		return nil
-	})
-	return parts, rejected, err
 }
 
 // boundEndpoint keeps a rejected, untrusted endpoint printable and short.

@@ -97,6 +97,38 @@ type desired struct {
 	// the group: what only it backed is unknown this cycle, so nothing in
 	// the database is dropped.
 	held bool
+	// merged are the lists of names already added: partitions decoded by
+	// Schemas share equal lists, so a fleet's tables are added once per
+	// distinct list rather than once per partition.
+	merged map[sharedList]struct{}
+}
+
+// sharedList identifies a list of names by its backing array and length,
+// and whether it listed views: one list may be tables of one partition and
+// views of another.
+type sharedList struct {
+	first *string
+	n     int
+	views bool
+}
+
+// merge adds a partition's tables, or its views, unless this very list was
+// added as such before.
+func (w *desired) merge(names []string, views bool) {
+	if len(names) == 0 {
+		return
+	}
+	k := sharedList{&names[0], len(names), views}
+	if _, done := w.merged[k]; done {
+		return
+	}
+	w.merged[k] = struct{}{}
+	for _, n := range names {
+		w.tables[n] = struct{}{}
+		if !views {
+			w.functions[n] = struct{}{}
+		}
+	}
 }
 
 // Limits bound what one cycle plans, whatever the heartbeats claim: a
@@ -207,7 +239,7 @@ func wanted(partitions []heartbeat.Partition, held []Member, lim Limits, cut fun
 		key := strings.ToLower(name)
 		w := want[key]
 		if w == nil {
-			w = &desired{members: map[string]struct{}{}, tables: map[string]struct{}{}, functions: map[string]struct{}{}}
+			w = &desired{members: map[string]struct{}{}, tables: map[string]struct{}{}, functions: map[string]struct{}{}, merged: map[sharedList]struct{}{}}
 			want[key] = w
 		}
 		if s, ok := spelling[key]; !ok || name < s {
@@ -231,13 +263,8 @@ func wanted(partitions []heartbeat.Partition, held []Member, lim Limits, cut fun
 				tables = tables[:min(len(tables), lim.TablesPerPartitionDatabase)]
 				views = views[:min(len(views), lim.TablesPerPartitionDatabase-len(tables))]
 			}
-			for _, t := range tables {
-				w.tables[t] = struct{}{}
-				w.functions[t] = struct{}{}
-			}
-			for _, v := range views {
-				w.tables[v] = struct{}{}
-			}
+			w.merge(tables, false)
+			w.merge(views, true)
 		}
 	}
 	for _, m := range held {

@@ -2,8 +2,10 @@ package federation
 
 import (
 	"context"
+	"maps"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -259,6 +261,26 @@ func TestResentScriptsAreHarmless(t *testing.T) {
 			if err != nil || len(failures) > 0 {
 				t.Fatalf("running %v twice: %v %v", plan.Commands, failures, err)
 			}
+		}
+	}
+}
+
+// TestPlanSharedLists: Schemas shares equal lists between partitions, and
+// planning adds each once; a list that is one partition's views and
+// another's tables still gives the latter its functions, and a list cut
+// short by a limit is not mistaken for the whole.
+func TestPlanSharedLists(t *testing.T) {
+	shared := []string{"a", "b", "c"}
+	parts := []heartbeat.Partition{
+		part("https://p1.kusto.windows.net", db("Metrics", []string{}, shared...)),
+		part("https://p2.kusto.windows.net", db("Metrics", shared)),
+		part("https://p3.kusto.windows.net", db("Logs", shared[:2])),
+		part("https://p4.kusto.windows.net", db("Logs", shared)),
+	}
+	want := wanted(parts, nil, DefaultLimits, func(string, ...any) {})
+	for _, name := range []string{"metrics", "logs"} {
+		if fns := slices.Sorted(maps.Keys(want[name].functions)); strings.Join(fns, ",") != "a,b,c" {
+			t.Errorf("%s functions = %v, want a,b,c", name, fns)
 		}
 	}
 }

@@ -46,7 +46,7 @@ func TestRecordRoundTripsThroughKusto(t *testing.T) {
 	if _, err := c.Mgmt(ctx, "FleetDiscovery", ingest); err != nil {
 		t.Fatal(err)
 	}
-	q, _ := kql.LatestHeartbeats("Heartbeats", time.Hour)
+	q, _ := kql.HeartbeatRows("Heartbeats", time.Hour, nil)
 	var got []Partition
 	err = c.Query(ctx, "FleetDiscovery", q, func(r query.Row) error {
 		var h struct {

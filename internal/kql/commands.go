@@ -256,20 +256,65 @@ func DropFunction(name string) (string, error) {
 	return ".drop function " + id + " ifexists", nil
 }
 
-// LatestHeartbeats is the hub query for the newest heartbeat of every
-// partition within ttl, summarised on the server so the hub reads one row
-// per partition however many heartbeats the table holds.
-func LatestHeartbeats(table string, ttl time.Duration) (string, error) {
+// HeartbeatDigest is the expression a hub computes for each partition's
+// latest heartbeat: a SHA-256 of its Schema and PartitionMetadata, so a
+// cycle learns what changed from a 64-character string per partition and
+// reads whole rows only for those. pack_array keeps the two apart.
+const HeartbeatDigest = "hash_sha256(tostring(pack_array(Schema, PartitionMetadata)))"
+
+// MaxEndpointsInQuery is the most partitions HeartbeatRows names in one
+// query; past it the query reads every partition instead, which costs the
+// hub less than a long list.
+const MaxEndpointsInQuery = 256
+
+// latestHeartbeats is the newest heartbeat of every partition within
+// window, summarised on the server so the hub reads one row per partition
+// however many heartbeats the table holds.
+func latestHeartbeats(table string, window time.Duration, endpoints []string) (string, error) {
 	id, err := Ident(table)
 	if err != nil {
 		return "", fmt.Errorf("table: %w", err)
 	}
-	secs := int64(ttl / time.Second)
+	secs := int64(window / time.Second)
 	if secs < 1 {
-		return "", fmt.Errorf("heartbeat TTL %s is shorter than a second", ttl)
+		return "", fmt.Errorf("heartbeat TTL %s is shorter than a second", window)
 	}
-	return fmt.Sprintf("%s | where Timestamp > ago(%ds) | summarize arg_max(Timestamp, *) by ClusterEndpoint"+
-		" | project Timestamp, ClusterEndpoint, Schema, PartitionMetadata", id, secs), nil
+	q := fmt.Sprintf("%s | where Timestamp > ago(%ds)", id, secs)
+	if len(endpoints) > MaxEndpointsInQuery {
+		return "", fmt.Errorf("%d endpoints in one query, more than %d", len(endpoints), MaxEndpointsInQuery)
+	}
+	if len(endpoints) > 0 {
+		lits := make([]string, len(endpoints))
+		for i, e := range endpoints {
+			if lits[i], err = Literal(e); err != nil {
+				return "", fmt.Errorf("endpoint: %w", err)
+			}
+		}
+		q += " | where ClusterEndpoint in (" + strings.Join(lits, ", ") + ")"
+	}
+	return q + " | summarize arg_max(Timestamp, *) by ClusterEndpoint", nil
+}
+
+// HeartbeatDigests is the hub query for the time and digest of every
+// partition's latest heartbeat within window.
+func HeartbeatDigests(table string, window time.Duration) (string, error) {
+	q, err := latestHeartbeats(table, window, nil)
+	if err != nil {
+		return "", err
+	}
+	return q + " | project Timestamp, ClusterEndpoint, Digest = " + HeartbeatDigest, nil
+}
+
+// HeartbeatRows is the hub query for the latest heartbeats within window,
+// whole and with their digests, of the partitions whose ClusterEndpoint is
+// one of endpoints (as stored, not normalized), or of every partition when
+// endpoints is empty.
+func HeartbeatRows(table string, window time.Duration, endpoints []string) (string, error) {
+	q, err := latestHeartbeats(table, window, endpoints)
+	if err != nil {
+		return "", err
+	}
+	return q + " | project Timestamp, ClusterEndpoint, Digest = " + HeartbeatDigest + ", Schema, PartitionMetadata", nil
 }
 
 // CallFunction invokes a parameterless function.

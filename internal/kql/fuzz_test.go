@@ -96,8 +96,8 @@ func FuzzCommands(f *testing.F) {
 				expect(t, cmd, ".create-or-alter function with (folder='fleetplane', docstring='?') ['?']() { macro-expand isfuzzy=true best_effort=true ['?'] as X ( X.['?'] ) }", c, b, a, b)
 			}
 		}
-		if cmd, err := LatestHeartbeats(a, time.Hour); err == nil {
-			expect(t, cmd, "['?'] | where Timestamp > ago(3600s) | summarize arg_max(Timestamp, *) by ClusterEndpoint | project Timestamp, ClusterEndpoint, Schema, PartitionMetadata", a)
+		if cmd, err := HeartbeatRows(a, time.Hour, []string{b, c}); err == nil {
+			expect(t, cmd, "['?'] | where Timestamp > ago(3600s) | where ClusterEndpoint in ('?', '?') | summarize arg_max(Timestamp, *) by ClusterEndpoint | project Timestamp, ClusterEndpoint, Digest = hash_sha256(tostring(pack_array(Schema, PartitionMetadata))), Schema, PartitionMetadata", a, b, c)
 		}
 		if cmd, err := IngestInline(a, b); err == nil {
 			// The record is raw data after <| and must arrive whole.

@@ -122,11 +122,13 @@ func TestCommands(t *testing.T) {
 		must(AlterEntityGroup("MetricsSpoke", ents[:1])):                                                                  `.alter entity_group ['MetricsSpoke'] (cluster('https://p2.kusto.windows.net').database('Metrics'))`,
 		must(DropEntityGroup("MetricsSpoke")):                                                                             `.drop entity_group ['MetricsSpoke']`,
 		must(CreateOrAlterFunction("cpu-usage", "fleetplane", "doc", must(MacroExpandBody("MetricsSpoke", "cpu-usage")))): `.create-or-alter function with (folder='fleetplane', docstring='doc') ['cpu-usage']() { macro-expand isfuzzy=true best_effort=true ['MetricsSpoke'] as X ( X.['cpu-usage'] ) }`,
-		must(DropFunction("T")):                              `.drop function ['T'] ifexists`,
-		must(LatestHeartbeats("Heartbeats", 90*time.Minute)): `['Heartbeats'] | where Timestamp > ago(5400s) | summarize arg_max(Timestamp, *) by ClusterEndpoint | project Timestamp, ClusterEndpoint, Schema, PartitionMetadata`,
-		must(IngestInline("Heartbeats", `a,"b,c"`)):          `.ingest inline into table ['Heartbeats'] <| a,"b,c"`,
-		must(ShowDatabaseSchemaJSON("Metrics")):              `.show database ['Metrics'] schema as json`,
-		must(CallFunction("GetBlockedPartitions")):           `['GetBlockedPartitions']()`,
+		must(DropFunction("T")):                                                     `.drop function ['T'] ifexists`,
+		must(HeartbeatDigests("Heartbeats", 90*time.Minute)):                        `['Heartbeats'] | where Timestamp > ago(5400s) | summarize arg_max(Timestamp, *) by ClusterEndpoint | project Timestamp, ClusterEndpoint, Digest = hash_sha256(tostring(pack_array(Schema, PartitionMetadata)))`,
+		must(HeartbeatRows("Heartbeats", time.Hour, []string{"https://p1", "x'y"})): `['Heartbeats'] | where Timestamp > ago(3600s) | where ClusterEndpoint in ('https://p1', 'x\'y') | summarize arg_max(Timestamp, *) by ClusterEndpoint | project Timestamp, ClusterEndpoint, Digest = hash_sha256(tostring(pack_array(Schema, PartitionMetadata))), Schema, PartitionMetadata`,
+		must(HeartbeatRows("Heartbeats", time.Hour, nil)):                           `['Heartbeats'] | where Timestamp > ago(3600s) | summarize arg_max(Timestamp, *) by ClusterEndpoint | project Timestamp, ClusterEndpoint, Digest = hash_sha256(tostring(pack_array(Schema, PartitionMetadata))), Schema, PartitionMetadata`,
+		must(IngestInline("Heartbeats", `a,"b,c"`)):                                 `.ingest inline into table ['Heartbeats'] <| a,"b,c"`,
+		must(ShowDatabaseSchemaJSON("Metrics")):                                     `.show database ['Metrics'] schema as json`,
+		must(CallFunction("GetBlockedPartitions")):                                  `['GetBlockedPartitions']()`,
 	}
 	for got, want := range cases {
 		if got != want {

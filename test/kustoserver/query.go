@@ -107,6 +107,9 @@ func where(rs *result, c *cursor) (*result, error) {
 		return nil, badRequest("Semantic error: no column '%s'", col)
 	}
 	op := c.next().Value
+	if op == "in" {
+		return whereIn(rs, i, c)
+	}
 	val, err := operand(c)
 	if err != nil {
 		return nil, err
@@ -114,6 +117,35 @@ func where(rs *result, c *cursor) (*result, error) {
 	out := &result{name: rs.name, columns: rs.columns}
 	for _, r := range rs.rows {
 		if compare(r[i], op, val) {
+			out.rows = append(out.rows, r)
+		}
+	}
+	return out, nil
+}
+
+// whereIn keeps the rows whose column i is one of a list of string
+// literals: where Col in ("a", "b").
+func whereIn(rs *result, i int, c *cursor) (*result, error) {
+	if err := c.expect("("); err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for !c.accept(")") {
+		v, err := c.str()
+		if err != nil {
+			return nil, err
+		}
+		set[v] = true
+		if !c.accept(",") {
+			if err := c.expect(")"); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+	out := &result{name: rs.name, columns: rs.columns}
+	for _, r := range rs.rows {
+		if s, ok := r[i].(string); ok && set[s] {
 			out.rows = append(out.rows, r)
 		}
 	}
@@ -269,28 +301,34 @@ func without(cols []Column, skip ...int) []Column {
 	return out
 }
 
+// project keeps, renames or computes columns: Col, or Name = expression
+// (see scalar).
 func project(rs *result, c *cursor) (*result, error) {
-	var idx []int
+	var exprs []scalar
 	out := &result{name: rs.name}
 	for {
 		n, err := c.name()
 		if err != nil {
 			return nil, err
 		}
-		i := columnIndex(rs, n)
-		if i < 0 {
-			return nil, badRequest("Semantic error: no column '%s'", n)
+		var e scalar
+		if c.accept("=") {
+			if e, err = parseScalar(rs, c); err != nil {
+				return nil, err
+			}
+		} else if e, err = columnScalar(rs, n); err != nil {
+			return nil, err
 		}
-		idx = append(idx, i)
-		out.columns = append(out.columns, rs.columns[i])
+		exprs = append(exprs, e)
+		out.columns = append(out.columns, Column{Name: n, Type: e.typ})
 		if !c.accept(",") {
 			break
 		}
 	}
 	for _, r := range rs.rows {
-		row := make([]any, len(idx))
-		for j, i := range idx {
-			row[j] = r[i]
+		row := make([]any, len(exprs))
+		for j, e := range exprs {
+			row[j] = e.eval(r)
 		}
 		out.rows = append(out.rows, row)
 	}

@@ -49,7 +49,7 @@ const (
 
 // Setup adds the Federation controller to mgr.
 func Setup(mgr ctrl.Manager, o controller.Options, c *kustoconn.Connector) error {
-	return setup.Managed(mgr, o, v1alpha1.FederationGroupVersionKind, &v1alpha1.Federation{}, &connector{c: c, kube: mgr.GetClient()}, periodic(time.Now).Options())
+	return setup.Managed(mgr, o, v1alpha1.FederationGroupVersionKind, &v1alpha1.Federation{}, &connector{c: c, kube: mgr.GetClient(), schemas: newSchemaCaches()}, periodic(time.Now).Options())
 }
 
 // periodic says where a Federation keeps its cycle.
@@ -73,8 +73,9 @@ type hubClient interface {
 }
 
 type connector struct {
-	c    *kustoconn.Connector
-	kube client.Reader
+	c       *kustoconn.Connector
+	kube    client.Reader
+	schemas *schemaCaches
 }
 
 func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Federation) (managed.TypedExternalClient[*v1alpha1.Federation], error) {
@@ -84,6 +85,11 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Federation) (manag
 	}
 	e := newExternal(func(endpoint string) (hubClient, error) { return s.Client(endpoint, "") }, time.Now)
 	e.kube = c.kube
+	if meta.WasDeleted(mg) {
+		c.schemas.forget(mg.GetUID())
+	} else {
+		e.schemas = c.schemas.get(mg.GetUID(), time.Now())
+	}
 	return e, nil
 }
 
@@ -98,6 +104,9 @@ type external struct {
 	// kube lists the other Federations, to find a hub's owner; nil skips
 	// the check (unit tests of the cycle).
 	kube client.Reader
+	// schemas are the partitions earlier cycles decoded; nil decodes
+	// every heartbeat.
+	schemas *fed.Schemas
 }
 
 // retryBackoffCap is the longest crossplane-runtime's controller rate
@@ -223,7 +232,11 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 	// whichever is longer: a partition silent for longer than a short TTL
 	// stays until the retention has passed too.
 	c := &run{ttl: ttl, window: max(ttl, retention)}
-	parts, blocklist, err := c.read(ctx, hub, p)
+	schemas := e.schemas
+	if schemas == nil {
+		schemas = fed.NewSchemas()
+	}
+	parts, blocklist, err := c.read(ctx, hub, schemas, p)
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
@@ -263,8 +276,8 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 
 // read reads the heartbeats and the block list; a block list that cannot
 // be read stops the cycle, lest blocked partitions come back in.
-func (c *run) read(ctx context.Context, hub hubClient, p v1alpha1.FederationParameters) ([]heartbeat.Partition, fed.Blocklist, error) {
-	parts, rejected, err := fed.Heartbeats(ctx, hub, p.HeartbeatDatabase, p.HeartbeatTable, c.window, p.AllowInsecureEndpoints)
+func (c *run) read(ctx context.Context, hub hubClient, schemas *fed.Schemas, p v1alpha1.FederationParameters) ([]heartbeat.Partition, fed.Blocklist, error) {
+	parts, rejected, _, err := schemas.Read(ctx, hub, p.HeartbeatDatabase, p.HeartbeatTable, c.window, p.AllowInsecureEndpoints)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot read heartbeats from %s.%s: %w", p.HeartbeatDatabase, p.HeartbeatTable, err)
 	}

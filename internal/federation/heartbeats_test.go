@@ -1,0 +1,247 @@
+package federation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetplane/fleetplane/internal/heartbeat"
+	"github.com/fleetplane/fleetplane/internal/kql"
+	"github.com/fleetplane/fleetplane/internal/kusto"
+	"github.com/fleetplane/fleetplane/test/kustoserver"
+	"github.com/fleetplane/fleetplane/test/support"
+)
+
+// beat writes a heartbeat row to the hub's table, as partitions do.
+func beat(t *testing.T, hub *kustoserver.Server, ts time.Time, endpoint string, tables ...string) {
+	t.Helper()
+	rec, err := heartbeat.Row{Timestamp: ts, Endpoint: endpoint, Schema: []heartbeat.DatabaseSchema{{Database: "Metrics", Tables: tables}}, Metadata: map[string]string{"region": "westeurope"}}.Record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := kql.IngestInline("Heartbeats", rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	support.KustoExec(t, hub, "FleetDiscovery", cmd)
+}
+
+// queries are the hub queries sent since the last call.
+func queries(hub *kustoserver.Server) []string {
+	var out []string
+	for _, c := range hub.Commands() {
+		if c.API == "query" {
+			out = append(out, c.Text)
+		}
+	}
+	hub.ResetCommands()
+	return out
+}
+
+func TestSchemasReadOnlyWhatChanged(t *testing.T) {
+	hub := support.KustoServer(t, "FleetDiscovery")
+	support.KustoExec(t, hub, "FleetDiscovery", ".create table ['Heartbeats'] (['Timestamp']:datetime, ['ClusterEndpoint']:string, ['Schema']:dynamic, ['PartitionMetadata']:dynamic)")
+	c, err := kusto.New(hub.URL, nil, kusto.Options{Timeout: 5 * time.Second, Attempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	ctx := context.Background()
+	t0 := time.Now().UTC().Add(-time.Minute)
+	beat(t, hub, t0, "https://p1.kusto.windows.net", "cpu", "mem")
+	beat(t, hub, t0, "https://p2.kusto.windows.net", "cpu")
+	beat(t, hub, t0, "https://p3.kusto.windows.net", "cpu", "mem", "bad;name")
+	beat(t, hub, t0, "not an endpoint", "cpu")
+	hub.ResetCommands()
+
+	s := NewSchemas()
+	var sent []string // the queries of the last read
+	read := func(allowHTTP bool) ([]heartbeat.Partition, []heartbeat.Rejection, ReadStats) {
+		t.Helper()
+		hub.ResetCommands()
+		parts, rej, stats, err := s.Read(ctx, c, "FleetDiscovery", "Heartbeats", time.Hour, allowHTTP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent = queries(hub)
+		// Whatever was cached, the result is what decoding every row
+		// afresh gives.
+		fresh, frej, _, err := NewSchemas().Read(ctx, c, "FleetDiscovery", "Heartbeats", time.Hour, allowHTTP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(byEndpoint(parts), byEndpoint(fresh)) || !reflect.DeepEqual(rej, frej) {
+			t.Errorf("cached read differs from a fresh one:\n%+v %v\n%+v %v", parts, rej, fresh, frej)
+		}
+		return parts, rej, stats
+	}
+	tables := func(parts []heartbeat.Partition, ep string) string {
+		for _, p := range parts {
+			if p.Endpoint == ep {
+				return strings.Join(p.Databases[0].Tables, ",")
+			}
+		}
+		return "<absent>"
+	}
+
+	parts, rej, stats := read(false)
+	if stats != (ReadStats{Partitions: 4, Fetched: 3, Decoded: 3, Queries: 2}) || len(parts) != 3 {
+		t.Errorf("first read: %+v, %d partitions", stats, len(parts))
+	}
+	if len(rej) != 2 || !strings.Contains(rej[0].String(), "not an endpoint") || !strings.Contains(rej[1].String(), "bad;name") {
+		t.Errorf("rejections = %v", rej)
+	}
+	if &byEndpoint(parts)["https://p1.kusto.windows.net"].Databases[0].Tables[0] != &byEndpoint(parts)["https://p3.kusto.windows.net"].Databases[0].Tables[0] {
+		t.Error("equal table lists of two partitions are not shared")
+	}
+
+	// Nothing changed but time: digests only, and the new heartbeat's time.
+	t1 := t0.Add(30 * time.Second)
+	beat(t, hub, t1, "https://p1.kusto.windows.net", "cpu", "mem")
+	parts, rej, stats = read(false)
+	if stats != (ReadStats{Partitions: 4, Queries: 1}) {
+		t.Errorf("steady read: %+v", stats)
+	}
+	if digests, _ := kql.HeartbeatDigests("Heartbeats", time.Hour); len(sent) != 1 || sent[0] != digests {
+		t.Errorf("a steady read must ask for digests only: %q", sent)
+	}
+	if p1 := byEndpoint(parts)["https://p1.kusto.windows.net"]; !p1.LastHeartbeat.Equal(t1.Truncate(100 * time.Nanosecond)) {
+		t.Errorf("p1's heartbeat time = %s, want %s", p1.LastHeartbeat, t1)
+	}
+	if len(rej) != 2 {
+		t.Errorf("rejections must be reported every cycle: %v", rej)
+	}
+
+	// One partition changes: its row alone is fetched, by name.
+	beat(t, hub, t1, "https://p2.kusto.windows.net", "cpu", "disk")
+	parts, _, stats = read(false)
+	if stats != (ReadStats{Partitions: 4, Fetched: 1, Decoded: 1, Queries: 2}) || tables(parts, "https://p2.kusto.windows.net") != "cpu,disk" {
+		t.Errorf("read after p2 changed: %+v, p2 has %s", stats, tables(parts, "https://p2.kusto.windows.net"))
+	}
+	if len(sent) != 2 || !strings.Contains(sent[1], "where ClusterEndpoint in ('https://p2.kusto.windows.net')") {
+		t.Errorf("the changed row must be fetched by endpoint: %q", sent)
+	}
+
+	// Reading with other settings starts over.
+	if _, _, stats = read(true); stats.Decoded != 3 {
+		t.Errorf("a read allowing http must decode every row again: %+v", stats)
+	}
+	if s.Len() != 3 {
+		t.Errorf("cache holds %d partitions, want 3", s.Len())
+	}
+}
+
+func byEndpoint(parts []heartbeat.Partition) map[string]heartbeat.Partition {
+	m := map[string]heartbeat.Partition{}
+	for _, p := range parts {
+		m[p.Endpoint] = p
+	}
+	return m
+}
+
+const (
+	digestA = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	digestB = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+)
+
+// rows serves whole rows to a cycle and counts what it was asked.
+type rows struct {
+	byEndpoint map[string]HeartbeatRow
+	asked      [][]string
+}
+
+func (r *rows) fetch(endpoints []string, fn func(HeartbeatRow, error)) error {
+	r.asked = append(r.asked, endpoints)
+	for ep, h := range r.byEndpoint {
+		if endpoints == nil || contains(endpoints, ep) {
+			fn(h, nil)
+		}
+	}
+	return nil
+}
+
+func contains(l []string, s string) bool {
+	for _, v := range l {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestSchemasCycle(t *testing.T) {
+	const p1, p2 = "https://p1.kusto.windows.net", "https://p2.kusto.windows.net"
+	ts := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	row := func(ep, digest, tables string) HeartbeatRow {
+		return HeartbeatRow{Timestamp: ts, Endpoint: ep, Digest: digest, Schema: `[{"database":"Metrics","tables":["` + tables + `"]}]`}
+	}
+	key := readKey{db: "FleetDiscovery", table: "Heartbeats"}
+
+	t.Run("a heartbeat newer than its digest is kept under its own", func(t *testing.T) {
+		s := NewSchemas()
+		src := &rows{byEndpoint: map[string]HeartbeatRow{p1: row(p1, digestB, "new"), p2: row(p2, digestA, "cpu")}}
+		parts, _, _, _ := s.cycle(key, []DigestRow{{ts, p1, digestA}, {ts, p2, digestA}}, src.fetch)
+		if len(parts) != 2 || parts[0].Databases[0].Tables[0] != "new" {
+			t.Fatalf("parts = %+v", parts)
+		}
+		_, _, stats, _ := s.cycle(key, []DigestRow{{ts, p1, digestB}, {ts, p2, digestA}}, src.fetch)
+		if stats.Fetched != 0 {
+			t.Errorf("the row fetched with digest B must be reused when the hub reports B: %+v", stats)
+		}
+		_, _, stats, _ = s.cycle(key, []DigestRow{{ts, p1, digestA}, {ts, p2, digestA}}, src.fetch)
+		if stats.Decoded != 1 || !reflect.DeepEqual(src.asked[len(src.asked)-1], []string{p1}) {
+			t.Errorf("a digest other than the cached one must fetch that partition alone: %+v, asked %v", stats, src.asked)
+		}
+	})
+
+	t.Run("a digest that is not a SHA-256 is never trusted", func(t *testing.T) {
+		s := NewSchemas()
+		src := &rows{byEndpoint: map[string]HeartbeatRow{p1: row(p1, "", "cpu")}}
+		for range 2 {
+			if _, _, stats, _ := s.cycle(key, []DigestRow{{ts, p1, ""}}, src.fetch); stats.Decoded != 1 {
+				t.Errorf("an empty digest must mean decoding every time: %+v", stats)
+			}
+		}
+	})
+
+	t.Run("a partition gone between the two queries is left out", func(t *testing.T) {
+		s := NewSchemas()
+		src := &rows{byEndpoint: map[string]HeartbeatRow{p2: row(p2, digestA, "cpu")}}
+		parts, _, _, err := s.cycle(key, []DigestRow{{ts, p1, digestA}, {ts, p2, digestA}}, src.fetch)
+		if err != nil || len(parts) != 1 || parts[0].Endpoint != p2 || s.Len() != 1 {
+			t.Errorf("parts = %+v, cached %d, err %v", parts, s.Len(), err)
+		}
+	})
+
+	t.Run("many changed partitions are read without a list", func(t *testing.T) {
+		s := NewSchemas()
+		src := &rows{byEndpoint: map[string]HeartbeatRow{}}
+		var digests []DigestRow
+		for i := range kql.MaxEndpointsInQuery + 2 {
+			ep := fmt.Sprintf("https://p%d.kusto.windows.net", i)
+			src.byEndpoint[ep] = row(ep, digestA, "cpu")
+			digests = append(digests, DigestRow{ts, ep, digestA})
+		}
+		s.cycle(key, digests[:1], src.fetch)
+		if _, _, stats, _ := s.cycle(key, digests, src.fetch); src.asked[1] != nil || stats.Decoded != kql.MaxEndpointsInQuery+1 {
+			t.Errorf("asked %d endpoints, decoded %d", len(src.asked[1]), stats.Decoded)
+		}
+	})
+
+	t.Run("an unreadable row is reported and not kept", func(t *testing.T) {
+		s := NewSchemas()
+		parts, rej, _, _ := s.cycle(key, []DigestRow{{ts, p1, digestA}}, func(_ []string, fn func(HeartbeatRow, error)) error {
+			fn(HeartbeatRow{}, errTest)
+			return nil
+		})
+		if len(parts) != 0 || len(rej) != 1 || !strings.Contains(rej[0].Reason, "unreadable row") || s.Len() != 0 {
+			t.Errorf("parts %v, rejections %v, cached %d", parts, rej, s.Len())
+		}
+	})
+}
+
+var errTest = errors.New("column Schema is not a string")
