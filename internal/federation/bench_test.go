@@ -1,8 +1,12 @@
 package federation
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -49,6 +53,9 @@ func converged(parts []heartbeat.Partition, dbs int) Hub {
 				}
 				ents = append(ents, kql.Entity{Endpoint: p.Endpoint, Database: name})
 				for _, t := range d.Tables {
+					if live.Tables[t] {
+						continue
+					}
 					live.Tables[t] = true
 					body, _ := kql.MacroExpandBody(GroupName(name), t)
 					live.Functions[t] = Function{Body: body, Folder: FunctionFolder}
@@ -103,4 +110,134 @@ func BenchmarkPlanOneNewTable1000x5x200(b *testing.B) {
 	hub := converged(parts, 5)
 	parts[0].Databases[0].Tables = append(append([]string(nil), parts[0].Databases[0].Tables...), "TableNew")
 	benchmarkPlan(b, parts, hub)
+}
+
+// rowsOf are the heartbeat rows of a fleet as fleetplane's partitions
+// write them (names only), with the digests the hub would compute.
+func rowsOf(parts []heartbeat.Partition) []HeartbeatRow {
+	out := make([]HeartbeatRow, len(parts))
+	for i, p := range parts {
+		rec := heartbeat.Row{Timestamp: p.LastHeartbeat, Endpoint: p.Endpoint, Schema: p.Databases, Metadata: map[string]string{"region": "westeurope"}}
+		schema, _ := json.Marshal(rec.Schema)
+		meta, _ := json.Marshal(rec.Metadata)
+		sum := sha256.Sum256(append(append(schema, 0), meta...))
+		out[i] = HeartbeatRow{Timestamp: p.LastHeartbeat, Endpoint: p.Endpoint, Digest: hex.EncodeToString(sum[:]), Schema: string(schema), Metadata: string(meta)}
+	}
+	return out
+}
+
+func digestsOf(rows []HeartbeatRow) []DigestRow {
+	out := make([]DigestRow, len(rows))
+	for i, r := range rows {
+		out[i] = DigestRow{Timestamp: r.Timestamp, Endpoint: r.Endpoint, Digest: r.Digest}
+	}
+	return out
+}
+
+// served answers a cycle's fetch from rows in memory, as the hub would.
+func served(rows []HeartbeatRow) func([]string, func(HeartbeatRow, error)) error {
+	return func(endpoints []string, fn func(HeartbeatRow, error)) error {
+		want := map[string]bool{}
+		for _, e := range endpoints {
+			want[e] = true
+		}
+		for _, r := range rows {
+			if len(want) == 0 || want[r.Endpoint] {
+				fn(r, nil)
+			}
+		}
+		return nil
+	}
+}
+
+var benchKey = readKey{db: "FleetDiscovery", table: "Heartbeats"}
+
+// cycleOnce reads and plans one federation cycle from the hub's rows.
+func cycleOnce(b *testing.B, s *Schemas, rows []HeartbeatRow, hub Hub) (Plan, ReadStats) {
+	parts, rej, stats, err := s.cycle(benchKey, digestsOf(rows), served(rows))
+	if err != nil || len(rej) > 0 {
+		b.Fatal(err, rej)
+	}
+	return Input{Partitions: parts, Hub: hub}.Plan(), stats
+}
+
+// benchmarkCycle measures cycles of a fleet whose rows are versions[i%2]
+// in iteration i, with s warmed by versions[1] first (unless fresh, when
+// every cycle starts with an empty cache). It reports the live heap with
+// input, cache and plan held.
+func benchmarkCycle(b *testing.B, versions [2][]HeartbeatRow, hub Hub, fresh bool) {
+	s := NewSchemas()
+	if !fresh {
+		cycleOnce(b, s, versions[1], hub)
+	}
+	var plan Plan
+	var stats ReadStats
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if fresh {
+			s = NewSchemas()
+		}
+		plan, stats = cycleOnce(b, s, versions[i%2], hub)
+		i++
+	}
+	b.StopTimer()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	b.ReportMetric(float64(m.HeapAlloc)/(1<<20), "live-MB")
+	b.ReportMetric(float64(plan.Count()), "commands")
+	b.ReportMetric(float64(stats.Decoded), "decoded")
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(versions)
+}
+
+// changed is a fleet with every step-th partition's first database given
+// one more table.
+func changed(parts []heartbeat.Partition, step int) []heartbeat.Partition {
+	out := slices.Clone(parts)
+	for i := 0; i < len(out); i += step {
+		p := out[i]
+		p.Databases = slices.Clone(p.Databases)
+		p.Databases[0].Tables = append(slices.Clone(p.Databases[0].Tables), "TableNew")
+		out[i] = p
+	}
+	return out
+}
+
+// BenchmarkCycle measures federation cycles from heartbeat rows to plan at
+// 100, 1,000 and 5,000 partitions of 5 databases of 200 tables:
+//   - fresh: nothing cached, every row decoded, planned against an empty hub;
+//   - steady: the cache warm, nothing changed, against a converged hub;
+//   - one-new-table: one partition adds a table (and removes it the next
+//     cycle), against a converged hub;
+//   - ten-percent: a tenth of the partitions change each cycle.
+func BenchmarkCycle(b *testing.B) {
+	for _, n := range []int{100, 1000, 5000} {
+		var parts []heartbeat.Partition
+		var rows []HeartbeatRow
+		var hub Hub
+		setup := func() {
+			if parts == nil {
+				parts = fleet(n, 5, 200)
+				rows, hub = rowsOf(parts), converged(parts, 5)
+			}
+		}
+		b.Run(fmt.Sprintf("fresh/%d", n), func(b *testing.B) {
+			setup()
+			benchmarkCycle(b, [2][]HeartbeatRow{rows, rows}, emptyHub(5), true)
+		})
+		b.Run(fmt.Sprintf("steady/%d", n), func(b *testing.B) {
+			setup()
+			benchmarkCycle(b, [2][]HeartbeatRow{rows, rows}, hub, false)
+		})
+		b.Run(fmt.Sprintf("one-new-table/%d", n), func(b *testing.B) {
+			setup()
+			benchmarkCycle(b, [2][]HeartbeatRow{rowsOf(changed(parts, n)), rows}, hub, false)
+		})
+		b.Run(fmt.Sprintf("ten-percent/%d", n), func(b *testing.B) {
+			setup()
+			benchmarkCycle(b, [2][]HeartbeatRow{rowsOf(changed(parts, 10)), rows}, hub, false)
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/Azure/azure-kusto-go/azkustodata/query"
@@ -199,6 +200,8 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 	}
 	s.entries = next
 	s.prune()
+	// In endpoint order, as planning wants them; the hub's order is its own.
+	slices.SortFunc(parts, byEndpoint)
 	return parts, rejected, stats, nil
 }
 
@@ -225,7 +228,9 @@ func (s *Schemas) decode(h HeartbeatRow, allowHTTP bool) entry {
 	return e
 }
 
-// intern returns the cache's copy of a list of names equal to l.
+// intern returns the cache's copy of a list of names equal to l. A new
+// list is copied, names included: decoded names are slices of the row,
+// which the cache must not keep alive.
 func (s *Schemas) intern(l []string) []string {
 	if len(l) == 0 {
 		return l
@@ -241,10 +246,19 @@ func (s *Schemas) intern(l []string) []string {
 		if slices.Equal(have, l) {
 			return have
 		}
-		return l // a collision: keep this one unshared
+		return cloneNames(l) // a collision: keep this one unshared
 	}
+	l = cloneNames(l)
 	s.names[k] = l
 	return l
+}
+
+func cloneNames(l []string) []string {
+	out := make([]string, len(l))
+	for i, n := range l {
+		out[i] = strings.Clone(n)
+	}
+	return out
 }
 
 // prune forgets name lists no partition uses any more, once they are as

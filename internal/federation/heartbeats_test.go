@@ -74,7 +74,7 @@ func TestSchemasReadOnlyWhatChanged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(byEndpoint(parts), byEndpoint(fresh)) || !reflect.DeepEqual(rej, frej) {
+		if !reflect.DeepEqual(endpointMap(parts), endpointMap(fresh)) || !reflect.DeepEqual(rej, frej) {
 			t.Errorf("cached read differs from a fresh one:\n%+v %v\n%+v %v", parts, rej, fresh, frej)
 		}
 		return parts, rej, stats
@@ -95,7 +95,7 @@ func TestSchemasReadOnlyWhatChanged(t *testing.T) {
 	if len(rej) != 2 || !strings.Contains(rej[0].String(), "not an endpoint") || !strings.Contains(rej[1].String(), "bad;name") {
 		t.Errorf("rejections = %v", rej)
 	}
-	if &byEndpoint(parts)["https://p1.kusto.windows.net"].Databases[0].Tables[0] != &byEndpoint(parts)["https://p3.kusto.windows.net"].Databases[0].Tables[0] {
+	if &endpointMap(parts)["https://p1.kusto.windows.net"].Databases[0].Tables[0] != &endpointMap(parts)["https://p3.kusto.windows.net"].Databases[0].Tables[0] {
 		t.Error("equal table lists of two partitions are not shared")
 	}
 
@@ -109,7 +109,7 @@ func TestSchemasReadOnlyWhatChanged(t *testing.T) {
 	if digests, _ := kql.HeartbeatDigests("Heartbeats", time.Hour); len(sent) != 1 || sent[0] != digests {
 		t.Errorf("a steady read must ask for digests only: %q", sent)
 	}
-	if p1 := byEndpoint(parts)["https://p1.kusto.windows.net"]; !p1.LastHeartbeat.Equal(t1.Truncate(100 * time.Nanosecond)) {
+	if p1 := endpointMap(parts)["https://p1.kusto.windows.net"]; !p1.LastHeartbeat.Equal(t1.Truncate(100 * time.Nanosecond)) {
 		t.Errorf("p1's heartbeat time = %s, want %s", p1.LastHeartbeat, t1)
 	}
 	if len(rej) != 2 {
@@ -135,7 +135,7 @@ func TestSchemasReadOnlyWhatChanged(t *testing.T) {
 	}
 }
 
-func byEndpoint(parts []heartbeat.Partition) map[string]heartbeat.Partition {
+func endpointMap(parts []heartbeat.Partition) map[string]heartbeat.Partition {
 	m := map[string]heartbeat.Partition{}
 	for _, p := range parts {
 		m[p.Endpoint] = p

@@ -89,7 +89,11 @@ type desired struct {
 	// members are the partition endpoints in the database's group; their
 	// entities name the database in one spelling, whatever spellings the
 	// partitions used (Kusto database names are case-insensitive).
-	members   map[string]struct{}
+	members map[string]struct{}
+	// order lists members as they were added, sorted as long as they
+	// came in endpoint order, which saves a sort per database.
+	order     []string
+	unordered bool
 	database  string
 	tables    map[string]struct{} // tables and views: hub tables
 	functions map[string]struct{} // base tables only
@@ -198,11 +202,15 @@ func (in Input) Plan() Plan {
 	}
 	partitions := in.Partitions
 	if len(partitions) > lim.Partitions {
-		partitions = slices.SortedFunc(slices.Values(partitions), func(a, b heartbeat.Partition) int { return strings.Compare(a.Endpoint, b.Endpoint) })
+		partitions = slices.SortedFunc(slices.Values(partitions), byEndpoint)
 		cut("%d partitions heartbeat, more than the %d one cycle federates; the first %d by endpoint are federated", len(partitions), lim.Partitions, lim.Partitions)
 		partitions = partitions[:lim.Partitions]
 	}
 
+	// In endpoint order, every database's members come sorted.
+	if !slices.IsSortedFunc(partitions, byEndpoint) {
+		partitions = slices.SortedFunc(slices.Values(partitions), byEndpoint)
+	}
 	want := wanted(partitions, in.Held, lim, cut)
 
 	live := map[string]string{}
@@ -228,6 +236,8 @@ func (in Input) Plan() Plan {
 	return plan
 }
 
+func byEndpoint(a, b heartbeat.Partition) int { return strings.Compare(a.Endpoint, b.Endpoint) }
+
 // wanted is what the partitions, and the members held, ask of each hub
 // database, keyed by the lower-case name: Kusto database names are
 // case-insensitive, so every spelling is one database, planned under the
@@ -235,8 +245,13 @@ func (in Input) Plan() Plan {
 func wanted(partitions []heartbeat.Partition, held []Member, lim Limits, cut func(string, ...any)) map[string]*desired {
 	want := map[string]*desired{}
 	spelling := map[string]string{}
+	lower := map[string]string{} // a fleet spells its few databases alike
 	entry := func(name string) *desired {
-		key := strings.ToLower(name)
+		key, ok := lower[name]
+		if !ok {
+			key = strings.ToLower(name)
+			lower[name] = key
+		}
 		w := want[key]
 		if w == nil {
 			w = &desired{members: map[string]struct{}{}, tables: map[string]struct{}{}, functions: map[string]struct{}{}, merged: map[sharedList]struct{}{}}
@@ -256,7 +271,7 @@ func wanted(partitions []heartbeat.Partition, held []Member, lim Limits, cut fun
 		for _, d := range dbs {
 			w := entry(d.Database)
 			// A partition listing Metrics and metrics is one member.
-			w.members[p.Endpoint] = struct{}{}
+			w.member(p.Endpoint)
 			tables, views := d.Tables, d.Views
 			if n := len(tables) + len(views); n > lim.TablesPerPartitionDatabase {
 				cut("partition %s database %s reports %d tables and views; the first %d are federated", p.Endpoint, d.Database, n, lim.TablesPerPartitionDatabase)
@@ -270,7 +285,7 @@ func wanted(partitions []heartbeat.Partition, held []Member, lim Limits, cut fun
 	for _, m := range held {
 		for _, d := range m.Databases {
 			w := entry(d)
-			w.members[m.Endpoint] = struct{}{}
+			w.member(m.Endpoint)
 			w.held = true
 		}
 	}
@@ -399,36 +414,73 @@ func docstring(table, group string) string {
 	return "Union of " + table + " across the partitions in entity group " + group + ". Managed by fleetplane: edits are overwritten."
 }
 
+// member adds a partition to the database's group.
+func (w *desired) member(endpoint string) {
+	if _, ok := w.members[endpoint]; ok {
+		return
+	}
+	w.members[endpoint] = struct{}{}
+	if n := len(w.order); n > 0 && w.order[n-1] > endpoint {
+		w.unordered = true
+	}
+	w.order = append(w.order, endpoint)
+}
+
 // sortedEntities are the group's members by endpoint.
 func (w *desired) sortedEntities() []kql.Entity {
-	out := make([]kql.Entity, 0, len(w.members))
-	for _, ep := range slices.Sorted(maps.Keys(w.members)) {
+	if w.unordered {
+		slices.Sort(w.order)
+		w.unordered = false
+	}
+	out := make([]kql.Entity, 0, len(w.order))
+	for _, ep := range w.order {
 		out = append(out, kql.Entity{Endpoint: ep, Database: w.database})
 	}
 	return out
 }
 
 // sameEntities compares a live group with the desired entities as sets of
-// (endpoint, database), whatever quoting Kusto lists them with.
+// (endpoint, database), whatever quoting and spelling Kusto lists them
+// with. Desired endpoints are canonical, so a live one is normalized only
+// when it is not found as listed.
 func sameEntities(live []string, want []kql.Entity) bool {
 	if len(live) != len(want) {
 		return false
 	}
-	set := make(map[kql.Entity]struct{}, len(live))
+	// Kusto lists a group as it was written, and fleetplane writes it
+	// sorted: in the steady state the lists match in order, unparsed.
+	inOrder := true
+	for i, s := range live {
+		if e, ok := kql.PlainEntity(s); !ok || e != want[i] {
+			inOrder = false
+			break
+		}
+	}
+	if inOrder {
+		return true
+	}
+	set := make(map[kql.Entity]bool, len(want))
+	for _, e := range want {
+		set[e] = false
+	}
 	for _, s := range live {
 		e, err := kql.ParseEntity(s)
 		if err != nil {
 			return false
 		}
-		e.Endpoint = kql.NormalizeEndpoint(e.Endpoint)
-		set[e] = struct{}{}
-	}
-	for _, e := range want {
-		if _, ok := set[e]; !ok {
-			return false
+		seen, ok := set[e]
+		if !ok {
+			e.Endpoint = kql.NormalizeEndpoint(e.Endpoint)
+			if seen, ok = set[e]; !ok {
+				return false
+			}
 		}
+		if seen {
+			return false // listed twice, so another is missing
+		}
+		set[e] = true
 	}
-	return len(set) == len(want)
+	return true
 }
 
 // sameText compares two pieces of KQL by their tokens, so that a body Kusto

@@ -132,13 +132,15 @@ func Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP bool) (Partitio
 			reject("database %q lists more than %d tables or views", d.Database, MaxTablesPerDatabase)
 			continue
 		}
-		db := byName[d.Database]
-		if db == nil {
-			db = &DatabaseSchema{Database: d.Database}
-			byName[d.Database] = db
+		tables := validNames(d.Tables, func(err error) { reject("table in %q: %v", d.Database, err) })
+		views := validNames(d.Views, func(err error) { reject("view in %q: %v", d.Database, err) })
+		if db := byName[d.Database]; db != nil {
+			// Listed twice: one database with both lists.
+			db.Tables = append(slices.Clip(db.Tables), tables...)
+			db.Views = append(slices.Clip(db.Views), views...)
+			continue
 		}
-		db.Tables = append(db.Tables, validNames(d.Tables, func(err error) { reject("table in %q: %v", d.Database, err) })...)
-		db.Views = append(db.Views, validNames(d.Views, func(err error) { reject("view in %q: %v", d.Database, err) })...)
+		byName[d.Database] = &DatabaseSchema{Database: d.Database, Tables: tables, Views: views}
 	}
 	p := Partition{Endpoint: ep, LastHeartbeat: ts}
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
@@ -149,14 +151,24 @@ func Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP bool) (Partitio
 	return p, rejected, nil
 }
 
+// validNames keeps the valid names, in a list of its own: the decoded
+// list itself when every name is valid, which is the rule.
 func validNames(names []string, reject func(error)) []string {
-	out := make([]string, 0, len(names))
-	for _, n := range names {
-		if err := kql.ValidateName(n); err != nil {
+	var out []string
+	for i, n := range names {
+		err := kql.ValidateName(n)
+		switch {
+		case err != nil && out == nil:
+			out = append(make([]string, 0, len(names)), names[:i]...)
+			fallthrough
+		case err != nil:
 			reject(err)
-			continue
+		case out != nil:
+			out = append(out, n)
 		}
-		out = append(out, n)
+	}
+	if out == nil {
+		return names
 	}
 	return out
 }

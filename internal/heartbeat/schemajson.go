@@ -40,9 +40,10 @@ func decodeSchema(s string) ([]DatabaseSchema, error) {
 const maxDepth = 10000
 
 type schemaDecoder struct {
-	s     string
-	i     int
-	depth int
+	s       string
+	i       int
+	depth   int
+	scratch []string
 }
 
 func (d *schemaDecoder) errorf(format string, a ...any) error {
@@ -119,7 +120,7 @@ func (d *schemaDecoder) databases() ([]DatabaseSchema, error) {
 		return err
 	})
 	if !isList {
-		out = nil
+		return nil, err
 	}
 	return out, err
 }
@@ -190,7 +191,10 @@ func (d *schemaDecoder) database() (DatabaseSchema, error) {
 // names decodes a list of strings; null elements are empty strings, a
 // null list is nil.
 func (d *schemaDecoder) names() ([]string, error) {
-	out := []string{}
+	// Names gather in a buffer reused for every list, and the list is
+	// allocated once, at its size.
+	out := d.scratch[:0]
+	defer func() { d.scratch = out[:0] }()
 	isList, err := d.list(func() error {
 		switch d.peek() {
 		case '"':
@@ -206,9 +210,9 @@ func (d *schemaDecoder) names() ([]string, error) {
 		return d.errorf("expected a name")
 	})
 	if !isList {
-		out = nil
+		return nil, err
 	}
-	return out, err
+	return append(make([]string, 0, len(out)), out...), err
 }
 
 // str decodes the string at d.i.

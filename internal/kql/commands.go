@@ -140,6 +140,9 @@ func (e Entity) Render() (string, error) {
 // ParseEntity reads an entity written as cluster('x').database('y'), the
 // form Render writes and Kusto returns from .show entity_groups.
 func ParseEntity(s string) (Entity, error) {
+	if e, ok := PlainEntity(s); ok {
+		return e, nil
+	}
 	toks, err := Tokenize(s)
 	if err != nil {
 		return Entity{}, err
@@ -157,6 +160,36 @@ func ParseEntity(s string) (Entity, error) {
 		return Entity{}, fmt.Errorf("not an entity reference: %q", s)
 	}
 	return Entity{Endpoint: toks[2].Value, Database: toks[7].Value}, nil
+}
+
+// PlainEntity reads the form Render writes for names without quotes or
+// backslashes, which is how Kusto lists a fleet's entity groups, without
+// tokenizing: a hub cycle compares thousands of them. ok is false for any
+// other form, which ParseEntity still reads.
+func PlainEntity(s string) (Entity, bool) {
+	rest, ok := strings.CutPrefix(s, "cluster('")
+	if !ok {
+		return Entity{}, false
+	}
+	ep, rest, ok := strings.Cut(rest, "').database('")
+	if !ok {
+		return Entity{}, false
+	}
+	db, ok := strings.CutSuffix(rest, "')")
+	if !ok || !plainLiteral(ep) || !plainLiteral(db) {
+		return Entity{}, false
+	}
+	return Entity{Endpoint: ep, Database: db}, true
+}
+
+// plainLiteral is the content of a string literal that needs no escape.
+func plainLiteral(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; c == '\'' || c == '\\' || c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func entityList(entities []Entity) (string, error) {

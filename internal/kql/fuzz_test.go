@@ -199,3 +199,24 @@ func FuzzScripts(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPlainEntity holds ParseEntity's shortcut to the tokenizer: whatever
+// it reads, tokenizing reads the same.
+func FuzzPlainEntity(f *testing.F) {
+	for _, s := range []string{
+		"cluster('https://p1.kusto.windows.net').database('Metrics')", "cluster('a').database('')",
+		"cluster('a').database('b').database('c')", "cluster('a\\'b').database('c')", "cluster('é').database('x')",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		e, ok := PlainEntity(s)
+		if !ok {
+			return
+		}
+		toks, err := Tokenize(s)
+		if err != nil || len(toks) != 9 || toks[2].Value != e.Endpoint || toks[7].Value != e.Database {
+			t.Fatalf("PlainEntity(%q) = %+v; tokens %v, %v", s, e, toks, err)
+		}
+	})
+}

@@ -190,3 +190,16 @@ func TestScripts(t *testing.T) {
 		t.Error("a multi-line command must be an error")
 	}
 }
+
+// TestIdentShortcutKeepsTheRules: names quoted without escaping still obey
+// every rule ValidateName has.
+func TestIdentShortcutKeepsTheRules(t *testing.T) {
+	for _, bad := range []string{"", " a", "a ", strings.Repeat("a", MaxNameLength+1), "a;b"} {
+		if id, err := Ident(bad); err == nil {
+			t.Errorf("Ident(%.20q) = %.30s, want an error", bad, id)
+		}
+	}
+	if id, err := Ident(strings.Repeat("a", MaxNameLength)); err != nil || len(id) != MaxNameLength+4 {
+		t.Errorf("a name at the limit: %v", err)
+	}
+}
