@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"testing"
 	"time"
@@ -163,33 +164,68 @@ func cycleOnce(b *testing.B, s *Schemas, rows []HeartbeatRow, hub Hub) (Plan, Re
 
 // benchmarkCycle measures cycles of a fleet whose rows are versions[i%2]
 // in iteration i, with s warmed by versions[1] first (unless fresh, when
-// every cycle starts with an empty cache). It reports the live heap with
+// every cycle starts with an empty cache). After timing it runs one more
+// cycle to sample the heap's peak, and reports the heap still live with
 // input, cache and plan held.
 func benchmarkCycle(b *testing.B, versions [2][]HeartbeatRow, hub Hub, fresh bool) {
 	s := NewSchemas()
 	if !fresh {
 		cycleOnce(b, s, versions[1], hub)
 	}
-	var plan Plan
-	var stats ReadStats
+	commands, decoded := 0, 0
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
 		if fresh {
 			s = NewSchemas()
 		}
-		plan, stats = cycleOnce(b, s, versions[i%2], hub)
+		plan, stats := cycleOnce(b, s, versions[i%2], hub)
+		commands, decoded = max(commands, plan.Count()), max(decoded, stats.Decoded)
 		i++
 	}
 	b.StopTimer()
+	if fresh {
+		s = NewSchemas()
+	}
+	peak := peakHeap(func() { cycleOnce(b, s, versions[i%2], hub) })
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 	b.ReportMetric(float64(m.HeapAlloc)/(1<<20), "live-MB")
-	b.ReportMetric(float64(plan.Count()), "commands")
-	b.ReportMetric(float64(stats.Decoded), "decoded")
+	b.ReportMetric(float64(commands), "commands")
+	b.ReportMetric(float64(decoded), "decoded")
 	runtime.KeepAlive(s)
 	runtime.KeepAlive(versions)
+}
+
+// peakHeap is the most heap that objects, live or not yet collected,
+// took while f ran, sampled every 50µs from runtime/metrics, which does
+// not stop the world; it starts from a collected heap.
+func peakHeap(f func()) uint64 {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	peak := read()
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(50 * time.Microsecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				peak = max(peak, read())
+			}
+		}
+	}()
+	f()
+	close(done)
+	<-stopped
+	return max(peak, read())
 }
 
 // changed is a fleet with every step-th partition's first database given

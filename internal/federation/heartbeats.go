@@ -174,6 +174,9 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 		}
 	}
 
+	// One decoder for the cycle: its memory is reused from row to row,
+	// and what partitions keep goes through the cache's shared lists.
+	dec := &heartbeat.Decoder{Keep: s.intern}
 	next := make(map[string]entry, len(digests))
 	var parts []heartbeat.Partition
 	for _, d := range digests {
@@ -181,7 +184,7 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 		if h, ok := fetched[d.Endpoint]; ok {
 			// The row may be newer than its digest: a heartbeat landed
 			// between the two queries. Its own digest keys it.
-			e, ts = s.decode(h, key.allowHTTP), h.Timestamp
+			e, ts = s.decode(dec, h, key.allowHTTP), h.Timestamp
 			stats.Decoded++
 		} else if e.digest != d.Digest || !validDigest(d.Digest) {
 			// Refused above, or gone from the window between the queries.
@@ -206,9 +209,9 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 }
 
 // decode validates one whole row.
-func (s *Schemas) decode(h HeartbeatRow, allowHTTP bool) entry {
+func (s *Schemas) decode(dec *heartbeat.Decoder, h HeartbeatRow, allowHTTP bool) entry {
 	e := entry{digest: h.Digest}
-	p, rej, err := heartbeat.Decode(time.Time{}, h.Endpoint, h.Schema, allowHTTP)
+	p, rej, err := dec.Decode(time.Time{}, h.Endpoint, h.Schema, allowHTTP)
 	e.rejected = rej
 	if err != nil {
 		e.refused = true
@@ -220,21 +223,14 @@ func (s *Schemas) decode(h HeartbeatRow, allowHTTP bool) entry {
 	if p.Metadata, err = heartbeat.DecodeMetadata(h.Metadata); err != nil {
 		e.rejected = append(e.rejected, heartbeat.Rejection{Endpoint: p.Endpoint, Reason: err.Error()})
 	}
-	for i := range p.Databases {
-		p.Databases[i].Tables = s.intern(p.Databases[i].Tables)
-		p.Databases[i].Views = s.intern(p.Databases[i].Views)
-	}
 	e.partition = p
 	return e
 }
 
 // intern returns the cache's copy of a list of names equal to l. A new
-// list is copied, names included: decoded names are slices of the row,
-// which the cache must not keep alive.
+// list is copied, names included: l is the decoder's and its names are
+// slices of the row, which the cache must not keep alive.
 func (s *Schemas) intern(l []string) []string {
-	if len(l) == 0 {
-		return l
-	}
 	var h maphash.Hash
 	h.SetSeed(s.seed)
 	for _, n := range l {

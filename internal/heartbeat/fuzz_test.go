@@ -1,6 +1,7 @@
 package heartbeat
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -28,6 +29,28 @@ func FuzzDecode(f *testing.F) {
 					t.Fatalf("accepted name %q: %v", n, err)
 				}
 			}
+		}
+	})
+}
+
+// FuzzDecoderReuse decodes two rows with one Decoder: each result is what
+// a fresh Decode gives, and the first is untouched by the second, though
+// the decoder reused its memory for it.
+func FuzzDecoderReuse(f *testing.F) {
+	f.Add(`[{"database":"M","tables":["b","a","b"],"views":["v"]},{"database":"M","tables":["c"]}]`, `[{"database":"N","tables":["x","y","z","w"]}]`)
+	f.Add(`[{"database":"M","tables":[]}]`, `[{"database":"M","tables":["a;b","c"],"views":null}]`)
+	f.Fuzz(func(t *testing.T, a, b string) {
+		var dec Decoder
+		pa, ra, ea := dec.Decode(time.Unix(0, 0), "https://p1", a, false)
+		wantA := fmt.Sprint(pa, ra, ea)
+		pb, rb, eb := dec.Decode(time.Unix(0, 0), "https://p1", b, false)
+		fa, fra, fea := Decode(time.Unix(0, 0), "https://p1", a, false)
+		fb, frb, feb := Decode(time.Unix(0, 0), "https://p1", b, false)
+		if got := fmt.Sprint(pa, ra, ea); got != wantA || got != fmt.Sprint(fa, fra, fea) {
+			t.Fatalf("first row: %s after the second, %s when decoded, %s fresh", got, wantA, fmt.Sprint(fa, fra, fea))
+		}
+		if got, want := fmt.Sprint(pb, rb, eb), fmt.Sprint(fb, frb, feb); got != want {
+			t.Fatalf("second row: %s, fresh %s", got, want)
 		}
 	})
 }

@@ -104,6 +104,40 @@ type Partition struct {
 // invalid name is left out and reported; the rest is kept, deduplicated and
 // sorted.
 func Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP bool) (Partition, []Rejection, error) {
+	var d Decoder
+	return d.Decode(ts, endpoint, schemaJSON, allowHTTP)
+}
+
+// Decoder decodes heartbeats one after another into memory it reuses: a
+// hub decoding a fleet allocates only the lists it keeps.
+type Decoder struct {
+	// Keep gets every list of names a partition keeps, validated, sorted
+	// and without duplicates, and returns the list to keep in its place.
+	// It must not keep l, which the decoder reuses, nor the names in it,
+	// which are slices of the row. Nil keeps a copy of l.
+	Keep  func(l []string) []string
+	arena []string
+}
+
+// keep hands a decoded list to Keep, or copies it.
+func (dec *Decoder) keep(l []string) []string {
+	switch {
+	case l == nil:
+		return nil
+	case len(l) == 0:
+		return []string{}
+	case dec.Keep != nil:
+		return dec.Keep(l)
+	}
+	out := make([]string, len(l))
+	for i, n := range l {
+		out[i] = strings.Clone(n)
+	}
+	return out
+}
+
+// Decode is the package's Decode, reusing the decoder's memory.
+func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP bool) (Partition, []Rejection, error) {
 	ep, err := kql.Endpoint(endpoint, allowHTTP)
 	if err != nil {
 		return Partition{}, nil, err
@@ -111,7 +145,7 @@ func Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP bool) (Partitio
 	if len(schemaJSON) > MaxSchemaBytes {
 		return Partition{}, nil, fmt.Errorf("schema of %s is %d bytes, the limit is %d", ep, len(schemaJSON), MaxSchemaBytes)
 	}
-	raw, err := decodeSchema(schemaJSON)
+	raw, err := decodeSchemaInto(schemaJSON, &dec.arena)
 	if err != nil {
 		return Partition{}, nil, fmt.Errorf("schema of %s is not a JSON list of databases: %w", ep, err)
 	}
@@ -140,35 +174,27 @@ func Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP bool) (Partitio
 			db.Views = append(slices.Clip(db.Views), views...)
 			continue
 		}
-		byName[d.Database] = &DatabaseSchema{Database: d.Database, Tables: tables, Views: views}
+		// The name is a slice of the row; the partition keeps a copy.
+		byName[d.Database] = &DatabaseSchema{Database: strings.Clone(d.Database), Tables: tables, Views: views}
 	}
 	p := Partition{Endpoint: ep, LastHeartbeat: ts}
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		db := byName[name]
-		db.Tables, db.Views = uniqueSorted(db.Tables), uniqueSorted(db.Views)
+		db.Tables, db.Views = dec.keep(uniqueSorted(db.Tables)), dec.keep(uniqueSorted(db.Views))
 		p.Databases = append(p.Databases, *db)
 	}
 	return p, rejected, nil
 }
 
-// validNames keeps the valid names, in a list of its own: the decoded
-// list itself when every name is valid, which is the rule.
+// validNames keeps the valid names, in place: the list is the decoder's.
 func validNames(names []string, reject func(error)) []string {
-	var out []string
-	for i, n := range names {
-		err := kql.ValidateName(n)
-		switch {
-		case err != nil && out == nil:
-			out = append(make([]string, 0, len(names)), names[:i]...)
-			fallthrough
-		case err != nil:
+	out := names[:0]
+	for _, n := range names {
+		if err := kql.ValidateName(n); err != nil {
 			reject(err)
-		case out != nil:
-			out = append(out, n)
+			continue
 		}
-	}
-	if out == nil {
-		return names
+		out = append(out, n)
 	}
 	return out
 }

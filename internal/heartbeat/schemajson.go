@@ -20,9 +20,18 @@ import (
 // Strings of plain ASCII, which every valid Kusto name is, are sliced
 // rather than copied; anything else goes through encoding/json.
 func decodeSchema(s string) ([]DatabaseSchema, error) {
+	var arena []string
+	return decodeSchemaInto(s, &arena)
+}
+
+// decodeSchemaInto is decodeSchema with every list of names a slice of
+// *arena, which grows as needed: a caller decoding many heartbeats reuses
+// one arena for all of them.
+func decodeSchemaInto(s string, arena *[]string) ([]DatabaseSchema, error) {
 	// Values are skipped only inside a database object, inside the list:
 	// two levels deep, as encoding/json counts them against maxDepth.
-	d := schemaDecoder{s: s, depth: 2}
+	d := schemaDecoder{s: s, depth: 2, arena: (*arena)[:0]}
+	defer func() { *arena = d.arena }()
 	out, err := d.databases()
 	if err == nil {
 		d.ws()
@@ -40,10 +49,10 @@ func decodeSchema(s string) ([]DatabaseSchema, error) {
 const maxDepth = 10000
 
 type schemaDecoder struct {
-	s       string
-	i       int
-	depth   int
-	scratch []string
+	s     string
+	i     int
+	depth int
+	arena []string
 }
 
 func (d *schemaDecoder) errorf(format string, a ...any) error {
@@ -191,10 +200,11 @@ func (d *schemaDecoder) database() (DatabaseSchema, error) {
 // names decodes a list of strings; null elements are empty strings, a
 // null list is nil.
 func (d *schemaDecoder) names() ([]string, error) {
-	// Names gather in a buffer reused for every list, and the list is
-	// allocated once, at its size.
-	out := d.scratch[:0]
-	defer func() { d.scratch = out[:0] }()
+	// Names gather at the end of the arena; the list is that stretch, its
+	// capacity capped so that nothing appended to it can reach the next.
+	start := len(d.arena)
+	out := d.arena
+	defer func() { d.arena = out }()
 	isList, err := d.list(func() error {
 		switch d.peek() {
 		case '"':
@@ -209,10 +219,13 @@ func (d *schemaDecoder) names() ([]string, error) {
 		}
 		return d.errorf("expected a name")
 	})
-	if !isList {
+	switch {
+	case !isList:
 		return nil, err
+	case len(out) == start:
+		return []string{}, err
 	}
-	return append(make([]string, 0, len(out)), out...), err
+	return out[start:len(out):len(out)], err
 }
 
 // str decodes the string at d.i.
