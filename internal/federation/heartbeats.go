@@ -130,14 +130,15 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 	var rejected []heartbeat.Rejection
 	var need []string
 	wanted := make(map[string]bool, len(digests))
+	refused := map[string]entry{}
 	for _, d := range digests {
 		if e, ok := s.entries[d.Endpoint]; ok && e.digest == d.Digest && validDigest(d.Digest) {
 			continue
 		}
 		// An endpoint no query can name is refused here, as decoding
-		// would refuse it.
+		// would refuse it, and remembered by digest like the rest.
 		if _, err := kql.Endpoint(d.Endpoint, key.allowHTTP); err != nil {
-			rejected = append(rejected, heartbeat.Rejection{Endpoint: boundEndpoint(d.Endpoint), Reason: err.Error()})
+			refused[d.Endpoint] = entry{digest: d.Digest, refused: true, rejected: []heartbeat.Rejection{{Endpoint: boundEndpoint(d.Endpoint), Reason: err.Error()}}}
 			continue
 		}
 		if !wanted[d.Endpoint] {
@@ -181,13 +182,15 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 	var parts []heartbeat.Partition
 	for _, d := range digests {
 		e, ts := s.entries[d.Endpoint], d.Timestamp
-		if h, ok := fetched[d.Endpoint]; ok {
+		if r, ok := refused[d.Endpoint]; ok {
+			e = r
+		} else if h, ok := fetched[d.Endpoint]; ok {
 			// The row may be newer than its digest: a heartbeat landed
 			// between the two queries. Its own digest keys it.
 			e, ts = s.decode(dec, h, key.allowHTTP), h.Timestamp
 			stats.Decoded++
 		} else if e.digest != d.Digest || !validDigest(d.Digest) {
-			// Refused above, or gone from the window between the queries.
+			// Gone from the window between the queries.
 			continue
 		}
 		if validDigest(e.digest) {
@@ -203,9 +206,38 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 	}
 	s.entries = next
 	s.prune()
-	// In endpoint order, as planning wants them; the hub's order is its own.
+	// In endpoint order, as planning wants them and status shows them;
+	// the hub's order is its own.
 	slices.SortFunc(parts, byEndpoint)
+	slices.SortStableFunc(rejected, func(a, b heartbeat.Rejection) int { return strings.Compare(a.Endpoint, b.Endpoint) })
 	return parts, rejected, stats, nil
+}
+
+// Changed asks the hub for the digests alone and reports whether any
+// partition's differs from what the last Read decoded, or a partition came
+// or went: a cheap check a hub can make far more often than it plans.
+// Before the first Read everything has changed.
+func (s *Schemas) Changed(ctx context.Context, c Kusto, db, table string, window time.Duration, allowHTTP bool) (bool, error) {
+	if s.read != (readKey{db: db, table: table, allowHTTP: allowHTTP}) || len(s.entries) == 0 {
+		return true, nil
+	}
+	q, err := kql.HeartbeatDigests(table, window)
+	if err != nil {
+		return false, err
+	}
+	n, changed := 0, false
+	err = c.Query(ctx, db, q, func(r query.Row) error {
+		var d DigestRow
+		if err := r.ToStruct(&d); err != nil {
+			return fmt.Errorf("unreadable heartbeat digest: %w", err)
+		}
+		n++
+		if e, ok := s.entries[d.Endpoint]; !ok || e.digest != d.Digest {
+			changed = true
+		}
+		return nil
+	})
+	return changed || n != len(s.entries), err
 }
 
 // decode validates one whole row.

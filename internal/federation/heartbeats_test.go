@@ -99,9 +99,24 @@ func TestSchemasReadOnlyWhatChanged(t *testing.T) {
 		t.Error("equal table lists of two partitions are not shared")
 	}
 
+	changed := func() bool {
+		t.Helper()
+		ch, err := s.Changed(ctx, c, "FleetDiscovery", "Heartbeats", time.Hour, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ch
+	}
+	if changed() {
+		t.Error("nothing changed since the read, the refused row included")
+	}
+
 	// Nothing changed but time: digests only, and the new heartbeat's time.
 	t1 := t0.Add(30 * time.Second)
 	beat(t, hub, t1, "https://p1.kusto.windows.net", "cpu", "mem")
+	if changed() {
+		t.Error("a heartbeat with the same content is no change")
+	}
 	parts, rej, stats = read(false)
 	if stats != (ReadStats{Partitions: 4, Queries: 1}) {
 		t.Errorf("steady read: %+v", stats)
@@ -118,6 +133,9 @@ func TestSchemasReadOnlyWhatChanged(t *testing.T) {
 
 	// One partition changes: its row alone is fetched, by name.
 	beat(t, hub, t1, "https://p2.kusto.windows.net", "cpu", "disk")
+	if !changed() {
+		t.Error("p2's new table is a change")
+	}
 	parts, _, stats = read(false)
 	if stats != (ReadStats{Partitions: 4, Fetched: 1, Decoded: 1, Queries: 2}) || tables(parts, "https://p2.kusto.windows.net") != "cpu,disk" {
 		t.Errorf("read after p2 changed: %+v, p2 has %s", stats, tables(parts, "https://p2.kusto.windows.net"))
@@ -126,12 +144,20 @@ func TestSchemasReadOnlyWhatChanged(t *testing.T) {
 		t.Errorf("the changed row must be fetched by endpoint: %q", sent)
 	}
 
+	if changed() {
+		t.Error("no change after the read that decoded p2's")
+	}
+	beat(t, hub, t1, "https://p4.kusto.windows.net", "cpu")
+	if !changed() {
+		t.Error("a new partition is a change")
+	}
+
 	// Reading with other settings starts over.
-	if _, _, stats = read(true); stats.Decoded != 3 {
+	if _, _, stats = read(true); stats.Decoded != 4 {
 		t.Errorf("a read allowing http must decode every row again: %+v", stats)
 	}
-	if s.Len() != 3 {
-		t.Errorf("cache holds %d partitions, want 3", s.Len())
+	if s.Len() != 5 {
+		t.Errorf("cache holds %d partitions (the refused one included), want 5", s.Len())
 	}
 }
 

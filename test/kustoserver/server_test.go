@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -216,5 +217,51 @@ func TestOutageAndHeldRequests(t *testing.T) {
 	}
 	if rows := mgmtRows(t, c, "Metrics", ".show tables"); len(rows) != 1 || rows[0][0] != "cpu" {
 		t.Errorf("after the restart: %v", rows)
+	}
+}
+
+// TestScalarFunctions: the functions the hub's digest query calls give
+// Kusto's results (hash_sha256("World") is the documented example).
+func TestScalarFunctions(t *testing.T) {
+	s, c := start(t, "D")
+	if err := s.Exec("D", ".create table ['T'] (['S']:string, ['J']:dynamic)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exec("D", `.ingest inline into table ['T'] <| World,"{ ""a"" : [1, 2] }"`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exec("D", `.ingest inline into table ['T'] <| Other,"""text"""`); err != nil {
+		t.Fatal(err)
+	}
+	it, err := c.IterativeQuery(context.Background(), "D", stmt(`['T'] | where S in ("World", 'none') | project H = hash_sha256(S), J = tostring(J), P = tostring(pack_array(S, J)), S`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][]string
+	for tr := range it.Tables() {
+		if tr.Err() != nil {
+			t.Fatal(tr.Err())
+		}
+		if !tr.Table().IsPrimaryResult() {
+			continue
+		}
+		for rr := range tr.Table().Rows() {
+			if rr.Err() != nil {
+				t.Fatal(rr.Err())
+			}
+			var row []string
+			for _, v := range rr.Row().Values() {
+				row = append(row, v.String())
+			}
+			got = append(got, row)
+		}
+	}
+	want := [][]string{{"78ae647dc5544d227130a0682a51e30bc7777fbb6d8a8f17007463a3ecd1d524", `{"a":[1,2]}`, `["World",{"a":[1,2]}]`, "World"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	_, err = c.Query(context.Background(), "D", stmt(`['T'] | project H = md5(S)`))
+	if err == nil || !strings.Contains(err.Error(), "does not support the function md5()") {
+		t.Errorf("an unknown function must be named in the error: %v", err)
 	}
 }

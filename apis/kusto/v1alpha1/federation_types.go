@@ -71,7 +71,11 @@ type FederationParameters struct {
 	// +optional
 	BlockedClusters *BlockedClusters `json:"blockedClusters,omitempty"`
 
-	// Interval between federation cycles.
+	// Interval between federation cycles. Between cycles the provider
+	// asks the hub, at its poll interval, for a digest of each partition's
+	// latest heartbeat, and runs a cycle early when one changed: a new
+	// table reaches the hub within the partition's heartbeat interval plus
+	// one poll.
 	// +optional
 	// +kubebuilder:default="10m"
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="interval must be at least 1s"

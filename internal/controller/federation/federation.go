@@ -129,7 +129,48 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.Federation) (manage
 		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
 	}
 	setAvailability(mg)
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: !e.kind.Due(mg)}, nil
+	upToDate := !e.kind.Due(mg)
+	if upToDate && e.changed(ctx, mg) {
+		// A partition's schema changed since the last cycle: run the
+		// next now rather than at the interval, so a new table reaches
+		// the hub within a poll of its heartbeat.
+		upToDate = false
+	}
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate}, nil
+}
+
+// changed asks the hub, between cycles, whether any partition's heartbeat
+// digest differs from what the last cycle decoded: one query of a digest
+// per partition. A check that fails is no change; the next cycle reports
+// what is wrong.
+func (e *external) changed(ctx context.Context, mg *v1alpha1.Federation) bool {
+	if e.schemas == nil || e.schemas.Len() == 0 {
+		return false
+	}
+	p := mg.Spec.ForProvider
+	_, window, err := windows(p)
+	if err != nil {
+		return false
+	}
+	hub, err := e.open(p.Endpoint)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = hub.Close() }()
+	changed, err := e.schemas.Changed(ctx, hub, p.HeartbeatDatabase, p.HeartbeatTable, window, p.AllowInsecureEndpoints)
+	return err == nil && changed
+}
+
+// windows are a Federation's heartbeat TTL and the window heartbeats are
+// read back over: the TTL or the minimum retention, whichever is longer,
+// so a partition silent for longer than a short TTL stays until the
+// retention has passed too.
+func windows(p v1alpha1.FederationParameters) (ttl, window time.Duration, err error) {
+	if ttl, err = heartbeat.ParseTTL(p.HeartbeatTTL); err != nil {
+		return 0, 0, err
+	}
+	retention, _ := safety(p)
+	return ttl, max(ttl, retention), nil
 }
 
 // owner names the Federation that federates mg's hub when it is another:
@@ -217,21 +258,18 @@ type run struct {
 // Update runs one federation cycle.
 func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed.ExternalUpdate, error) {
 	p := mg.Spec.ForProvider
-	ttl, err := heartbeat.ParseTTL(p.HeartbeatTTL)
+	ttl, window, err := windows(p)
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
-	retention, leave := safety(p)
+	_, leave := safety(p)
 	hub, err := e.open(p.Endpoint)
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
 	defer func() { _ = hub.Close() }()
 
-	// Heartbeats are read back over the TTL or the minimum retention,
-	// whichever is longer: a partition silent for longer than a short TTL
-	// stays until the retention has passed too.
-	c := &run{ttl: ttl, window: max(ttl, retention)}
+	c := &run{ttl: ttl, window: window}
 	schemas := e.schemas
 	if schemas == nil {
 		schemas = fed.NewSchemas()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fleetplane/fleetplane/apis"
 	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	fed "github.com/fleetplane/fleetplane/internal/federation"
 	"github.com/fleetplane/fleetplane/internal/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/kql"
 	"github.com/fleetplane/fleetplane/internal/kusto"
@@ -431,4 +432,47 @@ func TestPartitionMetadataInStatus(t *testing.T) {
 			t.Errorf("%d partitions listed with %d bytes of metadata, %d omitted; want the first 3 big ones and eu, 17 omitted, within %d bytes", listed, bytes, at.MetadataOmitted, maxMetadataBytesInStatus)
 		}
 	})
+}
+
+// TestObserveRunsACycleEarlyOnChange: between cycles Observe compares the
+// hub's digests with the last cycle's, and a partition's new table makes
+// the Federation due at once; a heartbeat with the same content does not.
+func TestObserveRunsACycleEarlyOnChange(t *testing.T) {
+	hub := hubWithHeartbeats(t, "https://p1.kusto.windows.net")
+	mg := federationOf(hub.URL)
+	e := newExternal(open, clock)
+	e.schemas = fed.NewSchemas()
+	if _, err := e.Update(context.Background(), mg); err != nil {
+		t.Fatal(err)
+	}
+	upToDate := func() bool {
+		t.Helper()
+		o, err := e.Observe(context.Background(), mg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.ResourceUpToDate
+	}
+	if !upToDate() {
+		t.Fatal("just after a cycle, with nothing changed, the Federation must be up to date")
+	}
+	ingest := func(tables ...string) {
+		rec, _ := heartbeat.Row{Timestamp: time.Now().UTC(), Endpoint: "https://p1.kusto.windows.net", Schema: []heartbeat.DatabaseSchema{{Database: "Metrics", Tables: tables}}}.Record()
+		cmd, _ := kql.IngestInline("Heartbeats", rec)
+		support.KustoExec(t, hub, "FleetDiscovery", cmd)
+	}
+	ingest("cpu")
+	if !upToDate() {
+		t.Error("a heartbeat with the same schema must not bring the cycle forward")
+	}
+	ingest("cpu", "disk")
+	if upToDate() {
+		t.Error("a new table on a partition must bring the cycle forward")
+	}
+	if _, err := e.Update(context.Background(), mg); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := hub.Functions("Metrics")["disk"]; !ok || !upToDate() {
+		t.Errorf("after the early cycle the hub has disk (%v) and the Federation is up to date", ok)
+	}
 }
