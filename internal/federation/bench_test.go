@@ -172,7 +172,7 @@ func benchmarkCycle(b *testing.B, versions [2][]HeartbeatRow, hub Hub, fresh boo
 	if !fresh {
 		cycleOnce(b, s, versions[1], hub)
 	}
-	commands, decoded := 0, 0
+	commands, decoded, read := 0, 0, 0
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
@@ -180,7 +180,7 @@ func benchmarkCycle(b *testing.B, versions [2][]HeartbeatRow, hub Hub, fresh boo
 			s = NewSchemas()
 		}
 		plan, stats := cycleOnce(b, s, versions[i%2], hub)
-		commands, decoded = max(commands, plan.Count()), max(decoded, stats.Decoded)
+		commands, decoded, read = max(commands, plan.Count()), max(decoded, stats.Decoded), max(read, stats.Bytes)
 		i++
 	}
 	b.StopTimer()
@@ -195,6 +195,7 @@ func benchmarkCycle(b *testing.B, versions [2][]HeartbeatRow, hub Hub, fresh boo
 	b.ReportMetric(float64(m.HeapAlloc)/(1<<20), "live-MB")
 	b.ReportMetric(float64(commands), "commands")
 	b.ReportMetric(float64(decoded), "decoded")
+	b.ReportMetric(float64(read)/(1<<10), "read-KiB")
 	runtime.KeepAlive(s)
 	runtime.KeepAlive(versions)
 }
@@ -241,37 +242,41 @@ func changed(parts []heartbeat.Partition, step int) []heartbeat.Partition {
 	return out
 }
 
-// BenchmarkCycle measures federation cycles from heartbeat rows to plan at
-// 100, 1,000 and 5,000 partitions of 5 databases of 200 tables:
+// BenchmarkCycle measures federation cycles from heartbeat rows to plan,
+// for fleets of partitions × databases × tables: 100, 1,000 and 5,000
+// partitions of 5 databases of 200 tables, and 1,000 partitions with five
+// times the databases or five times the tables.
 //   - fresh: nothing cached, every row decoded, planned against an empty hub;
 //   - steady: the cache warm, nothing changed, against a converged hub;
 //   - one-new-table: one partition adds a table (and removes it the next
 //     cycle), against a converged hub;
 //   - ten-percent: a tenth of the partitions change each cycle.
 func BenchmarkCycle(b *testing.B) {
-	for _, n := range []int{100, 1000, 5000} {
+	for _, shape := range [][3]int{{100, 5, 200}, {1000, 5, 200}, {5000, 5, 200}, {1000, 25, 200}, {1000, 5, 1000}} {
+		n, dbs, tables := shape[0], shape[1], shape[2]
+		name := fmt.Sprintf("%dx%dx%d", n, dbs, tables)
 		var parts []heartbeat.Partition
 		var rows []HeartbeatRow
 		var hub Hub
 		setup := func() {
 			if parts == nil {
-				parts = fleet(n, 5, 200)
-				rows, hub = rowsOf(parts), converged(parts, 5)
+				parts = fleet(n, dbs, tables)
+				rows, hub = rowsOf(parts), converged(parts, dbs)
 			}
 		}
-		b.Run(fmt.Sprintf("fresh/%d", n), func(b *testing.B) {
+		b.Run("fresh/"+name, func(b *testing.B) {
 			setup()
-			benchmarkCycle(b, [2][]HeartbeatRow{rows, rows}, emptyHub(5), true)
+			benchmarkCycle(b, [2][]HeartbeatRow{rows, rows}, emptyHub(dbs), true)
 		})
-		b.Run(fmt.Sprintf("steady/%d", n), func(b *testing.B) {
+		b.Run("steady/"+name, func(b *testing.B) {
 			setup()
 			benchmarkCycle(b, [2][]HeartbeatRow{rows, rows}, hub, false)
 		})
-		b.Run(fmt.Sprintf("one-new-table/%d", n), func(b *testing.B) {
+		b.Run("one-new-table/"+name, func(b *testing.B) {
 			setup()
 			benchmarkCycle(b, [2][]HeartbeatRow{rowsOf(changed(parts, n)), rows}, hub, false)
 		})
-		b.Run(fmt.Sprintf("ten-percent/%d", n), func(b *testing.B) {
+		b.Run("ten-percent/"+name, func(b *testing.B) {
 			setup()
 			benchmarkCycle(b, [2][]HeartbeatRow{rowsOf(changed(parts, 10)), rows}, hub, false)
 		})

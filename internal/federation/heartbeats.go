@@ -40,6 +40,9 @@ type ReadStats struct {
 	Fetched, Decoded int
 	// Queries sent to the hub.
 	Queries int
+	// Bytes of the values read: endpoints, digests, schemas and metadata
+	// (the wire adds framing to each).
+	Bytes int
 }
 
 // Schemas keeps the partitions a hub's cycles decoded, by endpoint and
@@ -127,6 +130,9 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 		s.read, s.entries, s.names = key, map[string]entry{}, map[uint64][]string{}
 	}
 	stats := ReadStats{Partitions: len(digests)}
+	for _, d := range digests {
+		stats.Bytes += len(d.Endpoint) + len(d.Digest)
+	}
 	var rejected []heartbeat.Rejection
 	var need []string
 	wanted := make(map[string]bool, len(digests))
@@ -158,6 +164,7 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 		stats.Queries++
 		err := fetch(names, func(h HeartbeatRow, err error) {
 			stats.Fetched++
+			stats.Bytes += len(h.Endpoint) + len(h.Digest) + len(h.Schema) + len(h.Metadata)
 			if err != nil {
 				// One bad row is reported and skipped; the rest are read.
 				rejected = append(rejected, heartbeat.Rejection{Reason: "unreadable row: " + err.Error()})

@@ -60,6 +60,7 @@ func TestSchemasReadOnlyWhatChanged(t *testing.T) {
 
 	s := NewSchemas()
 	var sent []string // the queries of the last read
+	var bytes int      // and the bytes of values it read
 	read := func(allowHTTP bool) ([]heartbeat.Partition, []heartbeat.Rejection, ReadStats) {
 		t.Helper()
 		hub.ResetCommands()
@@ -68,6 +69,7 @@ func TestSchemasReadOnlyWhatChanged(t *testing.T) {
 			t.Fatal(err)
 		}
 		sent = queries(hub)
+		bytes, stats.Bytes = stats.Bytes, 0
 		// Whatever was cached, the result is what decoding every row
 		// afresh gives.
 		fresh, frej, _, err := NewSchemas().Read(ctx, c, "FleetDiscovery", "Heartbeats", time.Hour, allowHTTP)
@@ -120,6 +122,9 @@ func TestSchemasReadOnlyWhatChanged(t *testing.T) {
 	parts, rej, stats = read(false)
 	if stats != (ReadStats{Partitions: 4, Queries: 1}) {
 		t.Errorf("steady read: %+v", stats)
+	}
+	if want := 3*len("https://p1.kusto.windows.net") + len("not an endpoint") + 4*64; bytes != want {
+		t.Errorf("a steady read read %d bytes of values, want %d: endpoints and digests", bytes, want)
 	}
 	if digests, _ := kql.HeartbeatDigests("Heartbeats", time.Hour); len(sent) != 1 || sent[0] != digests {
 		t.Errorf("a steady read must ask for digests only: %q", sent)
