@@ -60,7 +60,7 @@ func TestSchemasReadOnlyWhatChanged(t *testing.T) {
 
 	s := NewSchemas()
 	var sent []string // the queries of the last read
-	var bytes int      // and the bytes of values it read
+	var bytes int     // and the bytes of values it read
 	read := func(allowHTTP bool) ([]heartbeat.Partition, []heartbeat.Rejection, ReadStats) {
 		t.Helper()
 		hub.ResetCommands()
