@@ -61,3 +61,9 @@ func BenchmarkComposeHub50Databases(b *testing.B) { benchmarkCompose(b, hubWithD
 func BenchmarkComposePartition10Targets(b *testing.B) {
 	benchmarkCompose(b, partitionWithTargets(10), 1)
 }
+
+// BenchmarkRunFunctionHub50Databases is BenchmarkComposeHub50Databases
+// behind the function's gRPC service.
+func BenchmarkRunFunctionHub50Databases(b *testing.B) {
+	ct.BenchmarkRunFunction(b, v1alpha1.ADXClusterGroupVersionKind.GroupKind(), Composer, hubWithDatabases(50).Request(b))
+}

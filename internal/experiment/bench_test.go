@@ -81,3 +81,9 @@ func BenchmarkComposeExperiment16Targets(b *testing.B) {
 func BenchmarkComposeExperiment2Targets(b *testing.B) {
 	benchmarkCompose(b, experimentChain(2), 9*2+2)
 }
+
+// BenchmarkRunFunctionExperiment16Targets is
+// BenchmarkComposeExperiment16Targets behind the function's gRPC service.
+func BenchmarkRunFunctionExperiment16Targets(b *testing.B) {
+	ct.BenchmarkRunFunction(b, v1alpha1.ExperimentGroupVersionKind.GroupKind(), Composer, experimentChain(16).Request(b))
+}
