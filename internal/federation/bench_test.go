@@ -236,7 +236,7 @@ func changed(parts []heartbeat.Partition, step int) []heartbeat.Partition {
 	for i := 0; i < len(out); i += step {
 		p := out[i]
 		p.Databases = slices.Clone(p.Databases)
-		p.Databases[0].Tables = append(slices.Clone(p.Databases[0].Tables), "TableNew")
+		p.Databases[0].Tables = append(slices.Clone(p.Databases[0].Tables), "Table-new")
 		out[i] = p
 	}
 	return out

@@ -199,7 +199,16 @@ func validNames(names []string, reject func(error)) []string {
 	return out
 }
 
+// uniqueSorted sorts s in place and drops repeats. Partitions list their
+// names sorted, so one pass usually finds both done.
 func uniqueSorted(s []string) []string {
+	strict := true
+	for i := 1; i < len(s) && strict; i++ {
+		strict = s[i-1] < s[i]
+	}
+	if strict {
+		return s
+	}
 	sort.Strings(s)
 	out := s[:0]
 	for i, v := range s {
