@@ -155,6 +155,7 @@ var benchKey = readKey{db: "FleetDiscovery", table: "Heartbeats"}
 
 // cycleOnce reads and plans one federation cycle from the hub's rows.
 func cycleOnce(b *testing.B, s *Schemas, rows []HeartbeatRow, hub Hub) (Plan, ReadStats) {
+	b.Helper()
 	parts, rej, stats, err := s.cycle(benchKey, digestsOf(rows), served(rows))
 	if err != nil || len(rej) > 0 {
 		b.Fatal(err, rej)
@@ -168,6 +169,7 @@ func cycleOnce(b *testing.B, s *Schemas, rows []HeartbeatRow, hub Hub) (Plan, Re
 // cycle to sample the heap's peak, and reports the heap still live with
 // input, cache and plan held.
 func benchmarkCycle(b *testing.B, versions [2][]HeartbeatRow, hub Hub, fresh bool) {
+	b.Helper()
 	s := NewSchemas()
 	if !fresh {
 		cycleOnce(b, s, versions[1], hub)

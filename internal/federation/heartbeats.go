@@ -273,8 +273,8 @@ func (s *Schemas) intern(l []string) []string {
 	var h maphash.Hash
 	h.SetSeed(s.seed)
 	for _, n := range l {
-		h.WriteString(n)
-		h.WriteByte(0)
+		_, _ = h.WriteString(n) // a maphash.Hash never fails to write
+		_ = h.WriteByte(0)
 	}
 	k := h.Sum64()
 	if have, ok := s.names[k]; ok {

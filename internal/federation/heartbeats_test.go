@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,7 +125,7 @@ func TestSchemasReadOnlyWhatChanged(t *testing.T) {
 		t.Errorf("steady read: %+v", stats)
 	}
 	if want := 3*len("https://p1.kusto.windows.net") + len("not an endpoint") + 4*64; bytes != want {
-		t.Errorf("a steady read read %d bytes of values, want %d: endpoints and digests", bytes, want)
+		t.Errorf("a steady read took %d bytes of values, want %d: endpoints and digests", bytes, want)
 	}
 	if digests, _ := kql.HeartbeatDigests("Heartbeats", time.Hour); len(sent) != 1 || sent[0] != digests {
 		t.Errorf("a steady read must ask for digests only: %q", sent)
@@ -188,20 +189,11 @@ type rows struct {
 func (r *rows) fetch(endpoints []string, fn func(HeartbeatRow, error)) error {
 	r.asked = append(r.asked, endpoints)
 	for ep, h := range r.byEndpoint {
-		if endpoints == nil || contains(endpoints, ep) {
+		if endpoints == nil || slices.Contains(endpoints, ep) {
 			fn(h, nil)
 		}
 	}
 	return nil
-}
-
-func contains(l []string, s string) bool {
-	for _, v := range l {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func TestSchemasCycle(t *testing.T) {
@@ -257,7 +249,9 @@ func TestSchemasCycle(t *testing.T) {
 			src.byEndpoint[ep] = row(ep, digestA, "cpu")
 			digests = append(digests, DigestRow{ts, ep, digestA})
 		}
-		s.cycle(key, digests[:1], src.fetch)
+		if _, _, _, err := s.cycle(key, digests[:1], src.fetch); err != nil {
+			t.Fatal(err)
+		}
 		if _, _, stats, _ := s.cycle(key, digests, src.fetch); src.asked[1] != nil || stats.Decoded != kql.MaxEndpointsInQuery+1 {
 			t.Errorf("asked %d endpoints, decoded %d", len(src.asked[1]), stats.Decoded)
 		}
