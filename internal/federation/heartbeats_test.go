@@ -20,15 +20,7 @@ import (
 // beat writes a heartbeat row to the hub's table, as partitions do.
 func beat(t *testing.T, hub *kustoserver.Server, ts time.Time, endpoint string, tables ...string) {
 	t.Helper()
-	rec, err := heartbeat.Row{Timestamp: ts, Endpoint: endpoint, Schema: []heartbeat.DatabaseSchema{{Database: "Metrics", Tables: tables}}, Metadata: map[string]string{"region": "westeurope"}}.Record()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd, err := kql.IngestInline("Heartbeats", rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	support.KustoExec(t, hub, "FleetDiscovery", cmd)
+	support.IngestHeartbeat(t, hub, "FleetDiscovery", heartbeat.Row{Timestamp: ts, Endpoint: endpoint, Schema: []heartbeat.DatabaseSchema{{Database: "Metrics", Tables: tables}}, Metadata: map[string]string{"region": "westeurope"}})
 }
 
 // queries are the hub queries sent since the last call.
@@ -45,7 +37,7 @@ func queries(hub *kustoserver.Server) []string {
 
 func TestSchemasReadOnlyWhatChanged(t *testing.T) {
 	hub := support.KustoServer(t, "FleetDiscovery")
-	support.KustoExec(t, hub, "FleetDiscovery", ".create table ['Heartbeats'] (['Timestamp']:datetime, ['ClusterEndpoint']:string, ['Schema']:dynamic, ['PartitionMetadata']:dynamic)")
+	support.KustoExec(t, hub, "FleetDiscovery", support.HeartbeatTable)
 	c, err := kusto.New(hub.URL, nil, kusto.Options{Timeout: 5 * time.Second, Attempts: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/Azure/azure-kusto-go/azkustodata"
 	kerrors "github.com/Azure/azure-kusto-go/azkustodata/errors"
 	"github.com/Azure/azure-kusto-go/azkustodata/kql"
+	"github.com/Azure/azure-kusto-go/azkustodata/query"
 )
 
 func start(t *testing.T, dbs ...string) (*Server, *azkustodata.Client) {
@@ -75,23 +76,12 @@ func TestRealClientRoundTrip(t *testing.T) {
 		Schema          string    `kusto:"Schema"`
 	}
 	got := map[string]string{}
-	for tr := range it.Tables() {
-		if tr.Err() != nil {
-			t.Fatal(tr.Err())
+	for _, r := range primaryRows(t, it) {
+		var h hb
+		if err := r.ToStruct(&h); err != nil {
+			t.Fatal(err)
 		}
-		if !tr.Table().IsPrimaryResult() {
-			continue
-		}
-		for rr := range tr.Table().Rows() {
-			if rr.Err() != nil {
-				t.Fatal(rr.Err())
-			}
-			var h hb
-			if err := rr.Row().ToStruct(&h); err != nil {
-				t.Fatal(err)
-			}
-			got[h.ClusterEndpoint] = h.Schema
-		}
+		got[h.ClusterEndpoint] = h.Schema
 	}
 	if len(got) != 2 || !strings.Contains(got["https://p1"], "T2") || !strings.Contains(got["https://p2"], "T1") {
 		t.Errorf("latest heartbeats = %v, want p1 (T2) and p2 (T1), not the stale one", got)
@@ -238,6 +228,27 @@ func TestScalarFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got [][]string
+	for _, r := range primaryRows(t, it) {
+		var row []string
+		for _, v := range r.Values() {
+			row = append(row, v.String())
+		}
+		got = append(got, row)
+	}
+	want := [][]string{{"78ae647dc5544d227130a0682a51e30bc7777fbb6d8a8f17007463a3ecd1d524", `{"a":[1,2]}`, `["World",{"a":[1,2]}]`, "World"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	_, err = c.Query(context.Background(), "D", stmt(`['T'] | project H = md5(S)`))
+	if err == nil || !strings.Contains(err.Error(), "does not support the function md5()") {
+		t.Errorf("an unknown function must be named in the error: %v", err)
+	}
+}
+
+// primaryRows reads the primary result of a streamed query.
+func primaryRows(t *testing.T, it query.IterativeDataset) []query.Row {
+	t.Helper()
+	var rows []query.Row
 	for tr := range it.Tables() {
 		if tr.Err() != nil {
 			t.Fatal(tr.Err())
@@ -249,19 +260,8 @@ func TestScalarFunctions(t *testing.T) {
 			if rr.Err() != nil {
 				t.Fatal(rr.Err())
 			}
-			var row []string
-			for _, v := range rr.Row().Values() {
-				row = append(row, v.String())
-			}
-			got = append(got, row)
+			rows = append(rows, rr.Row())
 		}
 	}
-	want := [][]string{{"78ae647dc5544d227130a0682a51e30bc7777fbb6d8a8f17007463a3ecd1d524", `{"a":[1,2]}`, `["World",{"a":[1,2]}]`, "World"}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got  %q\nwant %q", got, want)
-	}
-	_, err = c.Query(context.Background(), "D", stmt(`['T'] | project H = md5(S)`))
-	if err == nil || !strings.Contains(err.Error(), "does not support the function md5()") {
-		t.Errorf("an unknown function must be named in the error: %v", err)
-	}
+	return rows
 }

@@ -19,6 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fleetplane/fleetplane/internal/heartbeat"
+	"github.com/fleetplane/fleetplane/internal/kql"
 	"github.com/fleetplane/fleetplane/internal/kusto"
 	"github.com/fleetplane/fleetplane/test/controlplane"
 	"github.com/fleetplane/fleetplane/test/kustoserver"
@@ -106,6 +108,25 @@ func KustoExec(t testing.TB, s *kustoserver.Server, db string, cmds ...string) {
 			t.Fatalf("%s: %v", c, err)
 		}
 	}
+}
+
+// HeartbeatTable creates a hub's heartbeat table, as an ADXCluster's Table
+// does.
+const HeartbeatTable = ".create table ['Heartbeats'] (['Timestamp']:datetime, ['ClusterEndpoint']:string, ['Schema']:dynamic, ['PartitionMetadata']:dynamic)"
+
+// IngestHeartbeat writes one row into the Heartbeats table of db, as a
+// partition does.
+func IngestHeartbeat(t testing.TB, s *kustoserver.Server, db string, row heartbeat.Row) {
+	t.Helper()
+	rec, err := row.Record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := kql.IngestInline("Heartbeats", rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	KustoExec(t, s, db, cmd)
 }
 
 // KustoClient is fleetplane's real client (azkustodata underneath) to a

@@ -96,17 +96,9 @@ func TestObserve(t *testing.T) {
 func hubWithHeartbeats(t *testing.T, partitions ...string) *kustoserver.Server {
 	t.Helper()
 	hub := support.KustoServer(t, "FleetDiscovery", "Metrics")
-	support.KustoExec(t, hub, "FleetDiscovery", ".create table ['Heartbeats'] (['Timestamp']:datetime, ['ClusterEndpoint']:string, ['Schema']:dynamic, ['PartitionMetadata']:dynamic)")
+	support.KustoExec(t, hub, "FleetDiscovery", support.HeartbeatTable)
 	for _, p := range partitions {
-		rec, err := heartbeat.Row{Timestamp: time.Now().UTC(), Endpoint: p, Schema: []heartbeat.DatabaseSchema{{Database: "Metrics", Tables: []string{"cpu"}}}}.Record()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd, err := kql.IngestInline("Heartbeats", rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		support.KustoExec(t, hub, "FleetDiscovery", cmd)
+		support.IngestHeartbeat(t, hub, "FleetDiscovery", heartbeat.Row{Timestamp: time.Now().UTC(), Endpoint: p, Schema: []heartbeat.DatabaseSchema{{Database: "Metrics", Tables: []string{"cpu"}}}})
 	}
 	return hub
 }
@@ -270,11 +262,9 @@ func TestNothingLeavesUntilTheHeartbeatPathSettles(t *testing.T) {
 
 func TestShortTTLsAreRetained(t *testing.T) {
 	hub := support.KustoServer(t, "FleetDiscovery", "Metrics")
-	support.KustoExec(t, hub, "FleetDiscovery", ".create table ['Heartbeats'] (['Timestamp']:datetime, ['ClusterEndpoint']:string, ['Schema']:dynamic, ['PartitionMetadata']:dynamic)")
+	support.KustoExec(t, hub, "FleetDiscovery", support.HeartbeatTable)
 	for ep, age := range map[string]time.Duration{"https://fresh.kusto.windows.net": 0, "https://quiet.kusto.windows.net": 5 * time.Minute} {
-		rec, _ := heartbeat.Row{Timestamp: time.Now().UTC().Add(-age), Endpoint: ep, Schema: []heartbeat.DatabaseSchema{{Database: "Metrics", Tables: []string{"cpu"}}}}.Record()
-		cmd, _ := kql.IngestInline("Heartbeats", rec)
-		support.KustoExec(t, hub, "FleetDiscovery", cmd)
+		support.IngestHeartbeat(t, hub, "FleetDiscovery", heartbeat.Row{Timestamp: time.Now().UTC().Add(-age), Endpoint: ep, Schema: []heartbeat.DatabaseSchema{{Database: "Metrics", Tables: []string{"cpu"}}}})
 	}
 	mg := federationOf(hub.URL)
 	mg.Spec.ForProvider.HeartbeatTTL = "1s" // a tenant's mistake, or a test's
@@ -356,7 +346,7 @@ func TestOneFederationPerHub(t *testing.T) {
 // dropping the partition, and keeps the listed metadata within a budget.
 func TestPartitionMetadataInStatus(t *testing.T) {
 	hub := support.KustoServer(t, "FleetDiscovery", "Metrics")
-	support.KustoExec(t, hub, "FleetDiscovery", ".create table ['Heartbeats'] (['Timestamp']:datetime, ['ClusterEndpoint']:string, ['Schema']:dynamic, ['PartitionMetadata']:dynamic)")
+	support.KustoExec(t, hub, "FleetDiscovery", support.HeartbeatTable)
 	ingest := func(rec string) {
 		t.Helper()
 		cmd, err := kql.IngestInline("Heartbeats", rec)
@@ -457,9 +447,7 @@ func TestObserveRunsACycleEarlyOnChange(t *testing.T) {
 		t.Fatal("just after a cycle, with nothing changed, the Federation must be up to date")
 	}
 	ingest := func(tables ...string) {
-		rec, _ := heartbeat.Row{Timestamp: time.Now().UTC(), Endpoint: "https://p1.kusto.windows.net", Schema: []heartbeat.DatabaseSchema{{Database: "Metrics", Tables: tables}}}.Record()
-		cmd, _ := kql.IngestInline("Heartbeats", rec)
-		support.KustoExec(t, hub, "FleetDiscovery", cmd)
+		support.IngestHeartbeat(t, hub, "FleetDiscovery", heartbeat.Row{Timestamp: time.Now().UTC(), Endpoint: "https://p1.kusto.windows.net", Schema: []heartbeat.DatabaseSchema{{Database: "Metrics", Tables: tables}}})
 	}
 	ingest("cpu")
 	if !upToDate() {
