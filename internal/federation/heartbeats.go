@@ -85,6 +85,9 @@ func NewSchemas() *Schemas {
 // Len is how many partitions the cache holds.
 func (s *Schemas) Len() int { return len(s.entries) }
 
+// Warm reports whether a Read has filled the cache, if only with nothing.
+func (s *Schemas) Warm() bool { return s.read != readKey{} }
+
 // Read reads the latest heartbeat of every partition within window and
 // decodes each whose content is new. Rows that fail validation are
 // returned as rejections and never reach the plan; they are rejected again
@@ -223,9 +226,10 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 // Changed asks the hub for the digests alone and reports whether any
 // partition's differs from what the last Read decoded, or a partition came
 // or went: a cheap check a hub can make far more often than it plans.
-// Before the first Read everything has changed.
+// Before the first Read, or after one with other settings, everything has
+// changed; after a Read that found no partition, the first one is a change.
 func (s *Schemas) Changed(ctx context.Context, c Kusto, db, table string, window time.Duration, allowHTTP bool) (bool, error) {
-	if s.read != (readKey{db: db, table: table, allowHTTP: allowHTTP}) || len(s.entries) == 0 {
+	if !s.Warm() || s.read != (readKey{db: db, table: table, allowHTTP: allowHTTP}) {
 		return true, nil
 	}
 	q, err := kql.HeartbeatDigests(table, window)

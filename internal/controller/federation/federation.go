@@ -144,7 +144,9 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.Federation) (manage
 // per partition. A check that fails is no change; the next cycle reports
 // what is wrong.
 func (e *external) changed(ctx context.Context, mg *v1alpha1.Federation) bool {
-	if e.schemas == nil || e.schemas.Len() == 0 {
+	// A provider that just started has decoded nothing: it waits for the
+	// cycle that is due rather than running every Federation at once.
+	if e.schemas == nil || !e.schemas.Warm() {
 		return false
 	}
 	p := mg.Spec.ForProvider

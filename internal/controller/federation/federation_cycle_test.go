@@ -428,13 +428,10 @@ func TestPartitionMetadataInStatus(t *testing.T) {
 // hub's digests with the last cycle's, and a partition's new table makes
 // the Federation due at once; a heartbeat with the same content does not.
 func TestObserveRunsACycleEarlyOnChange(t *testing.T) {
-	hub := hubWithHeartbeats(t, "https://p1.kusto.windows.net")
+	hub := hubWithHeartbeats(t)
 	mg := federationOf(hub.URL)
 	e := newExternal(open, clock)
 	e.schemas = fed.NewSchemas()
-	if _, err := e.Update(context.Background(), mg); err != nil {
-		t.Fatal(err)
-	}
 	upToDate := func() bool {
 		t.Helper()
 		o, err := e.Observe(context.Background(), mg)
@@ -442,6 +439,20 @@ func TestObserveRunsACycleEarlyOnChange(t *testing.T) {
 			t.Fatal(err)
 		}
 		return o.ResourceUpToDate
+	}
+	// A cycle that found no partition yet: the first heartbeat is a change.
+	if _, err := e.Update(context.Background(), mg); err != nil {
+		t.Fatal(err)
+	}
+	if !upToDate() {
+		t.Fatal("just after a cycle, with nothing changed, the Federation must be up to date")
+	}
+	support.IngestHeartbeat(t, hub, "FleetDiscovery", heartbeat.Row{Timestamp: time.Now().UTC(), Endpoint: "https://p1.kusto.windows.net", Schema: []heartbeat.DatabaseSchema{{Database: "Metrics", Tables: []string{"cpu"}}}})
+	if upToDate() {
+		t.Error("the first partition of an empty fleet must bring the cycle forward")
+	}
+	if _, err := e.Update(context.Background(), mg); err != nil {
+		t.Fatal(err)
 	}
 	if !upToDate() {
 		t.Fatal("just after a cycle, with nothing changed, the Federation must be up to date")
@@ -452,6 +463,13 @@ func TestObserveRunsACycleEarlyOnChange(t *testing.T) {
 	ingest("cpu")
 	if !upToDate() {
 		t.Error("a heartbeat with the same schema must not bring the cycle forward")
+	}
+	// A provider that restarts knows nothing decoded and waits for the
+	// cycle that is due.
+	restarted := newExternal(open, clock)
+	restarted.schemas = fed.NewSchemas()
+	if o, err := restarted.Observe(context.Background(), mg); err != nil || !o.ResourceUpToDate {
+		t.Errorf("a restarted provider must not run a cycle before it is due: %+v, %v", o, err)
 	}
 	ingest("cpu", "disk")
 	if upToDate() {
