@@ -116,7 +116,8 @@ func (s *Schemas) Read(ctx context.Context, c Kusto, db, table string, window ti
 		}
 		return c.Query(ctx, db, q, func(r query.Row) error {
 			var h HeartbeatRow
-			fn(h, r.ToStruct(&h))
+			err := r.ToStruct(&h)
+			fn(h, err)
 			return nil
 		})
 	}
