@@ -188,7 +188,7 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 
 	// One decoder for the cycle: its memory is reused from row to row,
 	// and what partitions keep goes through the cache's shared lists.
-	dec := &heartbeat.Decoder{Keep: s.intern}
+	dec := &heartbeat.Decoder{Keep: s.intern, Find: s.find}
 	next := make(map[string]entry, len(digests))
 	var parts []heartbeat.Partition
 	for _, d := range digests {
@@ -271,17 +271,30 @@ func (s *Schemas) decode(dec *heartbeat.Decoder, h HeartbeatRow, allowHTTP bool)
 	return e
 }
 
-// intern returns the cache's copy of a list of names equal to l. A new
-// list is copied, names included: l is the decoder's and its names are
-// slices of the row, which the cache must not keep alive.
-func (s *Schemas) intern(l []string) []string {
+// find returns the cache's list equal to l, or nil. Only lists intern
+// kept are in the cache, and they are valid, sorted and without repeats.
+func (s *Schemas) find(l []string) []string {
+	if have, ok := s.names[s.hash(l)]; ok && slices.Equal(have, l) {
+		return have
+	}
+	return nil
+}
+
+func (s *Schemas) hash(l []string) uint64 {
 	var h maphash.Hash
 	h.SetSeed(s.seed)
 	for _, n := range l {
 		_, _ = h.WriteString(n) // a maphash.Hash never fails to write
 		_ = h.WriteByte(0)
 	}
-	k := h.Sum64()
+	return h.Sum64()
+}
+
+// intern returns the cache's copy of a list of names equal to l. A new
+// list is copied, names included: l is the decoder's and its names are
+// slices of the row, which the cache must not keep alive.
+func (s *Schemas) intern(l []string) []string {
+	k := s.hash(l)
 	if have, ok := s.names[k]; ok {
 		if slices.Equal(have, l) {
 			return have

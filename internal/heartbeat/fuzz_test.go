@@ -2,6 +2,8 @@ package heartbeat
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,18 +41,46 @@ func FuzzDecode(f *testing.F) {
 func FuzzDecoderReuse(f *testing.F) {
 	f.Add(`[{"database":"M","tables":["b","a","b"],"views":["v"]},{"database":"M","tables":["c"]}]`, `[{"database":"N","tables":["x","y","z","w"]}]`)
 	f.Add(`[{"database":"M","tables":[]}]`, `[{"database":"M","tables":["a;b","c"],"views":null}]`)
+	f.Add(`[{"database":"M","tables":["a","b"],"views":["c"]}]`, `[{"database":"N","tables":["c"],"views":["a","b"]},{"database":"M","tables":["b","a"]}]`)
+	f.Add(`[{"database":"M","tables":["a","b"]}]`, `[{"database":"M","tables":["a","b"]},{"database":"M","tables":["a"]}]`)
 	f.Fuzz(func(t *testing.T, a, b string) {
-		var dec Decoder
-		pa, ra, ea := dec.Decode(time.Unix(0, 0), "https://p1", a, false)
-		wantA := fmt.Sprint(pa, ra, ea)
-		pb, rb, eb := dec.Decode(time.Unix(0, 0), "https://p1", b, false)
-		fa, fra, fea := Decode(time.Unix(0, 0), "https://p1", a, false)
-		fb, frb, feb := Decode(time.Unix(0, 0), "https://p1", b, false)
-		if got := fmt.Sprint(pa, ra, ea); got != wantA || got != fmt.Sprint(fa, fra, fea) {
-			t.Fatalf("first row: %s after the second, %s when decoded, %s fresh", got, wantA, fmt.Sprint(fa, fra, fea))
+		// A decoder that shares lists, as the hub's cache does, and one
+		// that copies them.
+		kept := map[string][]string{}
+		shared := Decoder{
+			Keep: func(l []string) []string {
+				k := strings.Join(l, "\x00")
+				if _, ok := kept[k]; !ok {
+					kept[k] = slices.Clone(l)
+				}
+				return kept[k]
+			},
+			Find: func(l []string) []string {
+				if k := kept[strings.Join(l, "\x00")]; slices.Equal(k, l) {
+					return k
+				}
+				return nil
+			},
 		}
-		if got, want := fmt.Sprint(pb, rb, eb), fmt.Sprint(fb, frb, feb); got != want {
-			t.Fatalf("second row: %s, fresh %s", got, want)
+		for _, dec := range []*Decoder{{}, &shared} {
+			decodeTwice(t, dec, a, b)
 		}
 	})
+}
+
+// decodeTwice decodes a then b with dec and holds both to a fresh Decode,
+// a also after b.
+func decodeTwice(t *testing.T, dec *Decoder, a, b string) {
+	t.Helper()
+	pa, ra, ea := dec.Decode(time.Unix(0, 0), "https://p1", a, false)
+	wantA := fmt.Sprint(pa, ra, ea)
+	pb, rb, eb := dec.Decode(time.Unix(0, 0), "https://p1", b, false)
+	fa, fra, fea := Decode(time.Unix(0, 0), "https://p1", a, false)
+	fb, frb, feb := Decode(time.Unix(0, 0), "https://p1", b, false)
+	if got := fmt.Sprint(pa, ra, ea); got != wantA || got != fmt.Sprint(fa, fra, fea) {
+		t.Fatalf("first row: %s after the second, %s when decoded, %s fresh", got, wantA, fmt.Sprint(fa, fra, fea))
+	}
+	if got, want := fmt.Sprint(pb, rb, eb), fmt.Sprint(fb, frb, feb); got != want {
+		t.Fatalf("second row: %s, fresh %s", got, want)
+	}
 }

@@ -115,7 +115,11 @@ type Decoder struct {
 	// and without duplicates, and returns the list to keep in its place.
 	// It must not keep l, which the decoder reuses, nor the names in it,
 	// which are slices of the row. Nil keeps a copy of l.
-	Keep  func(l []string) []string
+	Keep func(l []string) []string
+	// Find, when set, returns a list Keep returned before that is equal
+	// to l, or nil. A list found is known valid, sorted and without
+	// repeats, and is kept as it is, unchecked.
+	Find  func(l []string) []string
 	arena []string
 }
 
@@ -156,7 +160,7 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 	reject := func(format string, a ...any) {
 		rejected = append(rejected, Rejection{Endpoint: ep, Reason: fmt.Sprintf(format, a...)})
 	}
-	byName := map[string]*DatabaseSchema{}
+	byName := map[string]*decoded{}
 	for _, d := range raw {
 		if err := kql.ValidateName(d.Database); err != nil {
 			reject("database %v", err)
@@ -166,24 +170,55 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 			reject("database %q lists more than %d tables or views", d.Database, MaxTablesPerDatabase)
 			continue
 		}
-		tables := validNames(d.Tables, func(err error) { reject("table in %q: %v", d.Database, err) })
-		views := validNames(d.Views, func(err error) { reject("view in %q: %v", d.Database, err) })
+		tables := dec.names(d.Tables, func(err error) { reject("table in %q: %v", d.Database, err) })
+		views := dec.names(d.Views, func(err error) { reject("view in %q: %v", d.Database, err) })
 		if db := byName[d.Database]; db != nil {
-			// Listed twice: one database with both lists.
-			db.Tables = append(slices.Clip(db.Tables), tables...)
-			db.Views = append(slices.Clip(db.Views), views...)
+			// Listed twice: one database with both lists, checked again.
+			db.tables = list{names: append(slices.Clip(db.tables.names), tables.names...)}
+			db.views = list{names: append(slices.Clip(db.views.names), views.names...)}
 			continue
 		}
 		// The name is a slice of the row; the partition keeps a copy.
-		byName[d.Database] = &DatabaseSchema{Database: strings.Clone(d.Database), Tables: tables, Views: views}
+		byName[d.Database] = &decoded{name: strings.Clone(d.Database), tables: tables, views: views}
 	}
 	p := Partition{Endpoint: ep, LastHeartbeat: ts}
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		db := byName[name]
-		db.Tables, db.Views = dec.keep(uniqueSorted(db.Tables)), dec.keep(uniqueSorted(db.Views))
-		p.Databases = append(p.Databases, *db)
+		p.Databases = append(p.Databases, DatabaseSchema{Database: db.name, Tables: dec.finish(db.tables), Views: dec.finish(db.views)})
 	}
 	return p, rejected, nil
+}
+
+// decoded is a database while its heartbeat is decoded.
+type decoded struct {
+	name          string
+	tables, views list
+}
+
+// list is a list of names and whether it is already one Find returned.
+type list struct {
+	names []string
+	found bool
+}
+
+// names checks a decoded list of names: one equal to a list Find knows
+// is valid, sorted and without repeats as it stands, and taken as found;
+// any other has its invalid names reported and left out.
+func (dec *Decoder) names(l []string, reject func(error)) list {
+	if dec.Find != nil && len(l) > 0 {
+		if kept := dec.Find(l); kept != nil {
+			return list{names: kept, found: true}
+		}
+	}
+	return list{names: validNames(l, reject)}
+}
+
+// finish is the list a partition keeps.
+func (dec *Decoder) finish(l list) []string {
+	if l.found {
+		return l.names
+	}
+	return dec.keep(uniqueSorted(l.names))
 }
 
 // validNames keeps the valid names, in place: the list is the decoder's.
