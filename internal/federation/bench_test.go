@@ -14,8 +14,7 @@ import (
 
 	"github.com/fleetplane/fleetplane/internal/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/kql"
-	"github.com/fleetplane/fleetplane/internal/kusto"
-	"github.com/fleetplane/fleetplane/test/kustoserver"
+	"github.com/fleetplane/fleetplane/test/support"
 )
 
 // fleet is n partitions, each reporting dbs databases of tables tables.
@@ -295,15 +294,7 @@ func BenchmarkCycle(b *testing.B) {
 // process.
 func BenchmarkReadHub(b *testing.B) {
 	parts := fleet(1000, 5, 200)
-	s := kustoserver.New("Db0", "Db1", "Db2", "Db3", "Db4")
-	if err := s.Start("127.0.0.1:0"); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
-	c, err := kusto.New(s.URL, nil, kusto.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	c := support.KustoClient(b, support.KustoServer(b, "Db0", "Db1", "Db2", "Db3", "Db4"))
 	ctx := context.Background()
 	plan := Compute(parts, emptyHub(5))
 	if failures, err := Apply(ctx, c, Plan{Commands: plan.Commands}); err != nil || len(failures) > 0 {
