@@ -50,6 +50,20 @@ func (c *cursor) expect(v string) error {
 	return nil
 }
 
+// items reads a comma-separated list up to and including its closing
+// parenthesis, the opening one already read, calling item for each.
+func (c *cursor) items(item func() error) error {
+	for !c.accept(")") {
+		if err := item(); err != nil {
+			return err
+		}
+		if !c.accept(",") {
+			return c.expect(")")
+		}
+	}
+	return nil
+}
+
 // name reads an identifier, bracket-quoted or bare.
 func (c *cursor) name() (string, error) {
 	t := c.next()

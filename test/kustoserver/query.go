@@ -130,18 +130,13 @@ func whereIn(rs *result, i int, c *cursor) (*result, error) {
 		return nil, err
 	}
 	set := map[string]bool{}
-	for !c.accept(")") {
+	err := c.items(func() error {
 		v, err := c.str()
-		if err != nil {
-			return nil, err
-		}
 		set[v] = true
-		if !c.accept(",") {
-			if err := c.expect(")"); err != nil {
-				return nil, err
-			}
-			break
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := &result{name: rs.name, columns: rs.columns}
 	for _, r := range rs.rows {

@@ -41,18 +41,13 @@ func parseScalar(rs *result, c *cursor) (scalar, error) {
 		return columnScalar(rs, name)
 	}
 	var args []scalar
-	for !c.accept(")") {
+	err = c.items(func() error {
 		a, err := parseScalar(rs, c)
-		if err != nil {
-			return scalar{}, err
-		}
 		args = append(args, a)
-		if !c.accept(",") {
-			if err := c.expect(")"); err != nil {
-				return scalar{}, err
-			}
-			break
-		}
+		return err
+	})
+	if err != nil {
+		return scalar{}, err
 	}
 	one := func() error {
 		if len(args) != 1 {
