@@ -51,12 +51,16 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, fmt.Errorf("function-fleetplane does not compose %s; it composes %s", gvk.GroupKind(), f.kinds()))
 		return rsp, nil
 	}
-	if err := c.Compose(req, rsp, in); err != nil {
-		f.log.Info("Cannot compose", "kind", gvk.Kind, "namespace", md["namespace"].GetStringValue(), "name", md["name"].GetStringValue(), "tag", req.GetMeta().GetTag(), "error", err)
+	err := c.Compose(req, rsp, in)
+	// Built once a call has something to log, not before: a logger with
+	// values costs allocations on every call.
+	xrKeys := []any{"kind", gvk.Kind, "namespace", md["namespace"].GetStringValue(), "name", md["name"].GetStringValue(), "tag", req.GetMeta().GetTag()}
+	if err != nil {
+		f.log.Info("Cannot compose", append(xrKeys, "error", err)...)
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	f.log.Debug("Composed", "kind", gvk.Kind, "namespace", md["namespace"].GetStringValue(), "name", md["name"].GetStringValue(), "tag", req.GetMeta().GetTag(), "resources", len(rsp.GetDesired().GetResources()))
+	f.log.Debug("Composed", append(xrKeys, "resources", len(rsp.GetDesired().GetResources()))...)
 	return rsp, nil
 }
 

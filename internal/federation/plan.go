@@ -448,10 +448,11 @@ func sameEntities(live []string, want []kql.Entity) bool {
 		return false
 	}
 	// Kusto lists a group as it was written, and fleetplane writes it
-	// sorted: in the steady state the lists match in order, unparsed.
+	// sorted: in the steady state the lists match in order, without a
+	// set or normalizing a single endpoint.
 	inOrder := true
 	for i, s := range live {
-		if e, ok := kql.PlainEntity(s); !ok || e != want[i] {
+		if e, err := kql.ParseEntity(s); err != nil || e != want[i] {
 			inOrder = false
 			break
 		}

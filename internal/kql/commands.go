@@ -140,7 +140,7 @@ func (e Entity) Render() (string, error) {
 // ParseEntity reads an entity written as cluster('x').database('y'), the
 // form Render writes and Kusto returns from .show entity_groups.
 func ParseEntity(s string) (Entity, error) {
-	if e, ok := PlainEntity(s); ok {
+	if e, ok := plainEntity(s); ok {
 		return e, nil
 	}
 	toks, err := Tokenize(s)
@@ -162,11 +162,11 @@ func ParseEntity(s string) (Entity, error) {
 	return Entity{Endpoint: toks[2].Value, Database: toks[7].Value}, nil
 }
 
-// PlainEntity reads the form Render writes for names without quotes or
+// plainEntity reads the form Render writes for names without quotes or
 // backslashes, which is how Kusto lists a fleet's entity groups, without
 // tokenizing: a hub cycle compares thousands of them. ok is false for any
-// other form, which ParseEntity still reads.
-func PlainEntity(s string) (Entity, bool) {
+// other form, which ParseEntity then tokenizes.
+func plainEntity(s string) (Entity, bool) {
 	rest, ok := strings.CutPrefix(s, "cluster('")
 	if !ok {
 		return Entity{}, false

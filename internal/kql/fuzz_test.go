@@ -210,13 +210,13 @@ func FuzzPlainEntity(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		e, ok := PlainEntity(s)
+		e, ok := plainEntity(s)
 		if !ok {
 			return
 		}
 		toks, err := Tokenize(s)
 		if err != nil || len(toks) != 9 || toks[2].Value != e.Endpoint || toks[7].Value != e.Database {
-			t.Fatalf("PlainEntity(%q) = %+v; tokens %v, %v", s, e, toks, err)
+			t.Fatalf("plainEntity(%q) = %+v; tokens %v, %v", s, e, toks, err)
 		}
 	})
 }

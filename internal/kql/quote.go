@@ -51,8 +51,8 @@ func ValidateName(name string) error {
 }
 
 // plainName is a valid name of at most MaxNameLength ASCII letters,
-// digits, underscores, dots, dashes and inner spaces, checked byte by byte: a hub validates every
-// table name of every heartbeat it decodes.
+// digits, underscores, dots, dashes and inner spaces, checked byte by
+// byte: a hub validates every table name of every heartbeat it decodes.
 func plainName(name string) bool {
 	if name == "" || len(name) > MaxNameLength || name[0] == ' ' || name[len(name)-1] == ' ' {
 		return false
