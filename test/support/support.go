@@ -49,7 +49,8 @@ func Root() string {
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, string), alive ...func() error) {
 	t.Helper()
 	const interval = 200 * time.Millisecond
-	deadline := time.Now().Add(timeout)
+	start := time.Now()
+	deadline := start.Add(timeout)
 	for {
 		for _, a := range alive {
 			if err := a(); err != nil {
@@ -58,6 +59,12 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (b
 		}
 		ok, why := cond()
 		if ok {
+			// A wait that used much of its budget is the first suspect
+			// when a later one times out on a slower machine; the line
+			// shows with the failure (or under -v).
+			if took := time.Since(start); took > timeout/3 {
+				t.Logf("waited %s of %s for %s", took.Round(100*time.Millisecond), timeout, what)
+			}
 			return
 		}
 		if time.Now().After(deadline) {
@@ -208,7 +215,16 @@ func Harness(m *testing.M, what string, run func(*testing.M) int) {
 		fmt.Fprintf(os.Stderr, "%s: skipped under -short\n", what)
 		os.Exit(0)
 	}
-	os.Exit(run(m))
+	echo, err := echoFailures(32 << 10)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", what, err)
+		os.Exit(1)
+	}
+	code := run(m)
+	if failures := echo.stop(); code != 0 && failures != "" {
+		fmt.Fprintf(os.Stderr, "\n%s: the failures again, after the logs above:\n%s", what, failures)
+	}
+	os.Exit(code)
 }
 
 // NeedsTools skips a test under -short: it builds or runs pinned tools.
