@@ -10,12 +10,15 @@ import (
 	"fmt"
 	"time"
 
+	apiextv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
+	"github.com/crossplane/function-sdk-go/resource/composite"
 	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/types/known/durationpb"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
@@ -125,6 +128,16 @@ func (r *Request[X]) require(key string, sel *fnv1.ResourceSelector, namespace s
 	return request.GetRequiredResource(r.req, key)
 }
 
+// RecheckWhileWaiting is how soon Crossplane composes an XR again while
+// it waits (on a resource not yet Ready, or on its kind's own gate,
+// Outcome.Pending) or while Crossplane's circuit breaker drops its watch
+// events (Responsive=False). Crossplane v2.4 otherwise relies on watch
+// events alone until the response's TTL, a minute: an XR whose composed
+// resource turned Ready, or changed, while the breaker was open sat
+// unreconciled until the TTL ran out (crossplane/crossplane#7703). One
+// RunFunction per such XR every 15 s costs little and bounds the delay.
+const RecheckWhileWaiting = 15 * time.Second
+
 // ComposeAgainWithin shortens how long Crossplane may wait before it
 // composes the XR again, for state Crossplane does not watch.
 func (r *Request[X]) ComposeAgainWithin(d time.Duration) {
@@ -190,6 +203,9 @@ func (k kind[X]) Compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResp
 		// alone, which may all be ready although the XR is not.
 		markCompositeNotReady(rsp)
 	}
+	if out.Pending || r.Resources.Waiting() || notListening(oxr.Resource) {
+		r.ComposeAgainWithin(RecheckWhileWaiting)
+	}
 	if out.Condition.Type != "" {
 		Report(rsp, oxr.Resource, out.Condition)
 	}
@@ -197,6 +213,12 @@ func (k kind[X]) Compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResp
 		Report(rsp, oxr.Resource, c)
 	}
 	return nil
+}
+
+// notListening reports whether Crossplane's circuit breaker passes on
+// none but a probe of the XR's watch events (Responsive=False).
+func notListening(xr *composite.Unstructured) bool {
+	return xr.GetCondition(apiextv1.TypeResponsive).Status == corev1.ConditionFalse
 }
 
 // Write puts the set into the response's desired state, next to what

@@ -63,7 +63,9 @@ func TestRunWritesWhatThePlanDecided(t *testing.T) {
 	rsp := composetest.Run(t, compose.Run(plan), composetest.Call{XR: toyXR(map[string]any{"size": int64(3)})})
 
 	want := &fnv1.RunFunctionResponse{
-		Meta: &fnv1.ResponseMeta{Tag: "test", Ttl: durationpb.New(time.Minute)},
+		// The thing is not ready yet: composed again soon, not at the
+		// default TTL.
+		Meta: &fnv1.ResponseMeta{Tag: "test", Ttl: durationpb.New(compose.RecheckWhileWaiting)},
 		Desired: &fnv1.State{
 			Composite: &fnv1.Resource{Resource: mustStruct(t, map[string]any{"status": map[string]any{"seen": 3}})},
 			Resources: map[string]*fnv1.Resource{"thing": {
@@ -86,17 +88,56 @@ func TestRunWritesWhatThePlanDecided(t *testing.T) {
 	}
 }
 
+// TestRunReadiness checks the XR's readiness and how soon Crossplane is
+// asked to compose it again: within RecheckWhileWaiting while anything is
+// not ready (Crossplane's circuit breaker may drop the watch event that
+// would have said so) or while that breaker is open, at the SDK's default
+// TTL otherwise.
 func TestRunReadiness(t *testing.T) {
+	ready := map[string]*composetest.Resource{"a": composetest.Observed("example.org/v1", "Thing", "a").Ready()}
 	cases := map[string]struct {
 		plan      compose.Plan[toy]
+		observed  map[string]*composetest.Resource
+		xrConds   []composetest.Condition
 		wantReady fnv1.Ready
+		wantTTL   time.Duration
 	}{
-		"derived from composed resources": {
+		"derived from composed resources, all ready": {
+			plan: func(r *compose.Request[toy]) (compose.Outcome, error) {
+				r.Resources.Add("a", thing(1))
+				return compose.Outcome{}, nil
+			},
+			observed:  ready,
+			wantReady: fnv1.Ready_READY_UNSPECIFIED,
+			wantTTL:   time.Minute,
+		},
+		"all ready, but Crossplane's circuit breaker drops the XR's events": {
+			plan: func(r *compose.Request[toy]) (compose.Outcome, error) {
+				r.Resources.Add("a", thing(1))
+				return compose.Outcome{}, nil
+			},
+			observed:  ready,
+			xrConds:   []composetest.Condition{{Type: "Responsive", Status: "False", Reason: "WatchCircuitOpen"}},
+			wantReady: fnv1.Ready_READY_UNSPECIFIED,
+			wantTTL:   compose.RecheckWhileWaiting,
+		},
+		"all ready, the breaker closed": {
+			plan: func(r *compose.Request[toy]) (compose.Outcome, error) {
+				r.Resources.Add("a", thing(1))
+				return compose.Outcome{}, nil
+			},
+			observed:  ready,
+			xrConds:   []composetest.Condition{{Type: "Responsive", Status: "True", Reason: "WatchCircuitClosed"}},
+			wantReady: fnv1.Ready_READY_UNSPECIFIED,
+			wantTTL:   time.Minute,
+		},
+		"derived from composed resources, one not ready yet": {
 			plan: func(r *compose.Request[toy]) (compose.Outcome, error) {
 				r.Resources.Add("a", thing(1))
 				return compose.Outcome{}, nil
 			},
 			wantReady: fnv1.Ready_READY_UNSPECIFIED,
+			wantTTL:   compose.RecheckWhileWaiting,
 		},
 		"not ready while a resource is held": {
 			plan: func(r *compose.Request[toy]) (compose.Outcome, error) {
@@ -105,19 +146,32 @@ func TestRunReadiness(t *testing.T) {
 				return compose.Outcome{}, nil
 			},
 			wantReady: fnv1.Ready_READY_FALSE,
+			wantTTL:   compose.RecheckWhileWaiting,
 		},
 		"not ready while the plan has more to do": {
 			plan: func(*compose.Request[toy]) (compose.Outcome, error) {
 				return compose.Outcome{Pending: true}, nil
 			},
 			wantReady: fnv1.Ready_READY_FALSE,
+			wantTTL:   compose.RecheckWhileWaiting,
+		},
+		"a plan's own shorter TTL stands": {
+			plan: func(r *compose.Request[toy]) (compose.Outcome, error) {
+				r.ComposeAgainWithin(5 * time.Second)
+				return compose.Outcome{Pending: true}, nil
+			},
+			wantReady: fnv1.Ready_READY_FALSE,
+			wantTTL:   5 * time.Second,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp := composetest.Run(t, compose.Run(tc.plan), composetest.Call{XR: toyXR(nil)})
+			rsp := composetest.Run(t, compose.Run(tc.plan), composetest.Call{XR: toyXR(nil), Observed: tc.observed, XRConditions: tc.xrConds})
 			if got := rsp.GetDesired().GetComposite().GetReady(); got != tc.wantReady {
 				t.Errorf("XR readiness = %s, want %s", got, tc.wantReady)
+			}
+			if got := rsp.GetMeta().GetTtl().AsDuration(); got != tc.wantTTL {
+				t.Errorf("TTL = %s, want %s", got, tc.wantTTL)
 			}
 		})
 	}

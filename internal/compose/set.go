@@ -130,6 +130,20 @@ func (s *Set) Ready(name resource.Name) bool {
 	return ok && d.Ready == resource.ReadyTrue
 }
 
+// Waiting reports whether anything composed is not Ready yet: a resource
+// held back, or a desired one whose observed state is not ready.
+func (s *Set) Waiting() bool {
+	if len(s.held) > 0 {
+		return true
+	}
+	for _, d := range s.desired {
+		if d.Ready != resource.ReadyTrue {
+			return true
+		}
+	}
+	return false
+}
+
 // Held lists, sorted, the resources held back waiting for predecessors.
 func (s *Set) Held() []string {
 	out := make([]string, len(s.held))
