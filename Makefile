@@ -68,6 +68,10 @@ lint: ## Run golangci-lint as make test does (configuration: .golangci.yml).
 bench: ## Run the benchmarks with allocation figures.
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+.PHONY: footprint
+footprint: ## Measure provider-fleetplane beside provider-kubernetes on a local control plane (minutes; flags: FOOTPRINT_ARGS).
+	$(GO) run ./test/footprint $(FOOTPRINT_ARGS)
+
 .PHONY: demo
 demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a federated fleet on local Kusto servers, an experiment on stand-ins, an adx-mon stack.
 	$(GO) run ./test/demo

@@ -47,6 +47,7 @@ type CLI struct {
 	KustoTimeout     time.Duration `default:"60s" help:"Deadline of one Kusto call, retries included."`
 	MetricsAddress   string        `default:":8080" help:"Address of the Prometheus metrics endpoint; 0 turns it off."`
 	HealthAddress    string        `default:":8081" help:"Address of the health and readiness probes; 0 turns them off."`
+	PprofAddress     string        `default:"0" help:"Address of Go's pprof endpoints, for profiling the provider; 0 turns them off."`
 	IMDSEndpoint     string        `default:"http://169.254.169.254" help:"Azure's instance metadata service, read by ProvisioningDefaults where a ClusterProviderConfig allows discovery."`
 	ARMEndpoint      string        `name:"azure-resource-manager-endpoint" default:"https://management.azure.com" help:"Azure Resource Manager, where ProvisioningDefaults lists the Kusto SKUs of a region and Autoscalers read ADX clusters and their Azure Monitor metrics."`
 	LoopbackPods     bool          `name:"scrape-loopback-pods" help:"Let Autoscalers scrape ingestor pods whose IP is a loopback address. Only for local control planes whose stand-in pods listen on loopback; never on a real cluster, where a pod claiming such an IP would point the provider at itself."`
@@ -84,6 +85,7 @@ func (c *CLI) Run() error {
 		LeaderElectionResourceLock: "leases",
 		Metrics:                    metricsserver.Options{BindAddress: c.MetricsAddress},
 		HealthProbeBindAddress:     c.HealthAddress,
+		PprofBindAddress:           c.PprofAddress,
 	})
 	if err != nil {
 		return fmt.Errorf("cannot create the controller manager: %w", err)

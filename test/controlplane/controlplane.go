@@ -60,6 +60,10 @@ type Process struct {
 	done chan struct{}
 }
 
+// Binary is the base name of the process's executable, which client-go
+// puts first in its default user agent.
+func (p *Process) Binary() string { return filepath.Base(p.bin) }
+
 // Stop kills the process group and waits for it.
 func (p *Process) Stop() {
 	if p.cmd.Process == nil {
@@ -162,12 +166,37 @@ func Tool(root, name string) (string, error) {
 // Start runs etcd and kube-apiserver in dir and waits until the API server
 // is ready. root is the repository root, for tools/tools.sh.
 func Start(ctx context.Context, root, dir string) (*ControlPlane, error) {
-	return StartWithControllers(ctx, root, dir)
+	return StartWith(ctx, root, dir, Options{})
 }
 
 // StartWithControllers is Start with more of kube-controller-manager's
 // controllers than the default set (job-controller, say).
 func StartWithControllers(ctx context.Context, root, dir string, controllers ...string) (*ControlPlane, error) {
+	return StartWith(ctx, root, dir, Options{Controllers: controllers})
+}
+
+// Options tune a control plane.
+type Options struct {
+	// Controllers of kube-controller-manager beyond the default set.
+	Controllers []string
+	// AuditLog, when set, is where kube-apiserver writes one JSON line
+	// per completed request (metadata only): who asked, with which user
+	// agent, for what. For measurements of clients' API traffic.
+	AuditLog string
+}
+
+// auditPolicy records every request at the Metadata level, once, when
+// its response is complete.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted, Panic]
+rules:
+- level: Metadata
+`
+
+// StartWith is Start with options.
+func StartWith(ctx context.Context, root, dir string, o Options) (*ControlPlane, error) {
+	controllers := o.Controllers
 	etcdBin, err := Tool(root, "etcd")
 	if err != nil {
 		return nil, err
@@ -223,7 +252,7 @@ func StartWithControllers(ctx context.Context, root, dir string, controllers ...
 	if err != nil {
 		return nil, err
 	}
-	api, err := Run(dir, "kube-apiserver", apiBin, []string{
+	apiArgs := []string{
 		"--etcd-servers", etcdURL,
 		"--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1",
 		"--cert-dir", filepath.Join(dir, "certs"),
@@ -232,7 +261,17 @@ func StartWithControllers(ctx context.Context, root, dir string, controllers ...
 		"--service-cluster-ip-range", "10.0.0.0/24",
 		"--authorization-mode", "RBAC", "--token-auth-file", tokens,
 		"--enable-priority-and-fairness=false",
-	}, nil)
+	}
+	if o.AuditLog != "" {
+		policy := filepath.Join(dir, "audit-policy.yaml")
+		if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+			return nil, err
+		}
+		// Synchronous writes, no rotation: a measurement reads every
+		// line of its window.
+		apiArgs = append(apiArgs, "--audit-policy-file", policy, "--audit-log-path", o.AuditLog, "--audit-log-mode", "blocking", "--audit-log-maxsize", "0")
+	}
+	api, err := Run(dir, "kube-apiserver", apiBin, apiArgs, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -373,6 +412,34 @@ contexts:
     user: admin
 current-context: fleetplane
 `, server, bearer)
+}
+
+// CPU is the processor time the process has used, user and system.
+func (p *Process) CPU() (time.Duration, error) {
+	if p.cmd.Process == nil {
+		return 0, fmt.Errorf("%s is not running", p.Name)
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, field 2, is in parentheses and may hold spaces:
+	// count fields after its closing one. utime and stime are fields 14
+	// and 15, in clock ticks of USER_HZ, which Linux fixes at 100.
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("short /proc stat for %s", p.Name)
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
 }
 
 // RSS is the resident memory of the process in bytes, from /proc.

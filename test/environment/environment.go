@@ -63,6 +63,34 @@ type Options struct {
 	Experiments bool
 	// Logf reports progress.
 	Logf func(format string, a ...any)
+	// Poll, when set, is both providers' --poll instead of the tests'
+	// (5s for provider-fleetplane, 10s for provider-kubernetes): for
+	// measurements that compare them at the same interval.
+	Poll time.Duration
+	// Quiet runs both providers at their default log level, as in
+	// production, instead of --debug.
+	Quiet bool
+	// ProviderArgs are further flags of provider-fleetplane.
+	ProviderArgs []string
+	// AuditLog, when set, makes kube-apiserver log every request there
+	// (controlplane.Options.AuditLog).
+	AuditLog string
+}
+
+// poll is the --poll of a provider whose tests' value is def.
+func (o Options) poll(def string) string {
+	if o.Poll > 0 {
+		return o.Poll.String()
+	}
+	return def
+}
+
+// debug is the log flag of both providers.
+func (o Options) debug() []string {
+	if o.Quiet {
+		return nil
+	}
+	return []string{"--debug"}
 }
 
 // Env is a running environment.
@@ -85,6 +113,7 @@ type Env struct {
 	// Experiments is set when Options.Experiments was.
 	Experiments *Experiments
 
+	opts    Options
 	cancel  context.CancelFunc
 	servers []*kustoserver.Server
 	logf    func(string, ...any)
@@ -112,7 +141,7 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
-	e := &Env{Root: root, Dir: dir, logf: o.Logf}
+	e := &Env{Root: root, Dir: dir, logf: o.Logf, opts: o}
 	ok := false
 	defer func() {
 		if !ok {
@@ -128,7 +157,7 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	e.phase("packages built", t)
 
 	t = time.Now()
-	if e.CP, err = controlplane.Start(ctx, root, dir); err != nil {
+	if e.CP, err = controlplane.StartWith(ctx, root, dir, controlplane.Options{AuditLog: o.AuditLog}); err != nil {
 		return nil, err
 	}
 	e.phase("etcd and kube-apiserver ready", t)
@@ -248,10 +277,12 @@ func (e *Env) install(ctx context.Context, b built) error {
 	if e.Function, err = e.Crossplane.ServeFunction(ctx, FunctionName, b.functionBin, "--metrics-address="); err != nil {
 		return err
 	}
-	if e.Provider, err = e.Crossplane.RunProvider(ctx, ProviderName, b.providerBin, "--poll", "5s", "--metrics-address", "0", "--health-address", "0", "--debug",
+	args := append([]string{"--poll", e.opts.poll("5s"), "--metrics-address", "0", "--health-address", "0",
 		"--imds-endpoint", e.AzureAPI.URL, "--azure-resource-manager-endpoint", e.AzureAPI.URL,
 		// The kubelet stand-in's pods listen on loopback IPs.
-		"--scrape-loopback-pods"); err != nil {
+		"--scrape-loopback-pods"}, e.opts.debug()...)
+	args = append(args, e.opts.ProviderArgs...)
+	if e.Provider, err = e.Crossplane.RunProvider(ctx, ProviderName, b.providerBin, args...); err != nil {
 		return err
 	}
 	for _, o := range []client.Object{fn, pv, cf} {

@@ -105,7 +105,7 @@ func (e *Env) installProviderKubernetes(ctx context.Context) (*controlplane.Proc
 	if err := e.Kube.Create(ctx, pv); err != nil {
 		return nil, fmt.Errorf("cannot install provider-kubernetes: %w", err)
 	}
-	p, err := e.Crossplane.RunProvider(ctx, ProviderKubernetesName, bin, "--poll", "10s", "--enable-watches", "--debug")
+	p, err := e.Crossplane.RunProvider(ctx, ProviderKubernetesName, bin, append([]string{"--poll", e.opts.poll("10s"), "--enable-watches"}, e.opts.debug()...)...)
 	if err != nil {
 		return nil, err
 	}
