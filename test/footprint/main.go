@@ -119,11 +119,20 @@ func populate(ctx context.Context, env *environment.Env, c config) error {
 	if err != nil {
 		return err
 	}
+	if err := hub.Exec("FleetDiscovery", support.HeartbeatTable); err != nil {
+		return err
+	}
 	var partitions []string
 	for range c.partitions {
 		s, err := env.KustoServer("Metrics")
 		if err != nil {
 			return err
+		}
+		// A schema of a few tables for each heartbeat to report.
+		for t := range 5 {
+			if err := s.Exec("Metrics", fmt.Sprintf(".create table ['T%d'] (['Timestamp']:datetime, ['Value']:real)", t)); err != nil {
+				return err
+			}
 		}
 		partitions = append(partitions, s.URL)
 	}
@@ -150,13 +159,9 @@ func populate(ctx context.Context, env *environment.Env, c config) error {
 			return fmt.Errorf("heartbeat %d: %w", i, err)
 		}
 	}
-	kc, err := os.ReadFile(env.CP.Kubeconfig)
-	if err != nil {
-		return err
-	}
 	for i := range c.registrations {
 		name := fmt.Sprintf("c%04d", i)
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "footprint-registrations", Name: name + "-kubeconfig"}, Data: map[string][]byte{"kubeconfig": kc}}
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "footprint-registrations", Name: name + "-kubeconfig"}, Data: map[string][]byte{"kubeconfig": kubeconfig(i)}}
 		if err := env.Kube.Create(ctx, secret); err != nil {
 			return err
 		}
@@ -191,6 +196,25 @@ func populate(ctx context.Context, env *environment.Env, c config) error {
 		}
 	}
 	return nil
+}
+
+// kubeconfig is a cluster's kubeconfig as a GKE connection Secret holds
+// it: its own server, a CA, a token. Registrations only read it; nothing
+// connects to the server.
+func kubeconfig(i int) []byte {
+	return fmt.Appendf(nil, `apiVersion: v1
+kind: Config
+current-context: c
+clusters:
+- name: c
+  cluster: {server: "https://10.%d.%d.1", certificate-authority-data: Q0EK}
+contexts:
+- name: c
+  context: {cluster: c, user: u}
+users:
+- name: u
+  user: {token: "token-%d"}
+`, i/250+1, i%250, i)
 }
 
 // waitReady polls until every managed resource of the three kinds is
