@@ -70,6 +70,10 @@ type Kind[T resource.Managed] struct {
 	Interval func(T) time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Idle says the kind has nothing to observe between cycles, so it
+	// comes back when the next cycle is due rather than at every poll.
+	// Spec changes still arrive at once, as watch events.
+	Idle bool
 }
 
 func (k Kind[T]) now() time.Time {
@@ -86,13 +90,16 @@ func (k Kind[T]) Due(mg T) bool {
 }
 
 // PollHook comes back when the next cycle is due, or at the poll interval
-// if that is sooner.
+// if that is sooner and the kind is not Idle.
 func (k Kind[T]) PollHook(mg resource.Managed, poll time.Duration) time.Duration {
 	m, ok := mg.(T)
 	if !ok {
 		return poll
 	}
 	_, until := Due(k.Last(m), k.Interval(m), k.now())
+	if k.Idle {
+		return max(until, minimumWait)
+	}
 	return min(max(until, minimumWait), poll)
 }
 

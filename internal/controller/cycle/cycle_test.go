@@ -62,18 +62,24 @@ func TestPollHook(t *testing.T) {
 		}
 		return h
 	}
+	idle := k
+	idle.Idle = true
 	cases := map[string]struct {
+		k    Kind[*v1alpha1.Heartbeat]
 		mg   resource.Managed
 		want time.Duration
 	}{
-		"due: soon, never in a tight loop": {mg: hb(-1, time.Minute), want: time.Second},
-		"next cycle before the poll":       {mg: hb(20*time.Second, 30*time.Second), want: 10 * time.Second},
-		"poll before the next cycle":       {mg: hb(0, time.Hour), want: time.Minute},
-		"another kind":                     {mg: &v1alpha1.Federation{}, want: time.Minute},
+		"due: soon, never in a tight loop":          {k: k, mg: hb(-1, time.Minute), want: time.Second},
+		"next cycle before the poll":                {k: k, mg: hb(20*time.Second, 30*time.Second), want: 10 * time.Second},
+		"poll before the next cycle":                {k: k, mg: hb(0, time.Hour), want: time.Minute},
+		"another kind":                              {k: k, mg: &v1alpha1.Federation{}, want: time.Minute},
+		"idle: the next cycle, past the poll":       {k: idle, mg: hb(0, time.Hour), want: time.Hour},
+		"idle and due: soon, never in a tight loop": {k: idle, mg: hb(-1, time.Hour), want: time.Second},
+		"idle, next cycle before the poll":          {k: idle, mg: hb(20*time.Second, 30*time.Second), want: 10 * time.Second},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := k.PollHook(tc.mg, time.Minute); got != tc.want {
+			if got := tc.k.PollHook(tc.mg, time.Minute); got != tc.want {
 				t.Errorf("PollHook = %s, want %s", got, tc.want)
 			}
 		})

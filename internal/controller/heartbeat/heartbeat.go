@@ -44,12 +44,19 @@ func Setup(mgr ctrl.Manager, o controller.Options, c *kustoconn.Connector) error
 	return setup.Managed(mgr, o, v1alpha1.HeartbeatGroupVersionKind, &v1alpha1.Heartbeat{}, &connector{c: c}, periodic(time.Now).Options())
 }
 
-// periodic says where a Heartbeat keeps its cycle.
+// periodic says where a Heartbeat keeps its cycle. Between heartbeats
+// there is nothing to observe (no external object; availability changes
+// only when a heartbeat is sent), so a Heartbeat is reconciled when its
+// next one is due, not at every poll: 1,000 Heartbeats at the default
+// ten minutes cost 1.7 reconciles a second instead of 17 at a one-minute
+// poll, which the provider's default --max-reconcile-rate (10) could not
+// keep up with.
 func periodic(now func() time.Time) cycle.Kind[*v1alpha1.Heartbeat] {
 	return cycle.Kind[*v1alpha1.Heartbeat]{
 		Last:     func(h *v1alpha1.Heartbeat) *metav1.Time { return h.Status.AtProvider.LastHeartbeatTime },
 		Interval: func(h *v1alpha1.Heartbeat) time.Duration { return cycle.Interval(h.Spec.ForProvider.Interval) },
 		Now:      now,
+		Idle:     true,
 	}
 }
 

@@ -22,8 +22,11 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
@@ -35,20 +38,74 @@ import (
 
 // Setup adds the ClusterRegistration controller to mgr.
 func Setup(mgr ctrl.Manager, o controller.Options) error {
-	// Secrets are read straight from the API server: caching every Secret
-	// of the cluster to read two of them would cost memory and a watch.
-	c := &connector{read: mgr.GetAPIReader(), write: mgr.GetClient(), grants: grants.NewConnector(mgr.GetClient())}
-	// No creation grace period: reads go straight to the API server,
-	// which is never behind a write.
+	registered, err := clusterSecrets(mgr)
+	if err != nil {
+		return err
+	}
+	// A registration's own Secrets (its kubeconfig, its Argo CD Secret)
+	// are read straight from the API server: caching every Secret of the
+	// cluster to read two per registration would cost memory and a watch.
+	c := &connector{read: mgr.GetAPIReader(), registered: registered, write: mgr.GetClient(), grants: grants.NewConnector(mgr.GetClient())}
+	// No creation grace period: reads of its own Secret go straight to
+	// the API server, which is never behind a write.
 	return setup.Managed(mgr, o, v1alpha1.ClusterRegistrationGroupVersionKind, &v1alpha1.ClusterRegistration{}, c, setup.Options{
 		Reconciler: []managed.ReconcilerOption{managed.WithInitializers(), managed.WithCreationGracePeriod(0)},
 	})
 }
 
+// clusterSecrets is a cache of Argo CD's cluster Secrets in every
+// namespace, found by their label, holding only what the check that a
+// server or name is not taken reads: every registration's poll lists
+// them, which from the API server would cost registrations × Secrets
+// decoded per poll (200 registrations: 40,000). Their credentials are
+// dropped before they are stored.
+func clusterSecrets(mgr ctrl.Manager) (client.Reader, error) {
+	c, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme: mgr.GetScheme(),
+		ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: {
+			Label:     labels.SelectorFromSet(labels.Set{argocd.LabelSecretType: argocd.SecretTypeCluster}),
+			Transform: keepIdentity,
+		}},
+		ReaderFailOnMissingInformer: false,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot create the cache of Argo CD's cluster Secrets: %w", err)
+	}
+	if err := mgr.Add(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// keepIdentity strips a cluster Secret to what unclaimed reads: its
+// owner annotation and the server and name it registers.
+func keepIdentity(o any) (any, error) {
+	s, ok := o.(*corev1.Secret)
+	if !ok {
+		return o, nil
+	}
+	out := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
+		Namespace: s.Namespace, Name: s.Name, UID: s.UID, ResourceVersion: s.ResourceVersion, Labels: s.Labels,
+	}}
+	if owner, ok := s.Annotations[argocd.AnnotationOwner]; ok {
+		out.Annotations = map[string]string{argocd.AnnotationOwner: owner}
+	}
+	for _, k := range []string{"server", "name"} {
+		if v, ok := s.Data[k]; ok {
+			if out.Data == nil {
+				out.Data = map[string][]byte{}
+			}
+			out.Data[k] = v
+		}
+	}
+	return out, nil
+}
+
 type connector struct {
-	read   client.Reader
-	write  client.Client
-	grants *grants.Connector
+	read       client.Reader
+	registered client.Reader
+	write      client.Client
+	grants     *grants.Connector
 }
 
 func (c *connector) Connect(ctx context.Context, mg *v1alpha1.ClusterRegistration) (managed.TypedExternalClient[*v1alpha1.ClusterRegistration], error) {
@@ -60,13 +117,15 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.ClusterRegistratio
 	if err != nil {
 		return nil, err
 	}
-	return &external{read: c.read, write: c.write, policy: p}, nil
+	return &external{read: c.read, registered: c.registered, write: c.write, policy: p}, nil
 }
 
 type external struct {
-	read   client.Reader
-	write  client.Client
-	policy fpv1alpha1.ArgoCDPolicy
+	read client.Reader
+	// registered lists Argo CD's cluster Secrets (clusterSecrets).
+	registered client.Reader
+	write      client.Client
+	policy     fpv1alpha1.ArgoCDPolicy
 	// want is the Secret Observe rendered, for Create and Update of the
 	// same reconcile.
 	want *corev1.Secret
@@ -137,7 +196,7 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.ClusterRegistration
 // stand in for another's.
 func (e *external) unclaimed(ctx context.Context, mg *v1alpha1.ClusterRegistration, server string) error {
 	list := &corev1.SecretList{}
-	if err := e.read.List(ctx, list, client.InNamespace(e.policy.Namespace), client.MatchingLabels{argocd.LabelSecretType: argocd.SecretTypeCluster}); err != nil {
+	if err := e.registered.List(ctx, list, client.InNamespace(e.policy.Namespace), client.MatchingLabels{argocd.LabelSecretType: argocd.SecretTypeCluster}); err != nil {
 		return fmt.Errorf("cannot list Argo CD's cluster Secrets in %s: %w", e.policy.Namespace, err)
 	}
 	name := mg.Spec.ForProvider.ClusterName

@@ -116,7 +116,7 @@ func foreign() *corev1.Secret {
 var policy = fpv1alpha1.ArgoCDPolicy{Namespace: "argocd", Project: "experiments", AllowedExecCommands: []string{"argocd-k8s-auth"}}
 
 func newExternal(kube client.Client) *external {
-	return &external{read: kube, write: kube, policy: policy}
+	return &external{read: kube, registered: kube, write: kube, policy: policy}
 }
 
 func deleting(r *v1alpha1.ClusterRegistration) *v1alpha1.ClusterRegistration {
@@ -297,5 +297,39 @@ func TestLifecycle(t *testing.T) {
 	}
 	if err := kube.Get(ctx, types.NamespacedName{Namespace: "argocd", Name: "cluster-gke"}, live); !kerrors.IsNotFound(err) {
 		t.Errorf("Secret still there after Delete: %v", err)
+	}
+}
+
+// TestKeepIdentity checks what the cache of Argo CD's cluster Secrets
+// holds: what unclaimed reads, never the credentials.
+func TestKeepIdentity(t *testing.T) {
+	in := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "argocd", Name: "cluster-edge", ResourceVersion: "7",
+			Labels:      map[string]string{argocd.LabelSecretType: argocd.SecretTypeCluster},
+			Annotations: map[string]string{argocd.AnnotationOwner: "team-a/edge", "kubectl.kubernetes.io/last-applied-configuration": "{...}"},
+		},
+		Data: map[string][]byte{"server": []byte("https://edge"), "name": []byte("edge"), "config": []byte(`{"bearerToken":"secret"}`)},
+	}
+	out, err := keepIdentity(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "argocd", Name: "cluster-edge", ResourceVersion: "7",
+			Labels:      map[string]string{argocd.LabelSecretType: argocd.SecretTypeCluster},
+			Annotations: map[string]string{argocd.AnnotationOwner: "team-a/edge"},
+		},
+		Data: map[string][]byte{"server": []byte("https://edge"), "name": []byte("edge")},
+	}
+	if diff := cmp.Diff(want, out); diff != "" {
+		t.Errorf("kept (-want +got):\n%s", diff)
+	}
+	if _, ok := in.Data["config"]; !ok {
+		t.Error("the input Secret was modified")
+	}
+	if got, _ := keepIdentity("not a secret"); got != "not a secret" {
+		t.Errorf("other objects pass unchanged, got %v", got)
 	}
 }
