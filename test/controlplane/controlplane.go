@@ -267,9 +267,10 @@ func StartWith(ctx context.Context, root, dir string, o Options) (*ControlPlane,
 		if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
 			return nil, err
 		}
-		// Synchronous writes, no rotation: a measurement reads every
-		// line of its window.
-		apiArgs = append(apiArgs, "--audit-policy-file", policy, "--audit-log-path", o.AuditLog, "--audit-log-mode", "blocking", "--audit-log-maxsize", "0")
+		// Synchronous writes and no rotation (a size of 0 would mean
+		// the 100 MB default, which ten minutes of a fleet exceed): a
+		// measurement reads every line of its window from one file.
+		apiArgs = append(apiArgs, "--audit-policy-file", policy, "--audit-log-path", o.AuditLog, "--audit-log-mode", "blocking", "--audit-log-maxsize", "1000000")
 	}
 	api, err := Run(dir, "kube-apiserver", apiBin, apiArgs, nil)
 	if err != nil {

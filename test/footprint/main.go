@@ -198,23 +198,10 @@ func populate(ctx context.Context, env *environment.Env, c config) error {
 	return nil
 }
 
-// kubeconfig is a cluster's kubeconfig as a GKE connection Secret holds
-// it: its own server, a CA, a token. Registrations only read it; nothing
-// connects to the server.
+// kubeconfig is registration i's: a server of its own (a server is
+// registered once).
 func kubeconfig(i int) []byte {
-	return fmt.Appendf(nil, `apiVersion: v1
-kind: Config
-current-context: c
-clusters:
-- name: c
-  cluster: {server: "https://10.%d.%d.1", certificate-authority-data: Q0EK}
-contexts:
-- name: c
-  context: {cluster: c, user: u}
-users:
-- name: u
-  user: {token: "token-%d"}
-`, i/250+1, i%250, i)
+	return support.Kubeconfig(fmt.Sprintf("https://10.%d.%d.1", i/250+1, i%250), fmt.Sprintf("token-%d", i))
 }
 
 // waitReady polls until every managed resource of the three kinds is

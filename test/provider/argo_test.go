@@ -25,20 +25,7 @@ import (
 )
 
 func kubeconfigSecret(ns, name, token string) *corev1.Secret {
-	kc := `apiVersion: v1
-kind: Config
-current-context: c
-clusters:
-- name: c
-  cluster: {server: "https://10.1.2.3", certificate-authority-data: Q0EK}
-contexts:
-- name: c
-  context: {cluster: c, user: u}
-users:
-- name: u
-  user: {token: "` + token + `"}
-`
-	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{"kubeconfig": []byte(kc)}}
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string][]byte{"kubeconfig": support.Kubeconfig("https://10.1.2.3", token)}}
 }
 
 // grantArgo is the ClusterProviderConfig the cluster admin writes for a

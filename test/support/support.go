@@ -234,3 +234,21 @@ func NeedsTools(t testing.TB) {
 		t.Skip("needs the pinned tools; skipped under -short")
 	}
 }
+
+// Kubeconfig is a cluster's kubeconfig as a GKE connection Secret holds
+// it: a server with a CA, and a token. Nothing connects to the server.
+func Kubeconfig(server, token string) []byte {
+	return fmt.Appendf(nil, `apiVersion: v1
+kind: Config
+current-context: c
+clusters:
+- name: c
+  cluster: {server: %q, certificate-authority-data: Q0EK}
+contexts:
+- name: c
+  context: {cluster: c, user: u}
+users:
+- name: u
+  user: {token: %q}
+`, server, token)
+}
