@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -104,7 +105,7 @@ func run(c config) error {
 		return err
 	}
 	if c.heap != "" {
-		if err := saveHeap(fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap", pprofPort), c.heap); err != nil {
+		if err := saveHeap(ctx, fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap", pprofPort), c.heap); err != nil {
 			return err
 		}
 		logf("heap profile of provider-fleetplane in %s", c.heap)
@@ -187,7 +188,7 @@ func populate(ctx context.Context, env *environment.Env, c config) error {
 				"forProvider": map[string]any{"manifest": map[string]any{
 					"apiVersion": "v1", "kind": "ConfigMap",
 					"metadata": map[string]any{"namespace": "footprint-objects", "name": fmt.Sprintf("o%04d", i)},
-					"data":     map[string]any{"index": fmt.Sprint(i)},
+					"data":     map[string]any{"index": strconv.Itoa(i)},
 				}},
 			},
 		}}
@@ -339,8 +340,12 @@ func countRequests(path string, start, end time.Time) (requests, error) {
 	return out, sc.Err()
 }
 
-func saveHeap(url, path string) error {
-	rsp, err := http.Get(url) //nolint:gosec,noctx // loopback, the provider this command started
+func saveHeap(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	rsp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
 	}
