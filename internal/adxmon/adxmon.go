@@ -108,7 +108,7 @@ func plan(r *compose.Request[v1alpha1.ADXMon]) (compose.Outcome, error) {
 	if err := p.plan(); err != nil {
 		return compose.Outcome{}, err
 	}
-	out := compose.Outcome{Status: &p.status, Pending: p.status.Phase != PhaseInstalled}
+	out := compose.Outcome{Status: &p.status, Pending: p.status.Phase != PhaseInstalled, Settled: p.status.Phase == PhaseFailed}
 	for _, t := range []string{v1alpha1.ConditionADXReady, v1alpha1.ConditionDatabasesReady, v1alpha1.ConditionIngestorReady, v1alpha1.ConditionCollectorReady, v1alpha1.ConditionAlerterReady, ConditionAutoscalerReady} {
 		out.Conditions = append(out.Conditions, p.conds[t])
 	}

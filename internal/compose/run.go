@@ -64,6 +64,11 @@ type Outcome struct {
 	// resource is: the kind has more to do (a workflow to finish, a gate
 	// that is closed). The XR is also not Ready while resources are held.
 	Pending bool
+	// Settled says only an edit of the XR changes what it reports now (a
+	// failed run, for one), so it is not composed again every
+	// RecheckWhileWaiting however unready it or its resources are: an
+	// edit is a watch event, and the default TTL still applies.
+	Settled bool
 }
 
 // Request is one call of a plan.
@@ -203,7 +208,9 @@ func (k kind[X]) Compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResp
 		// alone, which may all be ready although the XR is not.
 		markCompositeNotReady(rsp)
 	}
-	if out.Pending || r.Resources.Waiting() || notListening(oxr.Resource) {
+	// While the circuit breaker is open even an edit of a settled XR
+	// may be dropped, so that case rechecks too.
+	if (!out.Settled && (out.Pending || r.Resources.Waiting())) || notListening(oxr.Resource) {
 		r.ComposeAgainWithin(RecheckWhileWaiting)
 	}
 	if out.Condition.Type != "" {

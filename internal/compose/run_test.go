@@ -155,6 +155,22 @@ func TestRunReadiness(t *testing.T) {
 			wantReady: fnv1.Ready_READY_FALSE,
 			wantTTL:   compose.RecheckWhileWaiting,
 		},
+		"settled: a failed run waits for an edit, not for its resources": {
+			plan: func(r *compose.Request[toy]) (compose.Outcome, error) {
+				r.Resources.Add("a", thing(1))
+				return compose.Outcome{Pending: true, Settled: true}, nil
+			},
+			wantReady: fnv1.Ready_READY_FALSE,
+			wantTTL:   time.Minute,
+		},
+		"settled, but the breaker drops the edit that would unsettle it": {
+			plan: func(*compose.Request[toy]) (compose.Outcome, error) {
+				return compose.Outcome{Pending: true, Settled: true}, nil
+			},
+			xrConds:   []composetest.Condition{{Type: "Responsive", Status: "False", Reason: "WatchCircuitOpen"}},
+			wantReady: fnv1.Ready_READY_FALSE,
+			wantTTL:   compose.RecheckWhileWaiting,
+		},
 		"a plan's own shorter TTL stands": {
 			plan: func(r *compose.Request[toy]) (compose.Outcome, error) {
 				r.ComposeAgainWithin(5 * time.Second)

@@ -62,6 +62,9 @@ func plan(r *compose.Request[v1alpha1.Experiment]) (compose.Outcome, error) {
 		// Until the workflow succeeds the experiment is not done, even
 		// when every resource composed so far is ready.
 		Pending: p.status.Phase != v1alpha1.PhaseComplete,
+		// A failed experiment stays as it is until it expires or is
+		// edited.
+		Settled: p.status.Phase == v1alpha1.PhaseFailed,
 	}, nil
 }
 
