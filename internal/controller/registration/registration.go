@@ -66,7 +66,6 @@ func clusterSecrets(mgr ctrl.Manager) (client.Reader, error) {
 			Label:     labels.SelectorFromSet(labels.Set{argocd.LabelSecretType: argocd.SecretTypeCluster}),
 			Transform: keepIdentity,
 		}},
-		ReaderFailOnMissingInformer: false,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cannot create the cache of Argo CD's cluster Secrets: %w", err)
@@ -77,21 +76,29 @@ func clusterSecrets(mgr ctrl.Manager) (client.Reader, error) {
 	return c, nil
 }
 
-// keepIdentity strips a cluster Secret to what unclaimed reads: its
-// owner annotation and the server and name it registers.
+// maxKept bounds each value keepIdentity stores. The cache spans every
+// namespace, where any tenant may label a Secret as an Argo CD cluster;
+// without a bound, each could hold megabytes of the provider's memory.
+// A cluster's server URL or name is far shorter.
+const maxKept = 4 << 10
+
+// keepIdentity strips a cluster Secret to what unclaimed reads: the
+// secret-type label it is listed by, its owner annotation and the server
+// and name it registers, each at most maxKept bytes.
 func keepIdentity(o any) (any, error) {
 	s, ok := o.(*corev1.Secret)
 	if !ok {
 		return o, nil
 	}
 	out := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{
-		Namespace: s.Namespace, Name: s.Name, UID: s.UID, ResourceVersion: s.ResourceVersion, Labels: s.Labels,
+		Namespace: s.Namespace, Name: s.Name, UID: s.UID, ResourceVersion: s.ResourceVersion,
+		Labels: map[string]string{argocd.LabelSecretType: s.Labels[argocd.LabelSecretType]},
 	}}
-	if owner, ok := s.Annotations[argocd.AnnotationOwner]; ok {
+	if owner, ok := s.Annotations[argocd.AnnotationOwner]; ok && len(owner) <= maxKept {
 		out.Annotations = map[string]string{argocd.AnnotationOwner: owner}
 	}
 	for _, k := range []string{"server", "name"} {
-		if v, ok := s.Data[k]; ok {
+		if v, ok := s.Data[k]; ok && len(v) <= maxKept {
 			if out.Data == nil {
 				out.Data = map[string][]byte{}
 			}

@@ -329,6 +329,13 @@ func TestKeepIdentity(t *testing.T) {
 	if _, ok := in.Data["config"]; !ok {
 		t.Error("the input Secret was modified")
 	}
+	huge := in.DeepCopy()
+	huge.Labels["team"] = "a"
+	huge.Data["server"] = make([]byte, maxKept+1)
+	out, _ = keepIdentity(huge)
+	if got := out.(*corev1.Secret); len(got.Labels) != 1 || got.Data["server"] != nil || string(got.Data["name"]) != "edge" {
+		t.Errorf("kept other labels or an oversized server: %v %v", got.Labels, got.Data)
+	}
 	if got, _ := keepIdentity("not a secret"); got != "not a secret" {
 		t.Errorf("other objects pass unchanged, got %v", got)
 	}
