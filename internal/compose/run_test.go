@@ -94,6 +94,10 @@ func TestRunWritesWhatThePlanDecided(t *testing.T) {
 // would have said so) or while that breaker is open, at the SDK's default
 // TTL otherwise.
 func TestRunReadiness(t *testing.T) {
+	composeA := func(r *compose.Request[toy]) (compose.Outcome, error) {
+		r.Resources.Add("a", thing(1))
+		return compose.Outcome{}, nil
+	}
 	ready := map[string]*composetest.Resource{"a": composetest.Observed("example.org/v1", "Thing", "a").Ready()}
 	cases := map[string]struct {
 		plan      compose.Plan[toy]
@@ -103,39 +107,27 @@ func TestRunReadiness(t *testing.T) {
 		wantTTL   time.Duration
 	}{
 		"derived from composed resources, all ready": {
-			plan: func(r *compose.Request[toy]) (compose.Outcome, error) {
-				r.Resources.Add("a", thing(1))
-				return compose.Outcome{}, nil
-			},
+			plan:      composeA,
 			observed:  ready,
 			wantReady: fnv1.Ready_READY_UNSPECIFIED,
 			wantTTL:   time.Minute,
 		},
 		"all ready, but Crossplane's circuit breaker drops the XR's events": {
-			plan: func(r *compose.Request[toy]) (compose.Outcome, error) {
-				r.Resources.Add("a", thing(1))
-				return compose.Outcome{}, nil
-			},
+			plan:      composeA,
 			observed:  ready,
 			xrConds:   []composetest.Condition{{Type: "Responsive", Status: "False", Reason: "WatchCircuitOpen"}},
 			wantReady: fnv1.Ready_READY_UNSPECIFIED,
 			wantTTL:   compose.RecheckWhileWaiting,
 		},
 		"all ready, the breaker closed": {
-			plan: func(r *compose.Request[toy]) (compose.Outcome, error) {
-				r.Resources.Add("a", thing(1))
-				return compose.Outcome{}, nil
-			},
+			plan:      composeA,
 			observed:  ready,
 			xrConds:   []composetest.Condition{{Type: "Responsive", Status: "True", Reason: "WatchCircuitClosed"}},
 			wantReady: fnv1.Ready_READY_UNSPECIFIED,
 			wantTTL:   time.Minute,
 		},
 		"derived from composed resources, one not ready yet": {
-			plan: func(r *compose.Request[toy]) (compose.Outcome, error) {
-				r.Resources.Add("a", thing(1))
-				return compose.Outcome{}, nil
-			},
+			plan:      composeA,
 			wantReady: fnv1.Ready_READY_UNSPECIFIED,
 			wantTTL:   compose.RecheckWhileWaiting,
 		},
