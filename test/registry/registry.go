@@ -1,0 +1,195 @@
+// Package registry runs a real OCI registry (go-containerregistry's
+// registry package) in process on a loopback port, serving TLS with a
+// certificate from a CA it makes. Crossplane core trusts that CA through
+// its --ca-bundle-path flag and the crossplane CLI through SSL_CERT_FILE,
+// so packages travel the way they do for a user: `crossplane xpkg push`,
+// then the package manager pulls and resolves them. No Docker.
+package registry
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// Registry is a running registry.
+type Registry struct {
+	// Host is host:port, the registry part of every reference into it.
+	Host string
+	// CAFile holds the PEM certificate of the CA that signed the server's
+	// certificate.
+	CAFile string
+
+	srv  *http.Server
+	pool *x509.CertPool
+	dir  string
+}
+
+// Start serves a registry on a free loopback port. Blobs live under dir
+// (packages are tens of megabytes), manifests in memory; requests are
+// logged to dir/registry.log.
+func Start(dir string) (*Registry, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "blobs"), 0o755); err != nil {
+		return nil, err
+	}
+	caPEM, cert, err := issue()
+	if err != nil {
+		return nil, err
+	}
+	caFile := filepath.Join(dir, "ca.crt")
+	if err := os.WriteFile(caFile, caPEM, 0o644); err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	logFile, err := os.Create(filepath.Join(dir, "registry.log"))
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{
+		Handler: registry.New(
+			registry.Logger(log.New(logFile, "", log.LstdFlags)),
+			registry.WithBlobHandler(registry.NewDiskBlobHandler(filepath.Join(dir, "blobs"))),
+		),
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(logFile, "http: ", log.LstdFlags),
+	}
+	go func() { _ = srv.ServeTLS(ln, "", "") }()
+	return &Registry{Host: ln.Addr().String(), CAFile: caFile, srv: srv, pool: pool, dir: dir}, nil
+}
+
+// Close stops serving.
+func (r *Registry) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = r.srv.Shutdown(ctx)
+}
+
+// Ref is the reference of repository repo (e.g. "fleetplane/function")
+// at tag in this registry.
+func (r *Registry) Ref(repo, tag string) string {
+	return r.Host + "/" + repo + ":" + tag
+}
+
+// Push pushes the package file to repo:tag with `crossplane xpkg push`,
+// the command a user runs; cli is the crossplane CLI. The CLI trusts the
+// registry's CA through SSL_CERT_FILE (Go's TLS roots on Linux), not by
+// skipping verification.
+func (r *Registry) Push(ctx context.Context, cli, file, repo, tag string) error {
+	cmd := exec.CommandContext(ctx, cli, "xpkg", "push", "-f", file, r.Ref(repo, tag))
+	cmd.Env = append(os.Environ(), "SSL_CERT_FILE="+r.CAFile, "DOCKER_CONFIG="+filepath.Join(r.dir, "docker"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("crossplane xpkg push %s: %w\n%s", r.Ref(repo, tag), err, out)
+	}
+	return nil
+}
+
+// Tags lists the tags of repo, sorted, as a package manager sees them.
+func (r *Registry) Tags(ctx context.Context, repo string) ([]string, error) {
+	repository, err := name.NewRepository(r.Host+"/"+repo, name.StrictValidation)
+	if err != nil {
+		return nil, err
+	}
+	tags, err := remote.List(repository, remote.WithContext(ctx), remote.WithTransport(r.Transport()))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(tags)
+	return tags, nil
+}
+
+// Mirror is where this registry mirrors an upstream package source or
+// prefix: ghcr.io/fleetplane/x is mirrored at Host/ghcr.io/fleetplane/x,
+// the layout of a typical air-gapped mirror.
+func (r *Registry) Mirror(upstream string) string {
+	return r.Host + "/" + upstream
+}
+
+// Transport is an HTTP transport that trusts the registry's CA.
+func (r *Registry) Transport() http.RoundTripper {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: r.pool, MinVersion: tls.VersionTLS12}
+	return tr
+}
+
+// issue makes a CA and a server certificate for 127.0.0.1 and localhost
+// signed by it, valid for a day.
+func issue() ([]byte, tls.Certificate, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "fleetplane test registry CA"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{"localhost"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	cert, err := tls.X509KeyPair(
+		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
+	)
+	if err != nil {
+		return nil, tls.Certificate{}, errors.Join(errors.New("cannot pair the registry's certificate and key"), err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), cert, nil
+}
