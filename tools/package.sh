@@ -2,8 +2,10 @@
 # Builds fleetplane's three Crossplane packages offline into _output/:
 #   function-fleetplane.xpkg and provider-fleetplane.xpkg, each embedding a
 #   runtime image (its static binary on an empty base, built without Docker
-#   by tools/ociimage), and fleetplane.xpkg, the Configuration.
-# Prints the path and digest of each package.
+#   by tools/ociimage); fleetplane-adx, fleetplane-experiments and
+#   fleetplane-placement.xpkg, one Configuration per use case; and
+#   fleetplane.xpkg, which depends on all three.
+# Prints the path of each package.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,18 +25,43 @@ done
 "$xp" xpkg build --package-root package/provider --examples-root examples/provider \
   --embed-runtime-image-tarball "$out/provider-runtime.tar" -o "$out/provider-fleetplane.xpkg" >&2
 
-# The Configuration is the root crossplane.yaml plus package/configuration,
-# with the XRs and Components users apply (not the render fixtures).
-cfg=$out/configuration
-rm -rf "$cfg" "$out/configuration-examples"
-mkdir -p "$cfg" "$out/configuration-examples/adxcluster" "$out/configuration-examples/experiment/components"
-cp crossplane.yaml "$cfg/"
-cp -r package/configuration/. "$cfg/"
-cp examples/adxcluster/*.yaml "$out/configuration-examples/adxcluster/"
-cp examples/experiment/*.yaml "$out/configuration-examples/experiment/"
-cp examples/experiment/components/*.yaml "$out/configuration-examples/experiment/components/"
-"$xp" xpkg build --package-root "$cfg" --examples-root "$out/configuration-examples" -o "$out/fleetplane.xpkg" >&2
+# One Configuration per use case, each package/<use case>/crossplane.yaml
+# plus the XRDs, Compositions and activation policy of its API group from
+# package/configuration (a new kind lands in its group's package by its
+# group alone), with the XRs users apply as examples.
+build_configuration() {
+  local usecase=$1 group=$2 cfg=$out/fleetplane-$1 ex=$out/fleetplane-$1-examples f
+  rm -rf "$cfg" "$ex"
+  mkdir -p "$cfg/xrds" "$cfg/compositions" "$ex"
+  cp "package/$usecase/crossplane.yaml" "$cfg/"
+  cp package/configuration/xrds/*."$group".yaml "$cfg/xrds/"
+  for f in package/configuration/compositions/*.yaml; do
+    if grep -q "^    apiVersion: $group/" "$f"; then cp "$f" "$cfg/compositions/"; fi
+  done
+  cp "package/configuration/activations/$usecase.yaml" "$cfg/activation.yaml"
+  shift 2
+  for f in "$@"; do
+    mkdir -p "$ex/$(dirname "$f")"
+    cp "examples/$f" "$ex/$f"
+  done
+  "$xp" xpkg build --package-root "$cfg" --examples-root "$ex" -o "$out/fleetplane-$usecase.xpkg" >&2
+}
 
-for p in function-fleetplane provider-fleetplane fleetplane; do
+cd examples
+adx_examples=(adxcluster/*.yaml adxmon/*.yaml)
+experiment_examples=(experiment/*.yaml experiment/components/*.yaml)
+placement_examples=(placement/*.yaml)
+cd "$root"
+build_configuration adx adx.fleetplane.io "${adx_examples[@]}"
+build_configuration experiments experiments.fleetplane.io "${experiment_examples[@]}"
+build_configuration placement placement.fleetplane.io "${placement_examples[@]}"
+
+# fleetplane, the root crossplane.yaml: all of the above by dependency.
+rm -rf "$out/fleetplane"
+mkdir -p "$out/fleetplane"
+cp crossplane.yaml "$out/fleetplane/"
+"$xp" xpkg build --package-root "$out/fleetplane" --examples-root "$out/empty" -o "$out/fleetplane.xpkg" >&2
+
+for p in function-fleetplane provider-fleetplane fleetplane-adx fleetplane-experiments fleetplane-placement fleetplane; do
   echo "$out/$p.xpkg"
 done

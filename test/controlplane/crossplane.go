@@ -19,10 +19,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/xpkg"
 	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -54,9 +51,23 @@ type Crossplane struct {
 // Kube is a client with Crossplane's package types registered.
 func (x *Crossplane) Kube() client.Client { return x.kube }
 
+// CrossplaneOptions tune Crossplane core.
+type CrossplaneOptions struct {
+	// CABundle is a PEM file of further CAs Crossplane trusts when it
+	// pulls packages (its --ca-bundle-path).
+	CABundle string
+	// Args are further flags of `crossplane core start`.
+	Args []string
+}
+
 // StartCrossplane initialises Crossplane's CRDs and secrets and starts its
 // controllers.
 func StartCrossplane(ctx context.Context, cp *ControlPlane, root string) (*Crossplane, error) {
+	return StartCrossplaneWith(ctx, cp, root, CrossplaneOptions{})
+}
+
+// StartCrossplaneWith is StartCrossplane with options.
+func StartCrossplaneWith(ctx context.Context, cp *ControlPlane, root string, o CrossplaneOptions) (*Crossplane, error) {
 	bin, err := Tool(root, "crossplane-core")
 	if err != nil {
 		return nil, err
@@ -120,7 +131,7 @@ func StartCrossplane(ctx context.Context, cp *ControlPlane, root string) (*Cross
 	if err != nil {
 		return nil, err
 	}
-	p, err := Run(cp.Dir, "crossplane", bin, []string{
+	args := []string{
 		"core", "start", "--debug", "--package-runtime=External",
 		// Webhooks serve Usages: without them Crossplane neither tracks nor
 		// enforces deletion order.
@@ -129,7 +140,11 @@ func StartCrossplane(ctx context.Context, cp *ControlPlane, root string) (*Cross
 		"--tls-client-certs-dir", clientCerts,
 		"--metrics-port", strconv.Itoa(metrics), "--health-probe-port", strconv.Itoa(health),
 		"--poll-interval", "10s",
-	}, env)
+	}
+	if o.CABundle != "" {
+		args = append(args, "--ca-bundle-path", o.CABundle)
+	}
+	p, err := Run(cp.Dir, "crossplane", bin, append(args, o.Args...), env)
 	if err != nil {
 		return nil, err
 	}
@@ -221,39 +236,6 @@ func writeCerts(dir string, data map[string][]byte) error {
 		if err := os.WriteFile(filepath.Join(dir, k), data[k], 0o600); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// PackageRef names a package file by digest under source, e.g.
-// ghcr.io/fleetplane/function-fleetplane@sha256:...
-func PackageRef(source, file string) (string, error) {
-	img, err := tarball.ImageFromPath(file, nil)
-	if err != nil {
-		return "", fmt.Errorf("%s is not a package: %w", file, err)
-	}
-	d, err := img.Digest()
-	if err != nil {
-		return "", err
-	}
-	return source + "@" + d.String(), nil
-}
-
-// Cache puts a package file into Crossplane's package cache under the name
-// Crossplane looks for when ref is installed with packagePullPolicy Never.
-func (x *Crossplane) Cache(root, ref, file string) error {
-	r, err := name.ParseReference(ref, name.StrictValidation)
-	if err != nil {
-		return err
-	}
-	id := xpkg.FriendlyID(xpkg.ParsePackageSourceFromReference(r), r.Identifier())
-	cli, err := Tool(root, "crossplane")
-	if err != nil {
-		return err
-	}
-	out, err := exec.Command(cli, "xpkg", "extract", "--from-xpkg", file, "-o", filepath.Join(x.cacheDir, id+".gz")).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("crossplane xpkg extract: %w\n%s", err, out)
 	}
 	return nil
 }
@@ -399,45 +381,9 @@ func (x *Crossplane) ServeFunction(ctx context.Context, pkg, bin string, args ..
 // ServiceAccount Crossplane's Deployment runtime would give its pod, with
 // only the RBAC bound to that account.
 func (x *Crossplane) RunProvider(ctx context.Context, pkg, bin string, args ...string) (*Process, error) {
-	obj, err := x.RevisionOf(ctx, &pkgv1.ProviderRevisionList{}, pkg, 3*time.Minute)
-	if err != nil {
-		return nil, fmt.Errorf("no active revision of provider %s: %w", pkg, err)
-	}
-	rev := obj.(*pkgv1.ProviderRevision)
-	provider := &pkgv1.Provider{}
-	if err := x.kube.Get(ctx, types.NamespacedName{Name: pkg}, provider); err != nil {
-		return nil, err
-	}
-	server, clientName := pkg+"-tls-server", pkg+"-tls-client"
-	serverCert, err := x.IssueCertificate(ctx, server, pkg)
+	rev, certs, err := x.establishProvider(ctx, pkg)
 	if err != nil {
 		return nil, err
-	}
-	if _, err := x.IssueCertificate(ctx, clientName, pkg); err != nil {
-		return nil, err
-	}
-	certs := filepath.Join(x.cp.Dir, server)
-	if err := writeCerts(certs, serverCert); err != nil {
-		return nil, err
-	}
-	// Crossplane establishes a provider's CRDs (conversion webhooks
-	// included) once the runtime has named the revision's TLS Secrets. The
-	// binary starts after that, as a pod would once it stopped
-	// crash-looping on kinds not yet served.
-	if err := x.pointRevision(ctx, rev, func(r client.Object) {
-		pr := r.(*pkgv1.ProviderRevision)
-		pr.Spec.TLSServerSecretName, pr.Spec.TLSClientSecretName = new(server), new(clientName)
-		// The package manager leaves a revision's runtime fields to the
-		// runtime when that is External.
-		pr.Spec.RuntimeConfigReference = provider.Spec.RuntimeConfigReference
-	}, func(r client.Object) {
-		pr := r.(*pkgv1.ProviderRevision)
-		pr.Status.TLSServerSecretName, pr.Status.TLSClientSecretName = new(server), new(clientName)
-	}); err != nil {
-		return nil, err
-	}
-	if err := x.waitEstablished(ctx, rev, 2*time.Minute); err != nil {
-		return nil, fmt.Errorf("provider %s: %w", pkg, err)
 	}
 	kubeconfig, err := x.providerIdentity(ctx, rev)
 	if err != nil {
@@ -454,6 +400,68 @@ func (x *Crossplane) RunProvider(ctx context.Context, pkg, bin string, args ...s
 	return p, x.pointRevision(ctx, rev, nil, func(r client.Object) {
 		r.(*pkgv1.ProviderRevision).SetConditions(pkgv1.RuntimeHealthy())
 	})
+}
+
+// StandInProvider plays the runtime for a Provider installed as pkg whose
+// controllers are test stand-ins running in this process: its revision
+// gets TLS secrets and its kinds are established, and it is reported
+// healthy as a running pod would be.
+func (x *Crossplane) StandInProvider(ctx context.Context, pkg string) error {
+	rev, _, err := x.establishProvider(ctx, pkg)
+	if err != nil {
+		return err
+	}
+	return x.pointRevision(ctx, rev, nil, func(r client.Object) {
+		r.(*pkgv1.ProviderRevision).SetConditions(pkgv1.RuntimeHealthy())
+	})
+}
+
+// establishProvider waits for the active revision of the Provider pkg,
+// issues its TLS secrets and names them in the revision, and waits until
+// the kinds it installs are established. It returns the revision and the
+// directory of its server certificates.
+func (x *Crossplane) establishProvider(ctx context.Context, pkg string) (*pkgv1.ProviderRevision, string, error) {
+	obj, err := x.RevisionOf(ctx, &pkgv1.ProviderRevisionList{}, pkg, 3*time.Minute)
+	if err != nil {
+		return nil, "", fmt.Errorf("no active revision of provider %s: %w", pkg, err)
+	}
+	rev := obj.(*pkgv1.ProviderRevision)
+	provider := &pkgv1.Provider{}
+	if err := x.kube.Get(ctx, types.NamespacedName{Name: pkg}, provider); err != nil {
+		return nil, "", err
+	}
+	server, clientName := pkg+"-tls-server", pkg+"-tls-client"
+	serverCert, err := x.IssueCertificate(ctx, server, pkg)
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := x.IssueCertificate(ctx, clientName, pkg); err != nil {
+		return nil, "", err
+	}
+	certs := filepath.Join(x.cp.Dir, server)
+	if err := writeCerts(certs, serverCert); err != nil {
+		return nil, "", err
+	}
+	// Crossplane establishes a provider's CRDs (conversion webhooks
+	// included) once the runtime has named the revision's TLS Secrets. The
+	// binary starts after that, as a pod would once it stopped
+	// crash-looping on kinds not yet served.
+	if err := x.pointRevision(ctx, rev, func(r client.Object) {
+		pr := r.(*pkgv1.ProviderRevision)
+		pr.Spec.TLSServerSecretName, pr.Spec.TLSClientSecretName = new(server), new(clientName)
+		// The package manager leaves a revision's runtime fields to the
+		// runtime when that is External.
+		pr.Spec.RuntimeConfigReference = provider.Spec.RuntimeConfigReference
+	}, func(r client.Object) {
+		pr := r.(*pkgv1.ProviderRevision)
+		pr.Status.TLSServerSecretName, pr.Status.TLSClientSecretName = new(server), new(clientName)
+	}); err != nil {
+		return nil, "", err
+	}
+	if err := x.waitEstablished(ctx, rev, 2*time.Minute); err != nil {
+		return nil, "", fmt.Errorf("provider %s: %w", pkg, err)
+	}
+	return rev, certs, nil
 }
 
 // providerIdentity gives a provider revision the identity its pod would
@@ -538,20 +546,20 @@ func (x *Crossplane) providerIdentity(ctx context.Context, rev *pkgv1.ProviderRe
 	return kubeconfig, nil
 }
 
-// waitEstablished waits until the revision lists the CRDs it installed and
-// the API server serves every one of them.
+// waitEstablished waits until the revision lists the objects it installed
+// and the API server serves every CRD among them. A safe-start provider's
+// managed kinds are ManagedResourceDefinitions, whose CRDs exist only once
+// a policy activates them, so they are not waited for.
 func (x *Crossplane) waitEstablished(ctx context.Context, rev *pkgv1.ProviderRevision, timeout time.Duration) error {
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 300*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		if err := x.kube.Get(ctx, client.ObjectKeyFromObject(rev), rev); err != nil {
 			return false, nil //nolint:nilerr // retry
 		}
-		crds := 0
 		for _, ref := range rev.Status.ObjectRefs {
 			if ref.Kind != "CustomResourceDefinition" {
 				continue
 			}
-			crds++
 			crd := &unstructured.Unstructured{}
 			crd.SetAPIVersion("apiextensions.k8s.io/v1")
 			crd.SetKind("CustomResourceDefinition")
@@ -564,8 +572,8 @@ func (x *Crossplane) waitEstablished(ctx context.Context, rev *pkgv1.ProviderRev
 				return false, nil
 			}
 		}
-		last = "the revision lists no CRDs yet"
-		return crds > 0, nil
+		last = "the revision lists no objects yet"
+		return len(rev.Status.ObjectRefs) > 0, nil
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", last, err)

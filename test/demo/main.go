@@ -53,7 +53,7 @@ func run(exit bool, interval time.Duration) error {
 	ctx := context.Background()
 	start := time.Now()
 	sayf("starting etcd, kube-apiserver and Crossplane; building and installing fleetplane's packages")
-	env, err := environment.Start(ctx, root, dir, environment.Options{Interval: interval, Logf: sayf, Experiments: true})
+	env, err := environment.Start(ctx, root, dir, environment.Options{Interval: interval, Logf: sayf})
 	if err != nil {
 		return fmt.Errorf("%w\nlogs are in %s", err, dir)
 	}

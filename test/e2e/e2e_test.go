@@ -49,9 +49,8 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2e: keeping logs in %s\n", dir)
 	}
 	env, err = environment.Start(context.Background(), root, dir, environment.Options{
-		Interval:    2 * time.Second,
-		Experiments: true,
-		Logf:        func(f string, a ...any) { fmt.Fprintf(os.Stderr, "e2e: "+f+"\n", a...) },
+		Interval: 2 * time.Second,
+		Logf:     func(f string, a ...any) { fmt.Fprintf(os.Stderr, "e2e: "+f+"\n", a...) },
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: cannot start the environment: %v\n", err)

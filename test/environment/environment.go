@@ -1,10 +1,14 @@
-// Package environment brings up fleetplane for real on one machine, offline:
-// etcd, kube-apiserver and Crossplane core; fleetplane's three packages,
-// built with `crossplane xpkg build` and installed through Crossplane's
-// package manager; the function and provider run as local processes in
-// Crossplane's External runtime; stand-ins for the upjet Azure provider;
-// and Kusto servers for partitions and hubs. The end-to-end tests and
-// `make demo` both use it.
+// Package environment brings up fleetplane for real on one machine, offline,
+// installed the way a user installs it: etcd, kube-apiserver and Crossplane
+// core; an OCI registry on loopback holding fleetplane's packages (built
+// with `crossplane xpkg build`, pushed with `crossplane xpkg push`) and
+// those it depends on, under their upstream names, which ImageConfigs
+// rewrite to the registry as an air-gapped mirror would; `crossplane xpkg
+// install` of the provider and the Configuration, whose dependencies the
+// package manager resolves. The function and the providers run as local
+// processes in Crossplane's External runtime; stand-ins play the upjet
+// providers' controllers, and Kusto servers partitions and hubs. The
+// end-to-end tests and `make demo` both use it.
 package environment
 
 import (
@@ -20,13 +24,11 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
-	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -34,21 +36,25 @@ import (
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
 	"github.com/fleetplane/fleetplane/test/controlplane"
 	"github.com/fleetplane/fleetplane/test/kustoserver"
+	"github.com/fleetplane/fleetplane/test/registry"
 	"github.com/fleetplane/fleetplane/test/standin"
-	"github.com/fleetplane/fleetplane/test/support"
 )
 
-// Package sources, as the Configuration's dependsOn names them.
+// Package sources, as the Configurations' dependsOn name them.
 const (
 	FunctionSource      = "ghcr.io/fleetplane/function-fleetplane"
 	ProviderSource      = "ghcr.io/fleetplane/provider-fleetplane"
 	ConfigurationSource = "ghcr.io/fleetplane/fleetplane"
 
-	// FunctionName is the Function object's name, the one the
-	// Composition's functionRef uses.
+	// FunctionName is the Function object's name, which the package
+	// manager derives from its source and the Compositions' functionRef
+	// uses.
 	FunctionName = "fleetplane-function-fleetplane"
-	// ProviderName is the Provider object's name.
+	// ProviderName is the Provider object's name: the README installs the
+	// provider by name, with its runtime config, before the Configuration.
 	ProviderName = "provider-fleetplane"
+	// ConfigurationName is the installed Configuration's name.
+	ConfigurationName = "fleetplane"
 	// LocalComposition is the packaged Composition with a short federation
 	// interval, for local use.
 	LocalComposition = "adxclusters-local"
@@ -58,9 +64,6 @@ const (
 type Options struct {
 	// Interval of heartbeats and federation in LocalComposition.
 	Interval time.Duration
-	// Experiments adds what Experiments need: Argo CD, Argo Workflows and
-	// GKE stand-ins and provider-kubernetes.
-	Experiments bool
 	// Logf reports progress.
 	Logf func(format string, a ...any)
 	// Poll, when set, is both providers' --poll instead of the tests'
@@ -110,7 +113,12 @@ type Env struct {
 	Kube     client.Client
 	Function *controlplane.Process
 	Provider *controlplane.Process
-	// Experiments is set when Options.Experiments was.
+	// ProviderKubernetes is provider-kubernetes, installed as a
+	// dependency of the Configuration.
+	ProviderKubernetes *controlplane.Process
+	// Registry holds every package, fleetplane's and its dependencies'.
+	Registry *registry.Registry
+	// Experiments are Argo CD's, Argo Workflows' and GKE's stand-ins.
 	Experiments *Experiments
 
 	opts    Options
@@ -157,13 +165,26 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	e.phase("packages built", t)
 
 	t = time.Now()
+	if e.Registry, err = registry.Start(filepath.Join(dir, "registry")); err != nil {
+		return nil, err
+	}
+	if err := e.publish(ctx, pkgs); err != nil {
+		return nil, err
+	}
+	e.phase("packages pushed to the registry", t)
+
+	t = time.Now()
 	if e.CP, err = controlplane.StartWith(ctx, root, dir, controlplane.Options{AuditLog: o.AuditLog}); err != nil {
 		return nil, err
 	}
 	e.phase("etcd and kube-apiserver ready", t)
 
 	t = time.Now()
-	if e.Crossplane, err = controlplane.StartCrossplane(ctx, e.CP, root); err != nil {
+	// Crossplane trusts the registry's CA, and rolls a dependency when a
+	// Configuration's constraint moves past it (an alpha feature in v2.4).
+	if e.Crossplane, err = controlplane.StartCrossplaneWith(ctx, e.CP, root, controlplane.CrossplaneOptions{
+		CABundle: e.Registry.CAFile, Args: []string{"--enable-dependency-version-upgrades"},
+	}); err != nil {
 		return nil, err
 	}
 	e.phase("crossplane ready", t)
@@ -178,14 +199,8 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 		return nil, err
 	}
 
-	// The upjet Azure CRDs, served by the stand-in.
-	upjet, err := support.UpjetAzureCRDs(root)
-	if err != nil {
-		return nil, err
-	}
-	if err := controlplane.InstallCRDs(ctx, e.CP.Config, upjet...); err != nil {
-		return nil, err
-	}
+	// The upjet Azure kinds come with their packages; the stand-in serves
+	// them once they are.
 	sctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	e.Azure = standin.New(e.Kube)
@@ -201,13 +216,11 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	}
 	e.phase("packages installed and healthy", t)
 
-	if o.Experiments {
-		t = time.Now()
-		if e.Experiments, err = e.startExperiments(ctx, sctx); err != nil {
-			return nil, err
-		}
-		e.phase("Argo CD, Argo Workflows, GKE stand-ins and provider-kubernetes ready", t)
+	t = time.Now()
+	if e.Experiments, err = e.startExperiments(ctx, sctx); err != nil {
+		return nil, err
 	}
+	e.phase("Argo CD, Argo Workflows and GKE stand-ins ready", t)
 
 	if err := e.configure(ctx, o); err != nil {
 		return nil, err
@@ -217,8 +230,9 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 }
 
 type built struct {
-	function, provider, configuration string
-	functionBin, providerBin          string
+	function, provider       string
+	configurations           map[string]string
+	functionBin, providerBin string
 }
 
 // buildPackages runs tools/package.sh, the same script `make package`
@@ -232,47 +246,36 @@ func buildPackages(root, dir string) (built, error) {
 	if _, err := cmd.Output(); err != nil {
 		return built{}, fmt.Errorf("tools/package.sh: %w\n%s", err, stderr.String())
 	}
-	return built{
+	b := built{
 		function: filepath.Join(out, "function-fleetplane.xpkg"), provider: filepath.Join(out, "provider-fleetplane.xpkg"),
-		configuration: filepath.Join(out, "fleetplane.xpkg"),
-		functionBin:   filepath.Join(out, "bin", "function-fleetplane"), providerBin: filepath.Join(out, "bin", "provider-fleetplane"),
-	}, nil
+		configurations: map[string]string{},
+		functionBin:    filepath.Join(out, "bin", "function-fleetplane"), providerBin: filepath.Join(out, "bin", "provider-fleetplane"),
+	}
+	for _, c := range []string{"fleetplane-adx", "fleetplane-experiments", "fleetplane-placement", "fleetplane"} {
+		b.configurations[c] = filepath.Join(out, c+".xpkg")
+	}
+	return b, nil
 }
 
-// install puts the three packages into Crossplane's cache, installs them by
-// digest with packagePullPolicy Never, and plays their runtime.
+// install installs fleetplane as the README says: the provider's RBAC and
+// runtime config, the ImageConfigs of the mirror, `crossplane xpkg
+// install` of the provider and then of the Configuration, whose
+// dependencies the package manager resolves from the registry. Then it
+// plays the runtime of every package that has one and waits until every
+// package is healthy and the Lock lists them all.
 func (e *Env) install(ctx context.Context, b built) error {
-	refs := map[string]string{}
-	for src, file := range map[string]string{FunctionSource: b.function, ProviderSource: b.provider, ConfigurationSource: b.configuration} {
-		ref, err := controlplane.PackageRef(src, file)
-		if err != nil {
-			return err
-		}
-		if err := e.Crossplane.Cache(e.Root, ref, file); err != nil {
-			return err
-		}
-		refs[src] = ref
-	}
-	never := ptr.To(corev1.PullNever)
-	fn := &pkgv1.Function{ObjectMeta: metav1.ObjectMeta{Name: FunctionName}, Spec: pkgv1.FunctionSpec{PackageSpec: pkgv1.PackageSpec{Package: refs[FunctionSource], PackagePullPolicy: never}}}
-	// The provider's RBAC and runtime config, as the README's install
-	// applies them, so the provider runs with the rights it ships.
 	runtimeConfig, err := e.applyProviderRBAC(ctx)
 	if err != nil {
 		return err
 	}
-	pv := &pkgv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: ProviderName}, Spec: pkgv1.ProviderSpec{
-		PackageSpec:        pkgv1.PackageSpec{Package: refs[ProviderSource], PackagePullPolicy: never},
-		PackageRuntimeSpec: pkgv1.PackageRuntimeSpec{RuntimeConfigReference: &pkgv1.RuntimeConfigReference{Name: runtimeConfig}},
-	}}
-	// The Configuration's dependencies are installed above by digest; a
-	// digest satisfies no semantic-version constraint, so resolution is
-	// skipped rather than letting Crossplane look for them in a registry.
-	cf := &pkgv1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: "fleetplane"}, Spec: pkgv1.ConfigurationSpec{PackageSpec: pkgv1.PackageSpec{Package: refs[ConfigurationSource], PackagePullPolicy: never, SkipDependencyResolution: new(true)}}}
-	for _, o := range []client.Object{fn, pv, cf} {
-		if err := e.Kube.Create(ctx, o); err != nil {
-			return fmt.Errorf("cannot install %s: %w", o.GetName(), err)
-		}
+	if err := e.mirror(ctx); err != nil {
+		return err
+	}
+	if err := e.CrossplaneCLI(ctx, "xpkg", "install", "provider", ProviderSource+":"+Version, ProviderName, "--runtime-config="+runtimeConfig); err != nil {
+		return err
+	}
+	if err := e.CrossplaneCLI(ctx, "xpkg", "install", "configuration", ConfigurationSource+":"+Version, ConfigurationName); err != nil {
+		return err
 	}
 	if e.Function, err = e.Crossplane.ServeFunction(ctx, FunctionName, b.functionBin, "--metrics-address="); err != nil {
 		return err
@@ -285,12 +288,40 @@ func (e *Env) install(ctx context.Context, b built) error {
 	if e.Provider, err = e.Crossplane.RunProvider(ctx, ProviderName, b.providerBin, args...); err != nil {
 		return err
 	}
-	for _, o := range []client.Object{fn, pv, cf} {
+	if e.ProviderKubernetes, err = e.runProviderKubernetes(ctx); err != nil {
+		return err
+	}
+	for _, s := range standIns {
+		if err := e.Crossplane.StandInProvider(ctx, PackageName(s.source)); err != nil {
+			return err
+		}
+	}
+	var pkgs []client.Object
+	for _, c := range []string{"fleetplane-adx", "fleetplane-experiments", "fleetplane-placement"} {
+		pkgs = append(pkgs, &pkgv1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: PackageName("ghcr.io/fleetplane/" + c)}})
+	}
+	pkgs = append(pkgs, &pkgv1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName}},
+		&pkgv1.Function{ObjectMeta: metav1.ObjectMeta{Name: FunctionName}})
+	for _, n := range append([]string{ProviderName, PackageName(ProviderKubernetesSource)}, standInNames()...) {
+		pkgs = append(pkgs, &pkgv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: n}})
+	}
+	for _, o := range pkgs {
 		if err := e.Crossplane.WaitHealthy(ctx, o, 3*time.Minute); err != nil {
 			return err
 		}
 	}
+	if err := e.waitLocked(ctx, time.Minute); err != nil {
+		return err
+	}
 	return e.Crossplane.WaitXRDsEstablished(ctx, time.Minute)
+}
+
+func standInNames() []string {
+	var out []string
+	for _, s := range standIns {
+		out = append(out, PackageName(s.source))
+	}
+	return out
 }
 
 // applyProviderRBAC applies package/rbac: the ClusterRole and binding the
@@ -436,5 +467,8 @@ func (e *Env) Stop() {
 	}
 	if e.CP != nil {
 		e.CP.Stop()
+	}
+	if e.Registry != nil {
+		e.Registry.Close()
 	}
 }

@@ -4,16 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"time"
 
-	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 
 	"github.com/fleetplane/fleetplane/test/controlplane"
 	"github.com/fleetplane/fleetplane/test/standin"
@@ -26,19 +22,16 @@ const (
 	WorkflowsNamespace = "argo"
 	// ProviderKubernetesSource is provider-kubernetes' package source.
 	ProviderKubernetesSource = "xpkg.crossplane.io/crossplane-contrib/provider-kubernetes"
-	// ProviderKubernetesName is its Provider object's name.
-	ProviderKubernetesName = "provider-kubernetes"
 )
 
-// Experiments is what Experiments need besides fleetplane: Argo CD and
-// Argo Workflows (their real CRDs, stand-in controllers), GKE (stand-in
-// CRDs and controller) and provider-kubernetes, built from its module and
-// installed as a package.
+// Experiments is what Experiments need besides fleetplane's packages and
+// their dependencies: Argo CD and Argo Workflows (their real CRDs,
+// stand-in controllers) and a GKE stand-in (its kinds come with the
+// stand-in provider-gcp packages).
 type Experiments struct {
 	GKE       *standin.GKE
 	ArgoCD    *standin.ArgoCD
 	Workflows *standin.Workflows
-	Provider  *controlplane.Process
 }
 
 // startExperiments installs and starts everything Experiments need.
@@ -47,7 +40,6 @@ func (e *Env) startExperiments(ctx context.Context, sctx context.Context) (*Expe
 	if err != nil {
 		return nil, err
 	}
-	crds = append(crds, support.GKECRDs(e.Root)...)
 	if err := controlplane.InstallCRDs(ctx, e.CP.Config, crds...); err != nil {
 		return nil, err
 	}
@@ -62,57 +54,21 @@ func (e *Env) startExperiments(ctx context.Context, sctx context.Context) (*Expe
 	go x.GKE.Run(sctx)
 	go x.ArgoCD.Run(sctx)
 	go x.Workflows.Run(sctx)
-
-	if x.Provider, err = e.installProviderKubernetes(ctx); err != nil {
-		return nil, err
-	}
 	return x, nil
 }
 
-// installProviderKubernetes builds provider-kubernetes' package from its
-// module (package/crossplane.yaml and CRDs), installs it by digest, runs
-// its binary as the External runtime would, and gives it a
-// ClusterProviderConfig for this control plane.
-func (e *Env) installProviderKubernetes(ctx context.Context) (*controlplane.Process, error) {
-	crds, err := controlplane.Tool(e.Root, "provider-kubernetes-crds")
-	if err != nil {
-		return nil, err
-	}
+// runProviderKubernetes runs provider-kubernetes' binary for the Provider
+// the package manager installed as a dependency, as the External runtime
+// would, and gives it a ClusterProviderConfig for this control plane.
+func (e *Env) runProviderKubernetes(ctx context.Context) (*controlplane.Process, error) {
 	bin, err := controlplane.Tool(e.Root, "provider-kubernetes")
 	if err != nil {
 		return nil, err
 	}
-	cli, err := controlplane.Tool(e.Root, "crossplane")
+	p, err := e.Crossplane.RunProvider(ctx, PackageName(ProviderKubernetesSource), bin, append([]string{"--poll", e.opts.poll("10s"), "--enable-watches"}, e.opts.debug()...)...)
 	if err != nil {
 		return nil, err
 	}
-	empty := filepath.Join(e.Dir, "packages", "empty-examples")
-	if err := os.MkdirAll(empty, 0o755); err != nil {
-		return nil, err
-	}
-	file := filepath.Join(e.Dir, "packages", "provider-kubernetes.xpkg")
-	if out, err := exec.Command(cli, "xpkg", "build", "--package-root", filepath.Dir(crds), "--examples-root", empty, "-o", file).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("crossplane xpkg build provider-kubernetes: %w\n%s", err, out)
-	}
-	ref, err := controlplane.PackageRef(ProviderKubernetesSource, file)
-	if err != nil {
-		return nil, err
-	}
-	if err := e.Crossplane.Cache(e.Root, ref, file); err != nil {
-		return nil, err
-	}
-	pv := &pkgv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: ProviderKubernetesName}, Spec: pkgv1.ProviderSpec{PackageSpec: pkgv1.PackageSpec{Package: ref, PackagePullPolicy: ptr.To(corev1.PullNever)}}}
-	if err := e.Kube.Create(ctx, pv); err != nil {
-		return nil, fmt.Errorf("cannot install provider-kubernetes: %w", err)
-	}
-	p, err := e.Crossplane.RunProvider(ctx, ProviderKubernetesName, bin, append([]string{"--poll", e.opts.poll("10s"), "--enable-watches"}, e.opts.debug()...)...)
-	if err != nil {
-		return nil, err
-	}
-	if err := e.Crossplane.WaitHealthy(ctx, pv, 3*time.Minute); err != nil {
-		return nil, err
-	}
-
 	// Out of a cluster there is no injected identity: the provider reaches
 	// this control plane with its kubeconfig.
 	kc, err := os.ReadFile(e.CP.Kubeconfig)

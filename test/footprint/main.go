@@ -76,7 +76,7 @@ func run(c config) error {
 	audit := filepath.Join(dir, "audit.log")
 	logf := func(f string, a ...any) { fmt.Fprintf(os.Stderr, "footprint: "+f+"\n", a...) }
 	env, err := environment.Start(ctx, support.Root(), dir, environment.Options{
-		Experiments: true, Poll: c.poll, Quiet: true, AuditLog: audit, Logf: logf,
+		Poll: c.poll, Quiet: true, AuditLog: audit, Logf: logf,
 		ProviderArgs: []string{"--pprof-address", fmt.Sprintf("127.0.0.1:%d", pprofPort)},
 	})
 	if err != nil {
@@ -94,7 +94,7 @@ func run(c config) error {
 	logf("all Ready; settling for %s", c.settle)
 	time.Sleep(c.settle)
 
-	procs := []*controlplane.Process{env.Provider, env.Experiments.Provider}
+	procs := []*controlplane.Process{env.Provider, env.ProviderKubernetes}
 	logf("measuring for %s", c.window)
 	m, err := measure(procs, c.window)
 	if err != nil {

@@ -324,7 +324,18 @@ func TestValidateExamples(t *testing.T) {
 	files = append(files, more...)
 	more, _ = filepath.Glob(filepath.Join(root, "examples", "provider", "*.yaml"))
 	files = append(files, more...)
+	// The install examples whose schemas are here: Crossplane's
+	// ImageConfig and DeploymentRuntimeConfig, upjet Azure's
+	// ClusterProviderConfig.
+	for _, f := range []string{"mirror.yaml", "azure-runtime.yaml", "azure-providerconfig.yaml", "gcp-runtime.yaml"} {
+		files = append(files, filepath.Join(root, "examples", "install", f))
+	}
+	upjet, err := controlplane.Tool(root, "upjet-azure-crds")
+	if err != nil {
+		t.Fatal(err)
+	}
 	extensions := strings.Join([]string{
+		filepath.Join(upjet, "azure.m.upbound.io_clusterproviderconfigs.yaml"),
 		filepath.Join(root, "package", "configuration", "xrds"),
 		filepath.Join(root, "package", "function", "input"),
 		filepath.Join(root, "package", "provider", "crds"),
