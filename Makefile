@@ -74,4 +74,7 @@ footprint: ## Measure provider-fleetplane beside provider-kubernetes on a local 
 
 .PHONY: demo
 demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a federated fleet on local Kusto servers, an experiment on stand-ins, an adx-mon stack.
-	$(GO) run ./test/demo
+	@# Built, then exec'd: make's child is the demo itself, which stops
+	@# everything on Ctrl-C and exits 0 (under `go run`, make's SIGTERM
+	@# would end the go command and leave make reporting an error).
+	@mkdir -p .cache/bin && $(GO) build -o .cache/bin/demo ./test/demo && exec .cache/bin/demo $(DEMO_ARGS)

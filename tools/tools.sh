@@ -26,6 +26,7 @@ golangci-lint|v2.15.0|golangci-lint|github.com/golangci/golangci-lint/v2/cmd/gol
 etcd|v3.6.5|etcd|go.etcd.io/etcd/server/v3|etcd
 kube-apiserver|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kube-apiserver|kube-apiserver
 kube-controller-manager|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kube-controller-manager|kube-controller-manager
+kubectl|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kubectl|kubectl|-X k8s.io/client-go/pkg/version.gitVersion=v1.34.2 -X k8s.io/component-base/version.gitVersion=v1.34.2
 crossplane-core|v2.4.0|crossplane-core|github.com/crossplane/crossplane/v2/cmd/crossplane|crossplane|-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=v2.4.0
 provider-kubernetes|v1.0.0|provider-kubernetes|github.com/crossplane-contrib/provider-kubernetes/cmd/provider|provider-kubernetes
 CAT

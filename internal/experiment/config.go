@@ -60,7 +60,7 @@ func ConfigFrom(in *v1beta1.Input) Config {
 		}
 	}
 	ref(&cfg.Kubernetes, e.KubernetesProviderConfigRef)
-	cfg.WatchApplications = e.WatchApplications
+	cfg.WatchApplications = e.WatchApplications == nil || *e.WatchApplications
 	ref(&cfg.Fleetplane, e.ProviderConfigRef)
 	if e.GCP != nil {
 		ref(&cfg.GCP, e.GCP.ProviderConfigRef)

@@ -452,16 +452,19 @@ func TestManualCompletionSuspends(t *testing.T) {
 	wantPhase(r, v1alpha1.PhaseRunning, "argo resume -n argo lab-gateway-tutorial-validation-1")
 }
 
-func TestWatchApplicationsIsOptIn(t *testing.T) {
+// Watching is the default: provider-kubernetes ignores spec.watch without
+// its alpha --enable-watches, and with it an Application's health reaches
+// the Object at once instead of at a 30 s poll. An input can turn it off.
+func TestWatchApplicationsByDefault(t *testing.T) {
 	observed := map[string]*ct.Resource{"cluster-app": runningGKE(), "nodepool-app": nodePool().Ready(), "registration-app": registration().Ready(), "argocd-access": argocdAccess().Ready()}
 	c := ct.Call{XR: gatewayTutorial(), Input: conventionInput, Observed: observed, Required: components()}
-	if w := run(t, c).Value("application-app", "spec.watch"); w != nil {
-		t.Errorf("spec.watch = %v without the input asking for it: provider-kubernetes' watches are alpha", w)
-	}
-	in := conventionInput.DeepCopy()
-	in.Experiments.WatchApplications = true
-	c.Input = in
 	run(t, c).Want("application-app", "spec.watch", true)
+	in := conventionInput.DeepCopy()
+	in.Experiments.WatchApplications = new(false)
+	c.Input = in
+	if w := run(t, c).Value("application-app", "spec.watch"); w != nil {
+		t.Errorf("spec.watch = %v with watchApplications: false", w)
+	}
 }
 
 // TestNamesWithDots: Kubernetes names may hold dots; the GKE cluster, the

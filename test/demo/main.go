@@ -24,6 +24,7 @@ import (
 
 	"github.com/fleetplane/fleetplane/internal/kql"
 	"github.com/fleetplane/fleetplane/internal/kusto"
+	"github.com/fleetplane/fleetplane/test/controlplane"
 	"github.com/fleetplane/fleetplane/test/environment"
 	"github.com/fleetplane/fleetplane/test/kustoserver"
 )
@@ -32,15 +33,24 @@ func main() {
 	exit := flag.Bool("exit", false, "stop once the fleet has converged instead of waiting for Ctrl-C")
 	interval := flag.Duration("interval", 10*time.Second, "heartbeat and federation interval")
 	flag.Parse()
-	if err := run(*exit, *interval); err != nil {
+	// Ctrl-C (and make's SIGTERM to its recipe) at any point stops
+	// everything started so far and exits cleanly.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, *exit, *interval)
+	switch {
+	case ctx.Err() != nil:
+		sayf("stopped")
+	case err != nil:
+		stop()
 		fmt.Fprintln(os.Stderr, "demo:", err)
-		os.Exit(1)
+		os.Exit(1) //nolint:gocritic // stop() ran; nothing else is deferred
 	}
 }
 
 func sayf(format string, a ...any) { fmt.Printf("==> "+format+"\n", a...) }
 
-func run(exit bool, interval time.Duration) error {
+func run(ctx context.Context, exit bool, interval time.Duration) error {
 	root, err := os.Getwd()
 	if err != nil {
 		return err
@@ -50,7 +60,6 @@ func run(exit bool, interval time.Duration) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	ctx := context.Background()
 	start := time.Now()
 	sayf("starting etcd, kube-apiserver and Crossplane; building and installing fleetplane's packages")
 	env, err := environment.Start(ctx, root, dir, environment.Options{Interval: interval, Logf: sayf})
@@ -58,6 +67,11 @@ func run(exit bool, interval time.Duration) error {
 		return fmt.Errorf("%w\nlogs are in %s", err, dir)
 	}
 	defer env.Stop()
+	pkgs, err := env.Kubectl(ctx, "get", "pkg")
+	if err != nil {
+		return err
+	}
+	sayf("installed from the registry at %s with crossplane xpkg install; the package manager resolved the rest:\n%s", env.Registry.Host, pkgs)
 
 	hub, err := env.KustoServer("FleetDiscovery", "Metrics", "Logs")
 	if err != nil {
@@ -103,6 +117,9 @@ func run(exit bool, interval time.Duration) error {
 
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		fns := hub.Functions("Metrics")
 		if len(fns) == 2+len(parts) && len(hub.EntityGroups("Metrics")["MetricsSpoke"]) == len(parts) {
 			break
@@ -140,28 +157,36 @@ func run(exit bool, interval time.Duration) error {
 		}
 	}
 
-	cli := filepath.Join(root, ".cache", "tools", "crossplane-v2.2.0", "crossplane")
+	cli, err := controlplane.Tool(root, "crossplane")
+	if err != nil {
+		return err
+	}
+	kubectl, err := controlplane.Tool(root, "kubectl")
+	if err != nil {
+		return err
+	}
 	fmt.Printf(`
-The fleet runs. Try, in another terminal:
+The fleet runs. Try, in another terminal (kubectl and crossplane are the
+pinned tools the demo built):
 
-  export KUBECONFIG=%s
-  kubectl get adxclusters -n fleet          # if kubectl is installed
+  export KUBECONFIG=%[1]s
+  alias kubectl=%[2]s crossplane=%[3]s
+  kubectl get pkg
+  kubectl get adxclusters -n fleet
   kubectl get experiments -n experiments
   kubectl get adxmons; kubectl get pods -n monitoring
-  %s beta trace adxmon complete-adx-monitor
-  %s beta trace adxcluster hub -n fleet
-  %s beta trace experiment gateway-tutorial -n experiments
-  curl -s %s/fleetplane/functions?db=Metrics
+  crossplane beta trace adxmon complete-adx-monitor
+  crossplane beta trace adxcluster hub -n fleet
+  crossplane beta trace experiment gateway-tutorial -n experiments
+  curl -s %[4]s/fleetplane/functions?db=Metrics
 
-Logs of every process are in %s.
-`, env.CP.Kubeconfig, cli, cli, cli, hub.URL, dir)
+Logs of every process are in %[5]s.
+`, env.CP.Kubeconfig, kubectl, cli, hub.URL, dir)
 	if exit {
 		return nil
 	}
 	fmt.Println("Press Ctrl-C to stop everything.")
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
-	<-stop
+	<-ctx.Done()
 	sayf("stopping")
 	return nil
 }
@@ -269,6 +294,9 @@ func experiment(ctx context.Context, env *environment.Env, root string) error {
 	if err != nil {
 		return err
 	}
+	if err := timeline(ctx, env, xr, applied); err != nil {
+		return err
+	}
 	out, err := env.Trace("experiment", "gateway-tutorial", ns)
 	if err != nil {
 		return fmt.Errorf("crossplane beta trace: %w\n%s", err, out)
@@ -331,6 +359,9 @@ func followPhase(ctx context.Context, env *environment.Env, xr *unstructured.Uns
 	kind := strings.ToLower(xr.GetKind())
 	last := ""
 	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
+		if ctx.Err() != nil {
+			return last, ctx.Err()
+		}
 		if time.Now().After(deadline) {
 			return last, fmt.Errorf("%s %s did not reach %v in 5 minutes (phase %q)", kind, xr.GetName(), final, last)
 		}
@@ -347,4 +378,51 @@ func followPhase(ctx context.Context, env *environment.Env, xr *unstructured.Uns
 			return phase, nil
 		}
 	}
+}
+
+// timeline prints where an XR's time went: when each composed resource
+// was created and when it turned Ready, from the API server's timestamps
+// (second resolution), relative to the apply.
+func timeline(ctx context.Context, env *environment.Env, xr *unstructured.Unstructured, applied time.Time) error {
+	if err := env.Kube.Get(ctx, client.ObjectKeyFromObject(xr), xr); err != nil {
+		return err
+	}
+	type row struct {
+		what           string
+		created, ready time.Duration
+	}
+	var rows []row
+	refs, _, _ := unstructured.NestedSlice(xr.Object, "spec", "crossplane", "resourceRefs")
+	for _, r := range refs {
+		m, _ := r.(map[string]any)
+		o := &unstructured.Unstructured{}
+		o.SetAPIVersion(fmt.Sprint(m["apiVersion"]))
+		o.SetKind(fmt.Sprint(m["kind"]))
+		if err := env.Kube.Get(ctx, client.ObjectKey{Namespace: xr.GetNamespace(), Name: fmt.Sprint(m["name"])}, o); err != nil {
+			continue
+		}
+		rw := row{what: o.GetKind() + "/" + o.GetName(), created: o.GetCreationTimestamp().Sub(applied), ready: -1}
+		conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
+		for _, c := range conds {
+			cm, _ := c.(map[string]any)
+			if cm["type"] != "Ready" || cm["status"] != "True" {
+				continue
+			}
+			if t, err := time.Parse(time.RFC3339, fmt.Sprint(cm["lastTransitionTime"])); err == nil {
+				rw.ready = t.Sub(applied)
+			}
+		}
+		rows = append(rows, rw)
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].created < rows[j].created })
+	var b strings.Builder
+	for _, r := range rows {
+		ready := "not Ready"
+		if r.ready >= 0 {
+			ready = fmt.Sprintf("Ready at %5s (%s after creation)", r.ready.Round(time.Second), (r.ready - r.created).Round(time.Second))
+		}
+		fmt.Fprintf(&b, "  created at %5s, %-38s %s\n", r.created.Round(time.Second), ready, r.what)
+	}
+	sayf("where the %s's time went (seconds after the apply):\n%s", strings.ToLower(xr.GetKind()), strings.TrimRight(b.String(), "\n"))
+	return nil
 }

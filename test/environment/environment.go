@@ -30,6 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetplane/fleetplane/apis"
@@ -150,6 +152,17 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 		o.Logf = func(string, ...any) {}
 	}
 	e := &Env{Root: root, Dir: dir, logf: o.Logf, opts: o}
+	// The harness's own clients (stand-ins, waits) log through
+	// controller-runtime: to a file, not into the demo's story, and
+	// without its stack trace about a logger never set.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	harnessLog, err := os.OpenFile(filepath.Join(dir, "harness.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	ctrllog.SetLogger(zap.New(zap.WriteTo(harnessLog)))
 	ok := false
 	defer func() {
 		if !ok {

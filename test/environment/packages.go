@@ -406,3 +406,21 @@ func (e *Env) ServeFunctionRevision(ctx context.Context, pkg string, timeout tim
 	e.Function = next
 	return nil
 }
+
+// Kubectl runs the pinned kubectl against the control plane as its
+// administrator and returns its standard output.
+func (e *Env) Kubectl(ctx context.Context, args ...string) (string, error) {
+	bin, err := controlplane.Tool(e.Root, "kubectl")
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.CP.Kubeconfig)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return string(out), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out), nil
+}

@@ -128,12 +128,14 @@ type Experiments struct {
 	// +optional
 	KubernetesProviderConfigRef *ProviderConfigReference `json:"kubernetesProviderConfigRef,omitempty"`
 
-	// WatchApplications sets spec.watch on those Objects, so that
-	// provider-kubernetes reports an Application's health as it changes
-	// rather than at its next poll. provider-kubernetes honours it only with
-	// its alpha watches feature on (--enable-watches).
+	// WatchApplications sets spec.watch on those Objects (default true),
+	// so that provider-kubernetes reports an Application's health as it
+	// changes. provider-kubernetes honours it only with its alpha watches
+	// feature on (--enable-watches) and ignores it otherwise; without it a
+	// not-Ready Object is polled every 30 s whatever its --poll, which
+	// delays every step of an Experiment by up to that.
 	// +optional
-	WatchApplications bool `json:"watchApplications,omitempty"`
+	WatchApplications *bool `json:"watchApplications,omitempty"`
 
 	// ProviderConfigRef of provider-fleetplane's ClusterRegistration,
 	// WorkflowRun and Expiry. Defaults to ClusterProviderConfig "default".

@@ -81,6 +81,11 @@ func (in *Experiments) DeepCopyInto(out *Experiments) {
 		*out = new(ProviderConfigReference)
 		**out = **in
 	}
+	if in.WatchApplications != nil {
+		in, out := &in.WatchApplications, &out.WatchApplications
+		*out = new(bool)
+		**out = **in
+	}
 	if in.ProviderConfigRef != nil {
 		in, out := &in.ProviderConfigRef, &out.ProviderConfigRef
 		*out = new(ProviderConfigReference)

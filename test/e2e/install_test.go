@@ -1,0 +1,59 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/fleetplane/fleetplane/test/environment"
+)
+
+// TestInstalled checks the install as the README tells a user to: `kubectl
+// get pkg` shows every package, fleetplane's and the dependencies the
+// package manager resolved, Installed and Healthy, and the Lock names each
+// by its upstream source and the version the registry served.
+func TestInstalled(t *testing.T) {
+	ctx := context.Background()
+	out, err := env.Kubectl(ctx, "get", "pkg", "--no-headers", "-o", "custom-columns=NAME:.metadata.name,PACKAGE:.spec.package,INSTALLED:.status.conditions[?(@.type=='Installed')].status,HEALTHY:.status.conditions[?(@.type=='Healthy')].status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{}
+	for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 4 {
+			rows[f[0]] = f[1:]
+		}
+	}
+	want := map[string]string{
+		// The umbrella and the function carry no version here: TestUpgrade
+		// moves both to its release, and tests may run in any order.
+		environment.ConfigurationName:                                           environment.ConfigurationSource + ":",
+		environment.ProviderName:                                                environment.ProviderSource + ":" + environment.Version,
+		environment.FunctionName:                                                environment.FunctionSource + ":",
+		environment.PackageName("ghcr.io/fleetplane/fleetplane-adx"):            "ghcr.io/fleetplane/fleetplane-adx:",
+		environment.PackageName(environment.ProviderKubernetesSource):           environment.ProviderKubernetesSource + ":v1.0.0",
+		environment.PackageName("xpkg.upbound.io/upbound/provider-azure-kusto"): "xpkg.upbound.io/upbound/provider-azure-kusto:v2.3.0",
+	}
+	for name, pkg := range want {
+		r, ok := rows[name]
+		switch {
+		case !ok:
+			t.Errorf("kubectl get pkg lists no %s:\n%s", name, out)
+		case !strings.HasPrefix(r[0], pkg) || r[1] != "True" || r[2] != "True":
+			t.Errorf("%s: package %s installed %s healthy %s, want %s… True True", name, r[0], r[1], r[2], pkg)
+		}
+	}
+	if len(rows) != 11 {
+		t.Errorf("kubectl get pkg lists %d packages, want 11 (fleetplane's six, provider-kubernetes, four upjet):\n%s", len(rows), out)
+	}
+	lock, err := env.Kubectl(ctx, "get", "lock", "lock", "-o", `jsonpath={range .packages[*]}{.source}@{.version}{"\n"}{end}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"xpkg.upbound.io/upbound/provider-family-azure@v2.3.0", "xpkg.upbound.io/upbound/provider-gcp-container@v2.0.0", environment.ProviderKubernetesSource + "@v1.0.0"} {
+		if !strings.Contains(lock, s+"\n") {
+			t.Errorf("the Lock lacks %s:\n%s", s, lock)
+		}
+	}
+}
