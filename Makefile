@@ -36,6 +36,11 @@ generate: ## Regenerate deepcopy code, method sets, XRDs, CRDs and the function 
 package: ## Build the function, provider and Configuration packages (.xpkg) offline into _output/.
 	@tools/package.sh
 
+.PHONY: push
+push: package ## Push the packages to REGISTRY under VERSION: make push REGISTRY=ghcr.io/fleetplane VERSION=v0.1.0
+	@test -n "$(REGISTRY)" -a -n "$(VERSION)" || { echo "make push needs REGISTRY and VERSION, e.g. make push REGISTRY=ghcr.io/fleetplane VERSION=v0.1.0"; exit 2; }
+	@tools/push.sh $(REGISTRY) $(VERSION)
+
 .PHONY: test
 test: ## Run every test (unit, render golden, validation). CI runs this.
 	@$(TOOLS) >/dev/null
@@ -77,4 +82,12 @@ demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a fede
 	@# Built, then exec'd: make's child is the demo itself, which stops
 	@# everything on Ctrl-C and exits 0 (under `go run`, make's SIGTERM
 	@# would end the go command and leave make reporting an error).
+	@# The tools first, in the open: on a first run their builds are most
+	@# of the wait, and tools.sh says what it builds and how long it took.
+	@$(TOOLS) $(DEMO_TOOLS) >/dev/null
 	@mkdir -p .cache/bin && $(GO) build -o .cache/bin/demo ./test/demo && exec .cache/bin/demo $(DEMO_ARGS)
+
+# What the demo runs or reads; the linters and generators are left for
+# make test.
+DEMO_TOOLS := crossplane crossplane-core etcd kube-apiserver kube-controller-manager kubectl provider-kubernetes \
+	crossplane-core-crds provider-kubernetes-crds upjet-azure-crds argocd-crds argo-workflows-crds

@@ -143,6 +143,15 @@ func (r *Request[X]) require(key string, sel *fnv1.ResourceSelector, namespace s
 // RunFunction per such XR every 15 s costs little and bounds the delay.
 const RecheckWhileWaiting = 15 * time.Second
 
+// RecheckWhileDeaf is how soon Crossplane composes an XR again while it
+// waits and the circuit breaker is open: then the event that would end the
+// wait is dropped for certain, not by chance, and the TTL is all that moves
+// the XR on. Creating a dozen resources opens the breaker (each produces
+// several update events, two tokens each, against a burst of 100), so
+// without this every later stage of an Experiment waited out 15 s on
+// stand-ins that answer within one.
+const RecheckWhileDeaf = 5 * time.Second
+
 // ComposeAgainWithin shortens how long Crossplane may wait before it
 // composes the XR again, for state Crossplane does not watch.
 func (r *Request[X]) ComposeAgainWithin(d time.Duration) {
@@ -210,7 +219,11 @@ func (k kind[X]) Compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResp
 	}
 	// While the circuit breaker is open even an edit of a settled XR
 	// may be dropped, so that case rechecks too.
-	if (!out.Settled && (out.Pending || r.Resources.Waiting())) || notListening(oxr.Resource) {
+	waiting, deaf := !out.Settled && (out.Pending || r.Resources.Waiting()), notListening(oxr.Resource)
+	switch {
+	case waiting && deaf:
+		r.ComposeAgainWithin(RecheckWhileDeaf)
+	case waiting || deaf:
 		r.ComposeAgainWithin(RecheckWhileWaiting)
 	}
 	if out.Condition.Type != "" {

@@ -91,8 +91,8 @@ func TestRunWritesWhatThePlanDecided(t *testing.T) {
 // TestRunReadiness checks the XR's readiness and how soon Crossplane is
 // asked to compose it again: within RecheckWhileWaiting while anything is
 // not ready (Crossplane's circuit breaker may drop the watch event that
-// would have said so) or while that breaker is open, at the SDK's default
-// TTL otherwise.
+// would have said so) or while that breaker is open, within
+// RecheckWhileDeaf while both hold, at the SDK's default TTL otherwise.
 func TestRunReadiness(t *testing.T) {
 	composeA := func(r *compose.Request[toy]) (compose.Outcome, error) {
 		r.Resources.Add("a", thing(1))
@@ -130,6 +130,29 @@ func TestRunReadiness(t *testing.T) {
 			plan:      composeA,
 			wantReady: fnv1.Ready_READY_UNSPECIFIED,
 			wantTTL:   compose.RecheckWhileWaiting,
+		},
+		"one not ready yet, and the breaker drops the event that it turned ready": {
+			plan:      composeA,
+			xrConds:   []composetest.Condition{{Type: "Responsive", Status: "False", Reason: "WatchCircuitOpen"}},
+			wantReady: fnv1.Ready_READY_UNSPECIFIED,
+			wantTTL:   compose.RecheckWhileDeaf,
+		},
+		"the plan has more to do, and the breaker is open": {
+			plan: func(*compose.Request[toy]) (compose.Outcome, error) {
+				return compose.Outcome{Pending: true}, nil
+			},
+			xrConds:   []composetest.Condition{{Type: "Responsive", Status: "False", Reason: "WatchCircuitOpen"}},
+			wantReady: fnv1.Ready_READY_FALSE,
+			wantTTL:   compose.RecheckWhileDeaf,
+		},
+		"a plan's own shorter TTL stands while the breaker is open": {
+			plan: func(r *compose.Request[toy]) (compose.Outcome, error) {
+				r.ComposeAgainWithin(2 * time.Second)
+				return compose.Outcome{Pending: true}, nil
+			},
+			xrConds:   []composetest.Condition{{Type: "Responsive", Status: "False", Reason: "WatchCircuitOpen"}},
+			wantReady: fnv1.Ready_READY_FALSE,
+			wantTTL:   2 * time.Second,
 		},
 		"not ready while a resource is held": {
 			plan: func(r *compose.Request[toy]) (compose.Outcome, error) {

@@ -549,7 +549,10 @@ func (x *Crossplane) providerIdentity(ctx context.Context, rev *pkgv1.ProviderRe
 // waitEstablished waits until the revision lists the objects it installed
 // and the API server serves every CRD among them. A safe-start provider's
 // managed kinds are ManagedResourceDefinitions, whose CRDs exist only once
-// a policy activates them, so they are not waited for.
+// a policy activates them: an inactive one is not waited for, but an
+// active one is, as its CRD appears a moment after the MRD (a provider
+// that is not safe-start, like provider-kubernetes v1.0, exits when a
+// kind it serves is not there yet).
 func (x *Crossplane) waitEstablished(ctx context.Context, rev *pkgv1.ProviderRevision, timeout time.Duration) error {
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 300*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
@@ -557,7 +560,20 @@ func (x *Crossplane) waitEstablished(ctx context.Context, rev *pkgv1.ProviderRev
 			return false, nil //nolint:nilerr // retry
 		}
 		for _, ref := range rev.Status.ObjectRefs {
-			if ref.Kind != "CustomResourceDefinition" {
+			switch ref.Kind {
+			case "CustomResourceDefinition":
+			case "ManagedResourceDefinition":
+				mrd := &unstructured.Unstructured{}
+				mrd.SetAPIVersion(ref.APIVersion)
+				mrd.SetKind(ref.Kind)
+				if err := x.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, mrd); err != nil {
+					last = "MRD " + ref.Name + ": " + err.Error()
+					return false, nil //nolint:nilerr // not there yet: keep polling
+				}
+				if state, _, _ := unstructured.NestedString(mrd.Object, "spec", "state"); state != "Active" {
+					continue
+				}
+			default:
 				continue
 			}
 			crd := &unstructured.Unstructured{}

@@ -32,12 +32,13 @@ import (
 func main() {
 	exit := flag.Bool("exit", false, "stop once the fleet has converged instead of waiting for Ctrl-C")
 	interval := flag.Duration("interval", 10*time.Second, "heartbeat and federation interval")
+	audit := flag.Bool("audit", false, "have kube-apiserver log every request to .cache/demo/audit.log, to see who writes what")
 	flag.Parse()
 	// Ctrl-C (and make's SIGTERM to its recipe) at any point stops
 	// everything started so far and exits cleanly.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, *exit, *interval)
+	err := run(ctx, *exit, *interval, *audit)
 	switch {
 	case ctx.Err() != nil:
 		sayf("stopped")
@@ -50,7 +51,7 @@ func main() {
 
 func sayf(format string, a ...any) { fmt.Printf("==> "+format+"\n", a...) }
 
-func run(ctx context.Context, exit bool, interval time.Duration) error {
+func run(ctx context.Context, exit bool, interval time.Duration, audit bool) error {
 	root, err := os.Getwd()
 	if err != nil {
 		return err
@@ -62,7 +63,11 @@ func run(ctx context.Context, exit bool, interval time.Duration) error {
 	}
 	start := time.Now()
 	sayf("starting etcd, kube-apiserver and Crossplane; building and installing fleetplane's packages")
-	env, err := environment.Start(ctx, root, dir, environment.Options{Interval: interval, Logf: sayf})
+	o := environment.Options{Interval: interval, Logf: sayf}
+	if audit {
+		o.AuditLog = filepath.Join(dir, "audit.log")
+	}
+	env, err := environment.Start(ctx, root, dir, o)
 	if err != nil {
 		return fmt.Errorf("%w\nlogs are in %s", err, dir)
 	}
@@ -342,6 +347,9 @@ func adxmon(ctx context.Context, env *environment.Env, root string) error {
 	if err != nil {
 		return err
 	}
+	if err := timeline(ctx, env, mon, applied); err != nil {
+		return err
+	}
 	out, err := env.Trace("adxmon", mon.GetName(), "")
 	if err != nil {
 		return fmt.Errorf("crossplane beta trace: %w\n%s", err, out)
@@ -364,6 +372,9 @@ func followPhase(ctx context.Context, env *environment.Env, xr *unstructured.Uns
 		}
 		if time.Now().After(deadline) {
 			return last, fmt.Errorf("%s %s did not reach %v in 5 minutes (phase %q)", kind, xr.GetName(), final, last)
+		}
+		if err := env.Alive(); err != nil {
+			return last, err
 		}
 		if err := env.Kube.Get(ctx, client.ObjectKeyFromObject(xr), xr); err != nil {
 			continue
@@ -398,14 +409,24 @@ func timeline(ctx context.Context, env *environment.Env, xr *unstructured.Unstru
 		o := &unstructured.Unstructured{}
 		o.SetAPIVersion(fmt.Sprint(m["apiVersion"]))
 		o.SetKind(fmt.Sprint(m["kind"]))
-		if err := env.Kube.Get(ctx, client.ObjectKey{Namespace: xr.GetNamespace(), Name: fmt.Sprint(m["name"])}, o); err != nil {
+		// A cluster-scoped XR's refs name the namespace of what it
+		// composed; a namespaced XR composes in its own.
+		ns, _ := m["namespace"].(string)
+		if ns == "" {
+			ns = xr.GetNamespace()
+		}
+		if err := env.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprint(m["name"])}, o); err != nil {
 			continue
 		}
 		rw := row{what: o.GetKind() + "/" + o.GetName(), created: o.GetCreationTimestamp().Sub(applied), ready: -1}
 		conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
 		for _, c := range conds {
 			cm, _ := c.(map[string]any)
-			if cm["type"] != "Ready" || cm["status"] != "True" {
+			if cm["type"] != "Ready" {
+				continue
+			}
+			rw.ready = -2
+			if cm["status"] != "True" {
 				continue
 			}
 			if t, err := time.Parse(time.RFC3339, fmt.Sprint(cm["lastTransitionTime"])); err == nil {
@@ -414,12 +435,17 @@ func timeline(ctx context.Context, env *environment.Env, xr *unstructured.Unstru
 		}
 		rows = append(rows, rw)
 	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].created < rows[j].created })
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].created < rows[j].created })
 	var b strings.Builder
 	for _, r := range rows {
-		ready := "not Ready"
-		if r.ready >= 0 {
+		// Kubernetes' own kinds carry no Ready condition: the function
+		// judges them from their status (observe.Ready).
+		ready := "no Ready condition"
+		switch {
+		case r.ready >= 0:
 			ready = fmt.Sprintf("Ready at %5s (%s after creation)", r.ready.Round(time.Second), (r.ready - r.created).Round(time.Second))
+		case r.ready == -2:
+			ready = "not Ready"
 		}
 		fmt.Fprintf(&b, "  created at %5s, %-38s %s\n", r.created.Round(time.Second), ready, r.what)
 	}

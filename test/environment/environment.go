@@ -223,6 +223,12 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	e.Kubelet = standin.NewKubelet(e.Kube, "node-1")
 	go e.Kubelet.Run(sctx)
 
+	// Argo's CRDs are large: the API server takes half a minute on two
+	// cores to establish them, which it does while Crossplane installs
+	// the packages rather than after.
+	argoCRDs := make(chan error, 1)
+	go func() { argoCRDs <- e.installArgoCRDs(ctx) }()
+
 	t = time.Now()
 	if err := e.install(ctx, pkgs); err != nil {
 		return nil, err
@@ -230,6 +236,9 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	e.phase("packages installed and healthy", t)
 
 	t = time.Now()
+	if err := <-argoCRDs; err != nil {
+		return nil, err
+	}
 	if e.Experiments, err = e.startExperiments(ctx, sctx); err != nil {
 		return nil, err
 	}
@@ -243,8 +252,8 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 }
 
 type built struct {
-	function, provider       string
-	configurations           map[string]string
+	// dir holds the six .xpkg files, as _output/ does after make package.
+	dir                      string
 	functionBin, providerBin string
 }
 
@@ -259,15 +268,10 @@ func buildPackages(root, dir string) (built, error) {
 	if _, err := cmd.Output(); err != nil {
 		return built{}, fmt.Errorf("tools/package.sh: %w\n%s", err, stderr.String())
 	}
-	b := built{
-		function: filepath.Join(out, "function-fleetplane.xpkg"), provider: filepath.Join(out, "provider-fleetplane.xpkg"),
-		configurations: map[string]string{},
-		functionBin:    filepath.Join(out, "bin", "function-fleetplane"), providerBin: filepath.Join(out, "bin", "provider-fleetplane"),
-	}
-	for _, c := range []string{"fleetplane-adx", "fleetplane-experiments", "fleetplane-placement", "fleetplane"} {
-		b.configurations[c] = filepath.Join(out, c+".xpkg")
-	}
-	return b, nil
+	return built{
+		dir:         out,
+		functionBin: filepath.Join(out, "bin", "function-fleetplane"), providerBin: filepath.Join(out, "bin", "provider-fleetplane"),
+	}, nil
 }
 
 // install installs fleetplane as the README says: the provider's RBAC and
@@ -326,7 +330,22 @@ func (e *Env) install(ctx context.Context, b built) error {
 	if err := e.waitLocked(ctx, time.Minute); err != nil {
 		return err
 	}
-	return e.Crossplane.WaitXRDsEstablished(ctx, time.Minute)
+	if err := e.Crossplane.WaitXRDsEstablished(ctx, time.Minute); err != nil {
+		return err
+	}
+	return e.Alive()
+}
+
+// Alive returns an error, with the end of its log, for the first of the
+// function's and providers' processes that has exited: a wait for
+// something one of them should do would otherwise only time out.
+func (e *Env) Alive() error {
+	for _, p := range []*controlplane.Process{e.Function, e.Provider, e.ProviderKubernetes} {
+		if p != nil && p.Exited() {
+			return fmt.Errorf("%s exited; the end of %s:\n%s", p.Name, p.Log, p.Tail(2000))
+		}
+	}
+	return nil
 }
 
 func standInNames() []string {

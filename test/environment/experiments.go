@@ -34,15 +34,9 @@ type Experiments struct {
 	Workflows *standin.Workflows
 }
 
-// startExperiments installs and starts everything Experiments need.
+// startExperiments starts the stand-ins Experiments need, once
+// installArgoCRDs has installed the kinds they serve.
 func (e *Env) startExperiments(ctx context.Context, sctx context.Context) (*Experiments, error) {
-	crds, err := support.ArgoCRDs(e.Root)
-	if err != nil {
-		return nil, err
-	}
-	if err := controlplane.InstallCRDs(ctx, e.CP.Config, crds...); err != nil {
-		return nil, err
-	}
 	for _, ns := range []string{ArgoCDNamespace, WorkflowsNamespace} {
 		if err := e.Kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !kerrors.IsAlreadyExists(err) {
 			return nil, err
@@ -55,6 +49,16 @@ func (e *Env) startExperiments(ctx context.Context, sctx context.Context) (*Expe
 	go x.ArgoCD.Run(sctx)
 	go x.Workflows.Run(sctx)
 	return x, nil
+}
+
+// installArgoCRDs installs Argo CD's and Argo Workflows' CRDs, which the
+// stand-ins serve, and waits until they are established.
+func (e *Env) installArgoCRDs(ctx context.Context) error {
+	crds, err := support.ArgoCRDs(e.Root)
+	if err != nil {
+		return err
+	}
+	return controlplane.InstallCRDs(ctx, e.CP.Config, crds...)
 }
 
 // runProviderKubernetes runs provider-kubernetes' binary for the Provider

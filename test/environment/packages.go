@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -180,13 +181,14 @@ func (e *Env) publish(ctx context.Context, b built) error {
 	if err := os.MkdirAll(filepath.Join(dir, "empty"), 0o755); err != nil {
 		return err
 	}
-	all := []pushed{
-		{b.function, FunctionSource, Version},
-		{b.provider, ProviderSource, Version},
+	// fleetplane's own six as `make push` pushes them, to where the
+	// mirror serves ghcr.io/fleetplane from.
+	push := exec.CommandContext(ctx, filepath.Join(e.Root, "tools", "push.sh"), e.Registry.Mirror(path.Dir(FunctionSource)), Version, b.dir)
+	push.Env = e.Registry.ClientEnv()
+	if out, err := push.CombinedOutput(); err != nil {
+		return fmt.Errorf("tools/push.sh: %w\n%s", err, out)
 	}
-	for _, c := range []string{"fleetplane-adx", "fleetplane-experiments", "fleetplane-placement", "fleetplane"} {
-		all = append(all, pushed{b.configurations[c], "ghcr.io/fleetplane/" + c, Version})
-	}
+	var all []pushed
 	pk, err := buildProviderKubernetes(e.Root, cli, dir)
 	if err != nil {
 		return err

@@ -102,11 +102,18 @@ func (r *Registry) Ref(repo, tag string) string {
 // skipping verification.
 func (r *Registry) Push(ctx context.Context, cli, file, repo, tag string) error {
 	cmd := exec.CommandContext(ctx, cli, "xpkg", "push", "-f", file, r.Ref(repo, tag))
-	cmd.Env = append(os.Environ(), "SSL_CERT_FILE="+r.CAFile, "DOCKER_CONFIG="+filepath.Join(r.dir, "docker"))
+	cmd.Env = r.ClientEnv()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("crossplane xpkg push %s: %w\n%s", r.Ref(repo, tag), err, out)
 	}
 	return nil
+}
+
+// ClientEnv is the environment of a registry client process (the
+// crossplane CLI, tools/push.sh): this process's, trusting the registry's
+// CA, with a credentials directory of its own.
+func (r *Registry) ClientEnv() []string {
+	return append(os.Environ(), "SSL_CERT_FILE="+r.CAFile, "DOCKER_CONFIG="+filepath.Join(r.dir, "docker"))
 }
 
 // Tags lists the tags of repo, sorted, as a package manager sees them.

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Pushes the six packages `make package` built to a registry with
+# `crossplane xpkg push`, each under REGISTRY/<package>:VERSION:
+#
+#   tools/push.sh ghcr.io/fleetplane v0.1.0 [DIR]
+#
+# DIR defaults to _output/. The CLI's own credentials apply (DOCKER_CONFIG,
+# `crossplane xpkg login`), and SSL_CERT_FILE for a private CA. The
+# Configurations name their dependencies by their ghcr.io/fleetplane
+# sources: a registry elsewhere serves them through an ImageConfig
+# rewrite (examples/install/mirror.yaml), which is what the tests do.
+set -euo pipefail
+
+if [ $# -lt 2 ]; then
+  echo "usage: tools/push.sh REGISTRY VERSION [DIR]" >&2
+  exit 2
+fi
+root=$(cd "$(dirname "$0")/.." && pwd)
+registry=${1%/}
+version=$2
+dir=${3:-$root/_output}
+case $version in
+  v[0-9]*.[0-9]*.[0-9]*) ;;
+  *) echo "tools/push.sh: VERSION must be a semver tag such as v0.1.0 (dependency constraints resolve only those); got '$version'" >&2; exit 2 ;;
+esac
+xp=$("$root/tools/tools.sh" crossplane 2>/dev/null)
+
+for p in function-fleetplane provider-fleetplane fleetplane-adx fleetplane-experiments fleetplane-placement fleetplane; do
+  f=$dir/$p.xpkg
+  if [ ! -f "$f" ]; then
+    echo "tools/push.sh: $f is missing; run make package first" >&2
+    exit 1
+  fi
+  "$xp" xpkg push -f "$f" "$registry/$p:$version" >&2
+  echo "$registry/$p:$version"
+done
