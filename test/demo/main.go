@@ -120,19 +120,10 @@ func run(ctx context.Context, exit bool, interval time.Duration, audit bool) err
 	}
 	sayf("applied a hub and three partitions (%s)", file)
 
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		fns := hub.Functions("Metrics")
-		if len(fns) == 2+len(parts) && len(hub.EntityGroups("Metrics")["MetricsSpoke"]) == len(parts) {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the fleet did not converge in 5 minutes; logs are in %s", dir)
-		}
-		time.Sleep(250 * time.Millisecond)
+	if err := until(ctx, 5*time.Minute, func() bool {
+		return len(hub.Functions("Metrics")) == 2+len(parts) && len(hub.EntityGroups("Metrics")["MetricsSpoke"]) == len(parts)
+	}); err != nil {
+		return fmt.Errorf("the fleet did not converge: %w; logs are in %s", err, dir)
 	}
 	converged := time.Since(applied)
 	sayf("federation converged %s after kubectl apply (interval %s); %s since start", converged.Round(100*time.Millisecond), interval, time.Since(start).Round(time.Second))
@@ -147,6 +138,16 @@ func run(ctx context.Context, exit bool, interval time.Duration, audit bool) err
 	if err := printFunctions(ctx, hub.URL); err != nil {
 		return err
 	}
+	// What the operator fleetplane replaces takes up to two 10-minute
+	// loops for: a table created on a partition, served by the hub.
+	created := time.Now()
+	if err := parts[0].Exec("Metrics", ".create table ['gpu'] (['Timestamp']:datetime, ['Value']:real)"); err != nil {
+		return err
+	}
+	if err := until(ctx, 2*interval+time.Minute, func() bool { _, ok := hub.Functions("Metrics")["gpu"]; return ok }); err != nil {
+		return fmt.Errorf("the new table gpu did not reach the hub: %w; logs are in %s", err, dir)
+	}
+	sayf("created table gpu on partition-1: the hub's function gpu served it %s later (heartbeat every %s, the provider checks the hub's digests every 5s)", time.Since(created).Round(100*time.Millisecond), interval)
 	if err := experiment(ctx, env, root); err != nil {
 		return fmt.Errorf("%w\nlogs are in %s", err, dir)
 	}
@@ -193,6 +194,21 @@ Logs of every process are in %[5]s.
 	fmt.Println("Press Ctrl-C to stop everything.")
 	<-ctx.Done()
 	sayf("stopping")
+	return nil
+}
+
+// until polls cond every 250 ms until it holds, ctx ends or timeout passes.
+func until(ctx context.Context, timeout time.Duration, cond func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not within %s", timeout)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 	return nil
 }
 

@@ -41,7 +41,7 @@ func TestInstalled(t *testing.T) {
 		case !ok:
 			t.Errorf("kubectl get pkg lists no %s:\n%s", name, out)
 		case !strings.HasPrefix(r[0], pkg) || r[1] != "True" || r[2] != "True":
-			t.Errorf("%s: package %s installed %s healthy %s, want %s… True True", name, r[0], r[1], r[2], pkg)
+			t.Errorf("%s: package %s, Installed=%s, Healthy=%s; want %s…, both True", name, r[0], r[1], r[2], pkg)
 		}
 	}
 	if len(rows) != 11 {
