@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -547,15 +549,19 @@ func (x *Crossplane) providerIdentity(ctx context.Context, rev *pkgv1.ProviderRe
 }
 
 // waitEstablished waits until the revision lists the objects it installed
-// and the API server serves every CRD among them. A safe-start provider's
+// and the API server serves every CRD among them, discovery included. A safe-start provider's
 // managed kinds are ManagedResourceDefinitions, whose CRDs exist only once
 // a policy activates them: an inactive one is not waited for, but an
 // active one is, as its CRD appears a moment after the MRD (a provider
 // that is not safe-start, like provider-kubernetes v1.0, exits when a
 // kind it serves is not there yet).
 func (x *Crossplane) waitEstablished(ctx context.Context, rev *pkgv1.ProviderRevision, timeout time.Duration) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(x.cp.Config)
+	if err != nil {
+		return err
+	}
 	var last string
-	err := wait.PollUntilContextTimeout(ctx, 300*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 300*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		if err := x.kube.Get(ctx, client.ObjectKeyFromObject(rev), rev); err != nil {
 			return false, nil //nolint:nilerr // retry
 		}
@@ -585,6 +591,13 @@ func (x *Crossplane) waitEstablished(ctx context.Context, rev *pkgv1.ProviderRev
 			}
 			if !established(crd) {
 				last = "CRD " + ref.Name + " not established"
+				return false, nil
+			}
+			// Established is not yet served: the API server's discovery
+			// lists a new kind a moment later, and a provider's REST
+			// mapper that asks before then finds no match and exits.
+			if msg := discovered(dc, crd); msg != "" {
+				last = msg
 				return false, nil
 			}
 		}
@@ -627,6 +640,44 @@ func (x *Crossplane) WaitXRDsEstablished(ctx context.Context, timeout time.Durat
 
 // established reports an object's Established condition True: a CRD's,
 // or an XRD's.
+// discovered returns what the API server's discovery does not list yet of
+// a CRD's served versions, or "" when it lists them all.
+func discovered(dc discovery.DiscoveryInterface, crd *unstructured.Unstructured) string {
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	// The list of groups (aggregated discovery, which REST mappers read
+	// first) and each version's resources are updated separately.
+	groups, err := dc.ServerGroups()
+	if err != nil {
+		return "discovery: " + err.Error()
+	}
+	listed := map[string]bool{}
+	for _, g := range groups.Groups {
+		for _, v := range g.Versions {
+			listed[v.GroupVersion] = true
+		}
+	}
+	for _, v := range versions {
+		m, _ := v.(map[string]any)
+		if served, _ := m["served"].(bool); !served {
+			continue
+		}
+		gv := group + "/" + fmt.Sprint(m["name"])
+		if !listed[gv] {
+			return "discovery lists no " + gv + " yet"
+		}
+		l, err := dc.ServerResourcesForGroupVersion(gv)
+		if err != nil {
+			return "discovery of " + gv + ": " + err.Error()
+		}
+		if !slices.ContainsFunc(l.APIResources, func(r metav1.APIResource) bool { return r.Name == plural }) {
+			return "discovery of " + gv + " lists no " + plural + " yet"
+		}
+	}
+	return ""
+}
+
 func established(crd *unstructured.Unstructured) bool {
 	conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
 	for _, c := range conds {
