@@ -549,12 +549,12 @@ func (x *Crossplane) providerIdentity(ctx context.Context, rev *pkgv1.ProviderRe
 }
 
 // waitEstablished waits until the revision lists the objects it installed
-// and the API server serves every CRD among them, discovery included. A safe-start provider's
-// managed kinds are ManagedResourceDefinitions, whose CRDs exist only once
-// a policy activates them: an inactive one is not waited for, but an
-// active one is, as its CRD appears a moment after the MRD (a provider
-// that is not safe-start, like provider-kubernetes v1.0, exits when a
-// kind it serves is not there yet).
+// and the API server serves the CRD of every one, discovery included. A
+// safe-start provider's managed kinds are ManagedResourceDefinitions,
+// whose CRDs exist only once a policy activates them: an inactive one is
+// not waited for, but an active one is, as its CRD appears a moment after
+// the MRD (a provider that is not safe-start, like provider-kubernetes
+// v1.0, exits when a kind it serves is not there yet).
 func (x *Crossplane) waitEstablished(ctx context.Context, rev *pkgv1.ProviderRevision, timeout time.Duration) error {
 	dc, err := discovery.NewDiscoveryClientForConfig(x.cp.Config)
 	if err != nil {
@@ -565,22 +565,22 @@ func (x *Crossplane) waitEstablished(ctx context.Context, rev *pkgv1.ProviderRev
 		if err := x.kube.Get(ctx, client.ObjectKeyFromObject(rev), rev); err != nil {
 			return false, nil //nolint:nilerr // retry
 		}
+		// Crossplane v2.4 records each object by name and UID alone, no
+		// kind: a provider's objects are CRDs and MRDs, each named
+		// <plural>.<group> like the CRD it is or makes.
 		for _, ref := range rev.Status.ObjectRefs {
-			switch ref.Kind {
-			case "CustomResourceDefinition":
-			case "ManagedResourceDefinition":
-				mrd := &unstructured.Unstructured{}
-				mrd.SetAPIVersion(ref.APIVersion)
-				mrd.SetKind(ref.Kind)
-				if err := x.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, mrd); err != nil {
-					last = "MRD " + ref.Name + ": " + err.Error()
-					return false, nil //nolint:nilerr // not there yet: keep polling
-				}
+			mrd := &unstructured.Unstructured{}
+			mrd.SetAPIVersion("apiextensions.crossplane.io/v1alpha1")
+			mrd.SetKind("ManagedResourceDefinition")
+			err := x.kube.Get(ctx, types.NamespacedName{Name: ref.Name}, mrd)
+			switch {
+			case err == nil:
 				if state, _, _ := unstructured.NestedString(mrd.Object, "spec", "state"); state != "Active" {
 					continue
 				}
-			default:
-				continue
+			case !kerrors.IsNotFound(err):
+				last = "MRD " + ref.Name + ": " + err.Error()
+				return false, nil
 			}
 			crd := &unstructured.Unstructured{}
 			crd.SetAPIVersion("apiextensions.k8s.io/v1")
