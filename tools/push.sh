@@ -23,14 +23,17 @@ case $version in
   v[0-9]*.[0-9]*.[0-9]*) ;;
   *) echo "tools/push.sh: VERSION must be a semver tag such as v0.1.0 (dependency constraints resolve only those); got '$version'" >&2; exit 2 ;;
 esac
-xp=$("$root/tools/tools.sh" crossplane 2>/dev/null)
-
-for p in function-fleetplane provider-fleetplane fleetplane-adx fleetplane-experiments fleetplane-placement fleetplane; do
-  f=$dir/$p.xpkg
-  if [ ! -f "$f" ]; then
-    echo "tools/push.sh: $f is missing; run make package first" >&2
+packages=(function-fleetplane provider-fleetplane fleetplane-adx fleetplane-experiments fleetplane-placement fleetplane)
+# All or nothing: every package is there before the first is pushed.
+for p in "${packages[@]}"; do
+  if [ ! -f "$dir/$p.xpkg" ]; then
+    echo "tools/push.sh: $dir/$p.xpkg is missing; run make package first" >&2
     exit 1
   fi
-  "$xp" xpkg push -f "$f" "$registry/$p:$version" >&2
+done
+xp=$("$root/tools/tools.sh" crossplane)
+
+for p in "${packages[@]}"; do
+  "$xp" xpkg push -f "$dir/$p.xpkg" "$registry/$p:$version" >&2
   echo "$registry/$p:$version"
 done

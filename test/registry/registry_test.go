@@ -91,3 +91,25 @@ func TestPushWithTheCrossplaneCLI(t *testing.T) {
 		t.Fatalf("tags = %v", tags)
 	}
 }
+
+// TestPushScriptRefuses checks what tools/push.sh (make push) refuses
+// before it pushes anything: a version dependency constraints could not
+// resolve, and a directory without the packages make package builds.
+func TestPushScriptRefuses(t *testing.T) {
+	script := filepath.Join(support.Root(), "tools", "push.sh")
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"not semver":       {[]string{"registry.example.com/fleetplane", "latest", t.TempDir()}, "VERSION must be a semver tag"},
+		"no version":       {[]string{"registry.example.com/fleetplane"}, "usage: tools/push.sh REGISTRY VERSION"},
+		"packages missing": {[]string{"registry.example.com/fleetplane", "v0.1.0", t.TempDir()}, "function-fleetplane.xpkg is missing; run make package first"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, err := exec.Command(script, tc.args...).CombinedOutput()
+			if err == nil || !strings.Contains(string(out), tc.want) {
+				t.Errorf("tools/push.sh %v: %v\n%s\nwant an error saying %q", tc.args, err, out, tc.want)
+			}
+		})
+	}
+}
