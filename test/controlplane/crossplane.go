@@ -565,6 +565,7 @@ func (x *Crossplane) waitEstablished(ctx context.Context, rev *pkgv1.ProviderRev
 		if err := x.kube.Get(ctx, client.ObjectKeyFromObject(rev), rev); err != nil {
 			return false, nil //nolint:nilerr // retry
 		}
+		round := &discoveryRound{dc: dc}
 		// Crossplane v2.4 records each object by name and UID alone, no
 		// kind: a provider's objects are CRDs and MRDs, each named
 		// <plural>.<group> like the CRD it is or makes.
@@ -596,7 +597,7 @@ func (x *Crossplane) waitEstablished(ctx context.Context, rev *pkgv1.ProviderRev
 			// Established is not yet served: the API server's discovery
 			// lists a new kind a moment later, and a provider's REST
 			// mapper that asks before then finds no match and exits.
-			if msg := discovered(dc, crd); msg != "" {
+			if msg := round.missing(crd); msg != "" {
 				last = msg
 				return false, nil
 			}
@@ -638,46 +639,62 @@ func (x *Crossplane) WaitXRDsEstablished(ctx context.Context, timeout time.Durat
 	return nil
 }
 
-// established reports an object's Established condition True: a CRD's,
-// or an XRD's.
-// discovered returns what the API server's discovery does not list yet of
-// a CRD's served versions, or "" when it lists them all.
-func discovered(dc discovery.DiscoveryInterface, crd *unstructured.Unstructured) string {
+// discoveryRound is what the API server's discovery lists, read lazily
+// and at most once per group version in one round of a wait: a provider's
+// CRDs mostly share a few group versions. The list of groups (aggregated
+// discovery, which REST mappers read first) and each version's resources
+// are updated separately, so both are checked.
+type discoveryRound struct {
+	dc        discovery.DiscoveryInterface
+	groups    map[string]bool
+	resources map[string][]metav1.APIResource
+}
+
+// missing returns what discovery does not list yet of a CRD's served
+// versions, or "" when it lists them all.
+func (d *discoveryRound) missing(crd *unstructured.Unstructured) string {
+	if d.groups == nil {
+		groups, err := d.dc.ServerGroups()
+		if err != nil {
+			return "discovery: " + err.Error()
+		}
+		d.groups, d.resources = map[string]bool{}, map[string][]metav1.APIResource{}
+		for _, g := range groups.Groups {
+			for _, v := range g.Versions {
+				d.groups[v.GroupVersion] = true
+			}
+		}
+	}
 	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
 	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
 	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
-	// The list of groups (aggregated discovery, which REST mappers read
-	// first) and each version's resources are updated separately.
-	groups, err := dc.ServerGroups()
-	if err != nil {
-		return "discovery: " + err.Error()
-	}
-	listed := map[string]bool{}
-	for _, g := range groups.Groups {
-		for _, v := range g.Versions {
-			listed[v.GroupVersion] = true
-		}
-	}
 	for _, v := range versions {
 		m, _ := v.(map[string]any)
 		if served, _ := m["served"].(bool); !served {
 			continue
 		}
 		gv := group + "/" + fmt.Sprint(m["name"])
-		if !listed[gv] {
+		if !d.groups[gv] {
 			return "discovery lists no " + gv + " yet"
 		}
-		l, err := dc.ServerResourcesForGroupVersion(gv)
-		if err != nil {
-			return "discovery of " + gv + ": " + err.Error()
+		rs, ok := d.resources[gv]
+		if !ok {
+			l, err := d.dc.ServerResourcesForGroupVersion(gv)
+			if err != nil {
+				return "discovery of " + gv + ": " + err.Error()
+			}
+			rs = l.APIResources
+			d.resources[gv] = rs
 		}
-		if !slices.ContainsFunc(l.APIResources, func(r metav1.APIResource) bool { return r.Name == plural }) {
+		if !slices.ContainsFunc(rs, func(r metav1.APIResource) bool { return r.Name == plural }) {
 			return "discovery of " + gv + " lists no " + plural + " yet"
 		}
 	}
 	return ""
 }
 
+// established reports an object's Established condition True: a CRD's,
+// or an XRD's.
 func established(crd *unstructured.Unstructured) bool {
 	conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
 	for _, c := range conds {
