@@ -37,8 +37,10 @@ package: ## Build the function, provider and Configuration packages (.xpkg) offl
 	@tools/package.sh
 
 .PHONY: push
-push: package ## Push the packages to REGISTRY under VERSION: make push REGISTRY=ghcr.io/fleetplane VERSION=v0.1.0
+push: ## Build, then push the packages to REGISTRY under VERSION: make push REGISTRY=ghcr.io/fleetplane VERSION=v0.1.0
+	@# Checked before the minutes of make package, not after.
 	@test -n "$(REGISTRY)" -a -n "$(VERSION)" || { echo "make push needs REGISTRY and VERSION, e.g. make push REGISTRY=ghcr.io/fleetplane VERSION=v0.1.0"; exit 2; }
+	@$(MAKE) --no-print-directory package
 	@tools/push.sh $(REGISTRY) $(VERSION)
 
 .PHONY: test

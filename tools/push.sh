@@ -19,10 +19,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 registry=${1%/}
 version=$2
 dir=${3:-$root/_output}
-case $version in
-  v[0-9]*.[0-9]*.[0-9]*) ;;
-  *) echo "tools/push.sh: VERSION must be a semver tag such as v0.1.0 (dependency constraints resolve only those); got '$version'" >&2; exit 2 ;;
-esac
+# Exactly vMAJOR.MINOR.PATCH with an optional pre-release: what a
+# dependency constraint in crossplane.yaml can select.
+if ! [[ $version =~ ^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$ ]]; then
+  echo "tools/push.sh: VERSION must be a semver tag such as v0.1.0 (dependency constraints resolve only those); got '$version'" >&2
+  exit 2
+fi
 packages=(function-fleetplane provider-fleetplane fleetplane-adx fleetplane-experiments fleetplane-placement fleetplane)
 # All or nothing: every package is there before the first is pushed.
 for p in "${packages[@]}"; do

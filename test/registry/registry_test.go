@@ -102,8 +102,10 @@ func TestPushScriptRefuses(t *testing.T) {
 		want string
 	}{
 		"not semver":       {[]string{"registry.example.com/fleetplane", "latest", t.TempDir()}, "VERSION must be a semver tag"},
+		"semver-shaped":    {[]string{"registry.example.com/fleetplane", "v1.x.0", t.TempDir()}, "VERSION must be a semver tag"},
+		"leading zero":     {[]string{"registry.example.com/fleetplane", "v1.02.0", t.TempDir()}, "VERSION must be a semver tag"},
 		"no version":       {[]string{"registry.example.com/fleetplane"}, "usage: tools/push.sh REGISTRY VERSION"},
-		"packages missing": {[]string{"registry.example.com/fleetplane", "v0.1.0", t.TempDir()}, "function-fleetplane.xpkg is missing; run make package first"},
+		"packages missing": {[]string{"registry.example.com/fleetplane", "v0.1.0-rc.1", t.TempDir()}, "function-fleetplane.xpkg is missing; run make package first"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			out, err := exec.Command(script, tc.args...).CombinedOutput()
