@@ -147,7 +147,7 @@ func run(ctx context.Context, exit bool, interval time.Duration, audit bool) err
 	if err := until(ctx, 2*interval+time.Minute, func() bool { _, ok := hub.Functions("Metrics")["gpu"]; return ok }); err != nil {
 		return fmt.Errorf("the new table gpu did not reach the hub: %w; logs are in %s", err, dir)
 	}
-	sayf("created table gpu on partition-1: the hub's function gpu served it %s later (heartbeat every %s, the provider checks the hub's digests every 5s)", time.Since(created).Round(100*time.Millisecond), interval)
+	sayf("created table gpu on partition-1: the hub's function gpu served it %s later (heartbeat every %s)", time.Since(created).Round(100*time.Millisecond), interval)
 	if err := experiment(ctx, env, root); err != nil {
 		return fmt.Errorf("%w\nlogs are in %s", err, dir)
 	}
@@ -382,29 +382,29 @@ func adxmon(ctx context.Context, env *environment.Env, root string) error {
 func followPhase(ctx context.Context, env *environment.Env, xr *unstructured.Unstructured, applied time.Time, final ...string) (string, error) {
 	kind := strings.ToLower(xr.GetKind())
 	last := ""
-	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
-		if ctx.Err() != nil {
-			return last, ctx.Err()
-		}
-		if time.Now().After(deadline) {
-			return last, fmt.Errorf("%s %s did not reach %v in 5 minutes (phase %q)", kind, xr.GetName(), final, last)
-		}
-		if err := env.Alive(); err != nil {
-			return last, err
+	var dead error
+	err := until(ctx, 5*time.Minute, func() bool {
+		if dead = env.Alive(); dead != nil {
+			return true
 		}
 		if err := env.Kube.Get(ctx, client.ObjectKeyFromObject(xr), xr); err != nil {
-			continue
+			return false
 		}
 		phase, _, _ := unstructured.NestedString(xr.Object, "status", "phase")
 		if phase == "" || phase == last {
-			continue
+			return false
 		}
 		last = phase
 		sayf("%s %s: %s after %s", kind, xr.GetName(), phase, time.Since(applied).Round(100*time.Millisecond))
-		if slices.Contains(final, phase) {
-			return phase, nil
-		}
+		return slices.Contains(final, phase)
+	})
+	switch {
+	case dead != nil:
+		return last, dead
+	case err != nil:
+		return last, fmt.Errorf("%s %s did not reach %v: %w (phase %q)", kind, xr.GetName(), final, err, last)
 	}
+	return last, nil
 }
 
 // timeline prints where an XR's time went: when each composed resource
@@ -417,6 +417,10 @@ func timeline(ctx context.Context, env *environment.Env, xr *unstructured.Unstru
 	type row struct {
 		what           string
 		created, ready time.Duration
+		// readiness is what the Ready condition says: "" when there
+		// is none (Kubernetes' own kinds, which the function judges
+		// from their status), "True" or anything else.
+		readiness string
 	}
 	var rows []row
 	refs, _, _ := unstructured.NestedSlice(xr.Object, "spec", "crossplane", "resourceRefs")
@@ -434,17 +438,14 @@ func timeline(ctx context.Context, env *environment.Env, xr *unstructured.Unstru
 		if err := env.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprint(m["name"])}, o); err != nil {
 			continue
 		}
-		rw := row{what: o.GetKind() + "/" + o.GetName(), created: o.GetCreationTimestamp().Sub(applied), ready: -1}
+		rw := row{what: o.GetKind() + "/" + o.GetName(), created: o.GetCreationTimestamp().Sub(applied)}
 		conds, _, _ := unstructured.NestedSlice(o.Object, "status", "conditions")
 		for _, c := range conds {
 			cm, _ := c.(map[string]any)
 			if cm["type"] != "Ready" {
 				continue
 			}
-			rw.ready = -2
-			if cm["status"] != "True" {
-				continue
-			}
+			rw.readiness = fmt.Sprint(cm["status"])
 			if t, err := time.Parse(time.RFC3339, fmt.Sprint(cm["lastTransitionTime"])); err == nil {
 				rw.ready = t.Sub(applied)
 			}
@@ -454,13 +455,13 @@ func timeline(ctx context.Context, env *environment.Env, xr *unstructured.Unstru
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].created < rows[j].created })
 	var b strings.Builder
 	for _, r := range rows {
-		// Kubernetes' own kinds carry no Ready condition: the function
-		// judges them from their status (observe.Ready).
-		ready := "no Ready condition"
-		switch {
-		case r.ready >= 0:
+		var ready string
+		switch r.readiness {
+		case "":
+			ready = "no Ready condition"
+		case "True":
 			ready = fmt.Sprintf("Ready at %5s (%s after creation)", r.ready.Round(time.Second), (r.ready - r.created).Round(time.Second))
-		case r.ready == -2:
+		default:
 			ready = "not Ready"
 		}
 		fmt.Fprintf(&b, "  created at %5s, %-38s %s\n", r.created.Round(time.Second), ready, r.what)
