@@ -113,6 +113,10 @@ func TestFatalResults(t *testing.T) {
 			req:  withInput(byo, map[string]any{"apiVersion": "fn.fleetplane.io/v1beta1", "kind": "Input", "kusto": "often"}),
 			want: []string{"cannot read the function input"},
 		},
+		"an input with a field it does not have": {
+			req:  withInput(byo, map[string]any{"apiVersion": "fn.fleetplane.io/v1beta1", "kind": "Input", "kustoo": map[string]any{}}),
+			want: []string{"cannot read the function input", `unknown field "kustoo"`},
+		},
 		"an input the composer refuses": {
 			req:  withInput(byo, map[string]any{"apiVersion": "fn.fleetplane.io/v1beta1", "kind": "Input", "kusto": map[string]any{"interval": "soon"}}),
 			want: []string{`kusto.interval "soon"`},

@@ -6,6 +6,8 @@ package main
 import (
 	"github.com/alecthomas/kong"
 	"github.com/crossplane/function-sdk-go"
+
+	"github.com/fleetplane/fleetplane/internal/fnwire"
 )
 
 // CLI holds the flags every Crossplane function takes.
@@ -28,7 +30,9 @@ func (c *CLI) Run() error {
 	if err != nil {
 		return err
 	}
-	return function.Serve(NewFunction(log),
+	// fnwire.Serve is function.Serve with requests decoded and responses
+	// encoded straight from and to the maps composers use.
+	return fnwire.Serve(NewFunction(log),
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),

@@ -220,7 +220,7 @@ func (p *planner) discoveredDatabases(declared []v1alpha1.DatabaseSpec) []string
 	}
 	found := map[string]bool{}
 	for _, name := range p.set.ObservedNames() {
-		if strings.HasPrefix(string(name), databasePrefix) && p.set.Observed(name).GetAnnotations()[discoveredAnnotation] == "true" {
+		if strings.HasPrefix(string(name), databasePrefix) && observe.Annotation(p.set.Observed(name), discoveredAnnotation) == "true" {
 			found[strings.TrimPrefix(string(name), databasePrefix)] = true
 		}
 	}
@@ -256,7 +256,7 @@ func (p *planner) azureFailures(names []resource.Name) (forbidden, failed string
 		if !ok {
 			continue
 		}
-		what := fmt.Sprintf("%s %s", o.GetKind(), o.GetAnnotations()[externalName])
+		what := fmt.Sprintf("%s %s", o.GetKind(), observe.Annotation(o, externalName))
 		w := p.render.where
 		switch {
 		case f.Forbidden && forbidden == "":
@@ -299,7 +299,7 @@ func (p *planner) appliedState() *v1alpha1.AppliedProvisionState {
 // the proof of ownership deletion needs.
 func (p *planner) createdHere(n resource.Name) bool {
 	o := p.set.Observed(n)
-	return o != nil && o.GetAnnotations()[annotationCreateSucceeded] != ""
+	return observe.Annotation(o, annotationCreateSucceeded) != ""
 }
 
 // resourceGroupOrigin is known once the resource group's MR is Ready: by
@@ -362,11 +362,8 @@ func (p *planner) federation(endpoint string, usable bool) error {
 // the condition says why.
 func (p *planner) gate(r *compose.Request[v1alpha1.ADXCluster], cfg Config) {
 	name := cfg.EnvironmentConfigName
-	envs, resolved, err := r.RequireByName(labelsRequirement, environmentConfigAPIVersion, environmentConfigKind, name)
+	envs, resolved := r.RequireByName(labelsRequirement, environmentConfigAPIVersion, environmentConfigKind, name)
 	switch {
-	case err != nil:
-		p.criteriaError(fmt.Sprintf("cannot read EnvironmentConfig %s: %v", name, err))
-		return
 	case !resolved:
 		// Crossplane calls again with the EnvironmentConfig; only that
 		// answer counts.

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/proto"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,6 +16,7 @@ import (
 	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 	ct "github.com/fleetplane/fleetplane/internal/compose/composetest"
+	"github.com/fleetplane/fleetplane/internal/fnwire"
 )
 
 // Fixtures: one XR per mode, each changed by the test that needs more.
@@ -616,8 +616,8 @@ func TestCriteriaExpression(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	for name, interval := range map[string]string{"not a duration": "soon", "too short": "10ms"} {
 		t.Run(name, func(t *testing.T) {
-			req := ct.Call{XR: byo()}.Request(t)
-			err := Composer.Compose(req, response.To(req, time.Minute), &v1beta1.Input{Kusto: &v1beta1.Kusto{Interval: interval}})
+			req := ct.Call{XR: byo()}.Wire(t)
+			err := Composer.Compose(req, fnwire.NewResponse(req, time.Minute), &v1beta1.Input{Kusto: &v1beta1.Kusto{Interval: interval}})
 			if err == nil || !strings.Contains(err.Error(), `kusto.interval "`+interval+`"`) {
 				t.Errorf("error = %v, want one naming kusto.interval", err)
 			}

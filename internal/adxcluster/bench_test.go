@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/crossplane/function-sdk-go/response"
-
 	"github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
 	ct "github.com/fleetplane/fleetplane/internal/compose/composetest"
 )
@@ -38,21 +36,7 @@ func partitionWithTargets(n int) ct.Call {
 
 func benchmarkCompose(b *testing.B, c ct.Call, wantResources int) {
 	b.Helper()
-	req := c.Request(b)
-	rsp := response.To(req, response.DefaultTTL)
-	if err := Composer.Compose(req, rsp, nil); err != nil {
-		b.Fatal(err)
-	}
-	if got := len(rsp.GetDesired().GetResources()); got != wantResources {
-		b.Fatalf("composed %d resources, want %d", got, wantResources)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if err := Composer.Compose(req, response.To(req, response.DefaultTTL), nil); err != nil {
-			b.Fatal(err)
-		}
-	}
+	ct.BenchmarkCompose(b, Composer, c, wantResources)
 }
 
 // 1 resource group + 1 cluster + 50 databases + heartbeat database + table + federation.

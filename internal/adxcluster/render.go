@@ -86,10 +86,6 @@ func (r renderer) managementPolicies(deletable bool) []any {
 // on Azure; initProvider is what fleetplane defaults, set at creation only.
 func (r renderer) azure(apiVersion, kind, name string, forProvider, initProvider map[string]any, deletable bool) *composed.Unstructured {
 	pc := r.cfg.azureProviderConfig(r.where.SubscriptionID)
-	o := composed.New()
-	o.SetAPIVersion(apiVersion)
-	o.SetKind(kind)
-	o.SetAnnotations(map[string]string{externalName: name})
 	spec := map[string]any{
 		"forProvider":        forProvider,
 		"managementPolicies": r.managementPolicies(deletable),
@@ -98,8 +94,23 @@ func (r renderer) azure(apiVersion, kind, name string, forProvider, initProvider
 	if len(initProvider) > 0 {
 		spec["initProvider"] = initProvider
 	}
-	o.Object["spec"] = spec
+	// Written as the map it is: the Unstructured setters copy every value
+	// they set, for each of an XR's tens of databases on every call.
+	o := composed.New()
+	o.Object = map[string]any{
+		"apiVersion": apiVersion,
+		"kind":       kind,
+		"metadata":   map[string]any{"annotations": map[string]any{externalName: name}},
+		"spec":       spec,
+	}
 	return o
+}
+
+// annotate adds an annotation to an object azure rendered.
+func annotate(o *composed.Unstructured, key, value string) {
+	md, _ := o.Object["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	ann[key] = value
 }
 
 // provisioningDefaults asks provider-fleetplane to discover what
@@ -190,9 +201,7 @@ func (r renderer) cluster(created bool) *composed.Unstructured {
 	}
 	o := r.azure(kustoAPIVersion, "Cluster", r.xr.Spec.ClusterName, fp, ip, created)
 	if p.Auto {
-		ann := o.GetAnnotations()
-		ann[annotationSubscription] = w.SubscriptionID
-		o.SetAnnotations(ann)
+		annotate(o, annotationSubscription, w.SubscriptionID)
 	}
 	return o
 }
@@ -259,9 +268,7 @@ const discoveredAnnotation = "adx.fleetplane.io/discovered"
 
 func (r renderer) discoveredDatabase(name string, created bool) *composed.Unstructured {
 	o := r.database(v1alpha1.DatabaseSpec{DatabaseName: name}, created)
-	ann := o.GetAnnotations()
-	ann[discoveredAnnotation] = "true"
-	o.SetAnnotations(ann)
+	annotate(o, discoveredAnnotation, "true")
 	return o
 }
 

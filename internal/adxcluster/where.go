@@ -77,13 +77,13 @@ func (p *planner) discover() (Where, bool) {
 		}
 	}
 	if c := p.set.Observed(NameCluster); c != nil {
-		pin("subscriptionId", &w.SubscriptionID, c.GetAnnotations()[annotationSubscription])
+		pin("subscriptionId", &w.SubscriptionID, observe.Annotation(c, annotationSubscription))
 		pin("resourceGroup", &w.ResourceGroup, p.observedString(NameCluster, "spec.forProvider.resourceGroupName"))
 		pin("location", &w.Location, p.observedString(NameCluster, "spec.forProvider.location"))
 		pin("skuName", &w.SkuName, p.observedString(NameCluster, "spec.forProvider.sku.name"))
 	}
 	if g := p.set.Observed(NameResourceGroup); g != nil {
-		pin("resourceGroup", &w.ResourceGroup, g.GetAnnotations()[externalName])
+		pin("resourceGroup", &w.ResourceGroup, observe.Annotation(g, externalName))
 		pin("location", &w.Location, p.observedString(NameResourceGroup, "spec.forProvider.location"))
 	}
 

@@ -202,10 +202,7 @@ func (p *planner) notRequested(t, msg string) {
 // taken over, so deleting the ADXMon never deletes it.
 func (p *planner) namespace() (bool, error) {
 	if !p.set.Exists(NameNamespace) {
-		items, resolved, err := p.r.RequireByName(string(NameNamespace), "v1", "Namespace", p.ns)
-		if err != nil {
-			return false, fmt.Errorf("cannot read the required namespace: %w", err)
-		}
+		items, resolved := p.r.RequireByName(string(NameNamespace), "v1", "Namespace", p.ns)
 		if !resolved {
 			return false, nil
 		}

@@ -193,10 +193,7 @@ func (p *planner) collectorPhase(ok bool, dbs []endpointDB) (bool, error) {
 	// A collector pointed at the default in-cluster ingestor of a stack
 	// that runs none relies on another ADXMon's: say so when there is none.
 	if inCluster && p.xr.Spec.Ingestor == nil && ok {
-		items, resolved, err := p.r.RequireByNameIn("ingestor-service", "v1", "Service", p.ns, "ingestor")
-		if err != nil {
-			return false, fmt.Errorf("cannot read the required ingestor Service: %w", err)
-		}
+		items, resolved := p.r.RequireByNameIn("ingestor-service", "v1", "Service", p.ns, "ingestor")
 		if resolved && len(items) == 0 {
 			p.setCondition(v1alpha1.ConditionCollectorReady, corev1.ConditionFalse, ReasonIngestorMissing,
 				fmt.Sprintf("collectors send to %s, but namespace %s has no ingestor Service: nothing answers there until an ADXMon with spec.ingestor runs in it; set spec.collector.ingestorEndpoint to send elsewhere (collectors buffer meanwhile)", endpoint, p.ns))

@@ -8,22 +8,23 @@ package compose
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	apiextv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 	"github.com/crossplane/function-sdk-go/resource/composite"
-	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/types/known/durationpb"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/fleetplane/fleetplane/apis"
 	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
+	"github.com/fleetplane/fleetplane/internal/fnwire"
 )
 
 func init() {
@@ -41,7 +42,7 @@ func init() {
 // A Composer composes one kind of composite resource. function-fleetplane
 // dispatches each request to the Composer of the XR's kind.
 type Composer interface {
-	Compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input) error
+	Compose(req *fnwire.Request, rsp *fnwire.Response, in *v1beta1.Input) error
 }
 
 // A Plan is what one kind decides for its XR X: it adds composed resources
@@ -80,20 +81,21 @@ type Request[X any] struct {
 	// Input is the function input; never nil.
 	Input *v1beta1.Input
 
-	req *fnv1.RunFunctionRequest
-	rsp *fnv1.RunFunctionResponse
+	req *fnwire.Request
+	rsp *fnwire.Response
 }
 
 // RequireByName asks Crossplane for a resource by name under key and
 // returns what Crossplane supplied. resolved is false until Crossplane has
 // answered for key; only a resolved answer is meaningful, and an empty one
-// means the resource does not exist.
-func (r *Request[X]) RequireByName(key, apiVersion, kind, name string) (items []resource.Required, resolved bool, err error) {
+// means the resource does not exist. (What Crossplane supplied was decoded
+// with the request, which fails as a whole if any of it is malformed.)
+func (r *Request[X]) RequireByName(key, apiVersion, kind, name string) (items []resource.Required, resolved bool) {
 	return r.RequireByNameIn(key, apiVersion, kind, "", name)
 }
 
 // RequireByNameIn is RequireByName for a namespaced resource.
-func (r *Request[X]) RequireByNameIn(key, apiVersion, kind, namespace, name string) (items []resource.Required, resolved bool, err error) {
+func (r *Request[X]) RequireByNameIn(key, apiVersion, kind, namespace, name string) (items []resource.Required, resolved bool) {
 	return r.require(key, &fnv1.ResourceSelector{
 		ApiVersion: apiVersion,
 		Kind:       kind,
@@ -104,7 +106,7 @@ func (r *Request[X]) RequireByNameIn(key, apiVersion, kind, namespace, name stri
 // RequireByLabelsIn asks Crossplane for every resource of a kind in
 // namespace ("" for a cluster-scoped kind) whose labels include labels;
 // with no labels, every one. Items come sorted by name.
-func (r *Request[X]) RequireByLabelsIn(key, apiVersion, kind, namespace string, labels map[string]string) (items []resource.Required, resolved bool, err error) {
+func (r *Request[X]) RequireByLabelsIn(key, apiVersion, kind, namespace string, labels map[string]string) (items []resource.Required, resolved bool) {
 	if labels == nil {
 		// Empty, not nil: an empty selector matches everything, while a
 		// missing match means "by name" to crossplane render.
@@ -117,20 +119,29 @@ func (r *Request[X]) RequireByLabelsIn(key, apiVersion, kind, namespace string, 
 	}, namespace)
 }
 
-func (r *Request[X]) require(key string, sel *fnv1.ResourceSelector, namespace string) ([]resource.Required, bool, error) {
-	if r.rsp.GetRequirements() == nil {
-		r.rsp.Requirements = &fnv1.Requirements{}
+func (r *Request[X]) require(key string, sel *fnv1.ResourceSelector, namespace string) ([]resource.Required, bool) {
+	rest := r.rsp.Rest
+	if rest.GetRequirements() == nil {
+		rest.Requirements = &fnv1.Requirements{}
 	}
-	if r.rsp.Requirements.Resources == nil {
-		r.rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
+	if rest.Requirements.Resources == nil {
+		rest.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
 	}
 	if namespace != "" {
 		// A namespaced selector without a namespace would list across
 		// every namespace: never what a namespaced XR may read.
 		sel.Namespace = &namespace
 	}
-	r.rsp.Requirements.Resources[key] = sel
-	return request.GetRequiredResource(r.req, key)
+	rest.Requirements.Resources[key] = sel
+	objs, ok := r.req.Required[key]
+	if !ok {
+		return nil, false
+	}
+	items := make([]resource.Required, len(objs))
+	for i, o := range objs {
+		items[i] = resource.Required{Resource: &unstructured.Unstructured{Object: o}}
+	}
+	return items, true
 }
 
 // RecheckWhileWaiting is how soon Crossplane composes an XR again while
@@ -155,11 +166,12 @@ const RecheckWhileDeaf = 5 * time.Second
 // ComposeAgainWithin shortens how long Crossplane may wait before it
 // composes the XR again, for state Crossplane does not watch.
 func (r *Request[X]) ComposeAgainWithin(d time.Duration) {
-	if r.rsp.GetMeta() == nil {
-		r.rsp.Meta = &fnv1.ResponseMeta{}
+	rest := r.rsp.Rest
+	if rest.GetMeta() == nil {
+		rest.Meta = &fnv1.ResponseMeta{}
 	}
-	if cur := r.rsp.GetMeta().GetTtl(); cur == nil || cur.AsDuration() > d {
-		r.rsp.Meta.Ttl = durationpb.New(d)
+	if cur := rest.GetMeta().GetTtl(); cur == nil || cur.AsDuration() > d {
+		rest.Meta.Ttl = durationpb.New(d)
 	}
 }
 
@@ -170,35 +182,28 @@ func Run[X any](plan Plan[X]) Composer {
 
 type kind[X any] struct{ plan Plan[X] }
 
-func (k kind[X]) Compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, in *v1beta1.Input) error {
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
-		return fmt.Errorf("cannot read the observed composite resource: %w", err)
-	}
-	kindName := oxr.Resource.GetKind()
+func (k kind[X]) Compose(req *fnwire.Request, rsp *fnwire.Response, in *v1beta1.Input) error {
+	oxr := &composite.Unstructured{Unstructured: unstructured.Unstructured{Object: objectOf(req.Observed.Composite)}}
+	kindName := oxr.GetKind()
 	xr := new(X)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(oxr.Resource.Object, xr); err != nil {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(oxr.Object, xr); err != nil {
 		return fmt.Errorf("cannot decode the observed %s: %w", kindName, err)
-	}
-	observed, err := request.GetObservedComposedResources(req)
-	if err != nil {
-		return fmt.Errorf("cannot read observed composed resources: %w", err)
 	}
 	if in == nil {
 		in = &v1beta1.Input{}
 	}
-	r := &Request[X]{XR: xr, Resources: NewSet(observed), Input: in, req: req, rsp: rsp}
+	r := &Request[X]{XR: xr, Resources: NewSet(observedComposed(req.Observed.Resources)), Input: in, req: req, rsp: rsp}
 	out, err := k.plan(r)
 	if err != nil {
 		return err
 	}
 
-	if err := r.Resources.Write(rsp); err != nil {
-		return fmt.Errorf("cannot write desired composed resources: %w", err)
-	}
-	dxr, err := request.GetDesiredCompositeResource(req)
-	if err != nil {
-		return fmt.Errorf("cannot read the desired %s: %w", kindName, err)
+	r.Resources.Write(rsp)
+	// The desired XR of earlier steps, with this plan's status: a new
+	// top-level map, so the request's is left as it came.
+	dxr := map[string]any{}
+	if c := req.Desired.Composite; c != nil {
+		maps.Copy(dxr, c.Object)
 	}
 	if out.Status != nil {
 		st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(out.Status)
@@ -206,20 +211,22 @@ func (k kind[X]) Compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResp
 			return fmt.Errorf("cannot encode the status of the %s: %w", kindName, err)
 		}
 		if len(st) > 0 {
-			dxr.Resource.Object["status"] = st
+			dxr["status"] = st
 		}
 	}
-	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
-		return fmt.Errorf("cannot write the desired %s: %w", kindName, err)
+	desired := &fnwire.Resource{Object: dxr}
+	if c := req.Desired.Composite; c != nil {
+		desired.ConnectionDetails = c.ConnectionDetails
 	}
 	if out.Pending || len(r.Resources.held) > 0 {
 		// Crossplane would derive readiness from the composed resources
 		// alone, which may all be ready although the XR is not.
-		markCompositeNotReady(rsp)
+		desired.Ready = fnv1.Ready_READY_FALSE
 	}
+	rsp.Desired.Composite = desired
 	// While the circuit breaker is open even an edit of a settled XR
 	// may be dropped, so that case rechecks too.
-	waiting, deaf := !out.Settled && (out.Pending || r.Resources.Waiting()), notListening(oxr.Resource)
+	waiting, deaf := !out.Settled && (out.Pending || r.Resources.Waiting()), notListening(oxr)
 	switch {
 	case waiting && deaf:
 		r.ComposeAgainWithin(RecheckWhileDeaf)
@@ -227,12 +234,36 @@ func (k kind[X]) Compose(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResp
 		r.ComposeAgainWithin(RecheckWhileWaiting)
 	}
 	if out.Condition.Type != "" {
-		Report(rsp, oxr.Resource, out.Condition)
+		Report(rsp.Rest, oxr, out.Condition)
 	}
 	for _, c := range out.Conditions {
-		Report(rsp, oxr.Resource, c)
+		Report(rsp.Rest, oxr, c)
 	}
 	return nil
+}
+
+// objectOf is the object of a resource of the request, empty when there
+// is none, as the SDK's request helpers give it.
+func objectOf(r *fnwire.Resource) map[string]any {
+	if r == nil || r.Object == nil {
+		return map[string]any{}
+	}
+	return r.Object
+}
+
+func observedComposed(rs map[string]*fnwire.Resource) map[resource.Name]resource.ObservedComposed {
+	out := make(map[resource.Name]resource.ObservedComposed, len(rs))
+	for name, r := range rs {
+		cd := resource.ConnectionDetails{}
+		if r != nil && r.ConnectionDetails != nil {
+			cd = r.ConnectionDetails
+		}
+		out[resource.Name(name)] = resource.ObservedComposed{
+			Resource:          &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: objectOf(r)}},
+			ConnectionDetails: cd,
+		}
+	}
+	return out
 }
 
 // notListening reports whether Crossplane's circuit breaker passes on
@@ -243,18 +274,21 @@ func notListening(xr *composite.Unstructured) bool {
 
 // Write puts the set into the response's desired state, next to what
 // earlier pipeline steps desired.
-func (s *Set) Write(rsp *fnv1.RunFunctionResponse) error {
-	return response.SetDesiredComposedResources(rsp, s.desired)
-}
-
-func markCompositeNotReady(rsp *fnv1.RunFunctionResponse) {
-	if rsp.GetDesired() == nil {
-		rsp.Desired = &fnv1.State{}
+func (s *Set) Write(rsp *fnwire.Response) {
+	if rsp.Desired.Resources == nil {
+		rsp.Desired.Resources = make(map[string]*fnwire.Resource, len(s.desired))
 	}
-	if rsp.GetDesired().GetComposite() == nil {
-		rsp.Desired.Composite = &fnv1.Resource{}
+	for name, d := range s.desired {
+		r := &fnwire.Resource{Object: d.Resource.Object, Ready: fnv1.Ready_READY_UNSPECIFIED}
+		switch d.Ready {
+		case resource.ReadyTrue:
+			r.Ready = fnv1.Ready_READY_TRUE
+		case resource.ReadyFalse:
+			r.Ready = fnv1.Ready_READY_FALSE
+		case resource.ReadyUnspecified:
+		}
+		rsp.Desired.Resources[string(name)] = r
 	}
-	rsp.Desired.Composite.Ready = fnv1.Ready_READY_FALSE
 }
 
 // Typed converts a typed resource into desired state. The zero status a Go

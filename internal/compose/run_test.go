@@ -18,6 +18,7 @@ import (
 
 	"github.com/fleetplane/fleetplane/internal/compose"
 	"github.com/fleetplane/fleetplane/internal/compose/composetest"
+	"github.com/fleetplane/fleetplane/internal/fnwire"
 )
 
 // toy is the smallest XR type a plan can have.
@@ -263,8 +264,8 @@ func TestRunErrors(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			req := composetest.Call{XR: tc.xr}.Request(t)
-			err := tc.c.Compose(req, &fnv1.RunFunctionResponse{Desired: req.GetDesired()}, nil)
+			req := composetest.Call{XR: tc.xr}.Wire(t)
+			err := tc.c.Compose(req, fnwire.NewResponse(req, time.Minute), nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Compose error = %v, want one mentioning %q", err, tc.want)
 			}
@@ -275,8 +276,8 @@ func TestRunErrors(t *testing.T) {
 func TestRequirementsAndTTL(t *testing.T) {
 	var resolved bool
 	plan := func(r *compose.Request[toy]) (compose.Outcome, error) {
-		_, resolved, _ = r.RequireByName("labels", "example.org/v1", "Labels", "cluster")
-		_, _, _ = r.RequireByLabelsIn("all", "v1", "ConfigMap", "team-a", nil)
+		_, resolved = r.RequireByName("labels", "example.org/v1", "Labels", "cluster")
+		_, _ = r.RequireByLabelsIn("all", "v1", "ConfigMap", "team-a", nil)
 		r.ComposeAgainWithin(20 * time.Second)
 		r.ComposeAgainWithin(time.Hour) // never lengthens
 		return compose.Outcome{}, nil

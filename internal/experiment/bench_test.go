@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crossplane/function-sdk-go/response"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -52,21 +51,7 @@ func experimentChain(n int) ct.Call {
 
 func benchmarkCompose(b *testing.B, c ct.Call, wantResources int) {
 	b.Helper()
-	req := c.Request(b)
-	rsp := response.To(req, response.DefaultTTL)
-	if err := Composer.Compose(req, rsp, c.Input); err != nil {
-		b.Fatal(err)
-	}
-	if got := len(rsp.GetDesired().GetResources()); got != wantResources {
-		b.Fatalf("composed %d resources, want %d", got, wantResources)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if err := Composer.Compose(req, response.To(req, response.DefaultTTL), c.Input); err != nil {
-			b.Fatal(err)
-		}
-	}
+	ct.BenchmarkCompose(b, Composer, c, wantResources)
 }
 
 // Per target: cluster, node pool, registration, application and four

@@ -81,10 +81,7 @@ func requiredComponents(r *compose.Request[v1alpha1.Experiment], xr *v1alpha1.Ex
 		for _, ref := range t.Components {
 			name, _ := refName(ref)
 			key := componentsRequirement(name)
-			items, ok, err := r.RequireByName(key, v1alpha1.SchemeGroupVersion.String(), v1alpha1.ComponentKind, name)
-			if err != nil {
-				return nil, false, fmt.Errorf("cannot read Component %s: %w", name, err)
-			}
+			items, ok := r.RequireByName(key, v1alpha1.SchemeGroupVersion.String(), v1alpha1.ComponentKind, name)
 			if !ok {
 				resolved = false
 				continue

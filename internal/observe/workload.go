@@ -14,25 +14,31 @@ func kubernetesReady(o *composed.Unstructured) (ready, ok bool) {
 	if o == nil {
 		return false, false
 	}
-	switch o.GetAPIVersion() + "/" + o.GetKind() {
-	case "apps/v1/StatefulSet":
+	// Compared as a pair, not joined into one string: this runs for
+	// every composed resource of every call.
+	apiVersion, _ := o.Object["apiVersion"].(string)
+	kind, _ := o.Object["kind"].(string)
+	const apps, rbac = "apps/v1", "rbac.authorization.k8s.io/v1"
+	switch (typeOf{apiVersion, kind}) {
+	case typeOf{apps, "StatefulSet"}:
 		return seen(o) && num(o, "status", "readyReplicas") >= replicas(o), true
-	case "apps/v1/Deployment":
+	case typeOf{apps, "Deployment"}:
 		return seen(o) && num(o, "status", "availableReplicas") >= replicas(o) && num(o, "status", "updatedReplicas") >= replicas(o), true
-	case "apps/v1/DaemonSet":
+	case typeOf{apps, "DaemonSet"}:
 		want := num(o, "status", "desiredNumberScheduled")
 		return seen(o) && num(o, "status", "numberReady") >= want && num(o, "status", "updatedNumberScheduled") >= want, true
-	case "v1/Namespace":
+	case typeOf{"v1", "Namespace"}:
 		phase, _ := String(o, "status", "phase")
 		return phase == "Active", true
-	case "v1/ServiceAccount", "v1/ConfigMap", "v1/Service", "v1/Secret",
-		"rbac.authorization.k8s.io/v1/ClusterRole", "rbac.authorization.k8s.io/v1/ClusterRoleBinding",
-		"rbac.authorization.k8s.io/v1/Role", "rbac.authorization.k8s.io/v1/RoleBinding":
+	case typeOf{"v1", "ServiceAccount"}, typeOf{"v1", "ConfigMap"}, typeOf{"v1", "Service"}, typeOf{"v1", "Secret"},
+		typeOf{rbac, "ClusterRole"}, typeOf{rbac, "ClusterRoleBinding"}, typeOf{rbac, "Role"}, typeOf{rbac, "RoleBinding"}:
 		// Observed means it exists; there is nothing further to wait for.
 		return o.GetName() != "", true
 	}
 	return false, false
 }
+
+type typeOf struct{ apiVersion, kind string }
 
 // seen reports whether the workload's controller has observed its current
 // spec: until then its status describes an older one.
@@ -80,6 +86,13 @@ func String(o *composed.Unstructured, path ...string) (string, bool) {
 	v, _ := field(o, path...)
 	s, ok := v.(string)
 	return s, ok
+}
+
+// Annotation reads one annotation, "" when absent. GetAnnotations copies
+// every annotation into a new map to read one.
+func Annotation(o *composed.Unstructured, key string) string {
+	v, _ := String(o, "metadata", "annotations", key)
+	return v
 }
 
 func field(o *composed.Unstructured, path ...string) (any, bool) {

@@ -5,11 +5,11 @@ import (
 	"testing"
 
 	"github.com/crossplane/function-sdk-go/response"
-	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	ct "github.com/fleetplane/fleetplane/internal/compose/composetest"
+	"github.com/fleetplane/fleetplane/internal/fnwire"
 	"github.com/fleetplane/fleetplane/internal/placement"
 )
 
@@ -55,31 +55,22 @@ func fleet(b *testing.B, objects, clusters int) ct.Call {
 // 100 templated Deployments on 50 clusters, everything delivered: 5,050
 // composed resources, 5,000 expansions and 200 combined results.
 func BenchmarkCompose100Objects50Clusters(b *testing.B) {
-	req := fleet(b, 100, 50).Request(b)
-	rsp := response.To(req, response.DefaultTTL)
-	if err := placement.Composer.Compose(req, rsp, nil); err != nil {
+	rsp := ct.BenchmarkCompose(b, placement.Composer, fleet(b, 100, 50), 5050)
+	// After the loop: b.Loop resets what was reported before it.
+	out, err := rsp.AppendWire(nil)
+	if err != nil {
 		b.Fatal(err)
 	}
-	if got := len(rsp.GetDesired().GetResources()); got != 5050 {
-		b.Fatalf("composed %d resources, want 5050", got)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := placement.Composer.Compose(req, response.To(req, response.DefaultTTL), nil); err != nil {
-			b.Fatal(err)
-		}
-	}
-	// After the loop: b.Loop resets what was reported before it.
-	b.ReportMetric(float64(proto.Size(rsp))/(1<<20), "MiB/response")
+	b.ReportMetric(float64(len(out))/(1<<20), "MiB/response")
 }
 
 // BenchmarkCombine1000Clusters is one Placement of one object on 1,000
 // clusters: the rows of every cluster through two collectors.
 func BenchmarkCombine1000Clusters(b *testing.B) {
-	req := fleet(b, 1, 1000).Request(b)
+	req := fleet(b, 1, 1000).Wire(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := placement.Composer.Compose(req, response.To(req, response.DefaultTTL), nil); err != nil {
+		if err := placement.Composer.Compose(req, fnwire.NewResponse(req, response.DefaultTTL), nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -40,10 +40,7 @@ func checkCustomTransform(r *compose.Request[v1alpha1.CustomTransform]) (compose
 	_, errs := removals(ct.Spec)
 	st := v1alpha1.CustomTransformStatus{Errors: errs}
 
-	all, resolved, err := r.RequireByLabelsIn(customTransformsKey, v1alpha1.SchemeGroupVersion.String(), v1alpha1.CustomTransformKind, "", nil)
-	if err != nil {
-		return compose.Outcome{}, err
-	}
+	all, resolved := r.RequireByLabelsIn(customTransformsKey, v1alpha1.SchemeGroupVersion.String(), v1alpha1.CustomTransformKind, "", nil)
 	var others []string
 	if resolved {
 		for _, o := range all {

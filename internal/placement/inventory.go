@@ -21,30 +21,30 @@ type cluster struct {
 }
 
 // inventory reads the selected ClusterProviderConfigs, sorted by name.
-func (p *planner) inventory() (bool, error) {
+func (p *planner) inventory() bool {
 	sel := map[string]string{}
 	maps.Copy(sel, p.r.XR.Spec.Clusters.MatchLabels)
 	// Set last: the admin's label decides, whatever the selector says.
 	sel[v1alpha1.InventoryLabel] = "true"
-	items, resolved, err := p.r.RequireByLabelsIn(inventoryKey, kubernetesAPIVersion, clusterProviderConfig, "", sel)
-	if err != nil || !resolved {
-		return resolved, err
+	items, resolved := p.r.RequireByLabelsIn(inventoryKey, kubernetesAPIVersion, clusterProviderConfig, "", sel)
+	if !resolved {
+		return false
 	}
 	for _, it := range items {
 		p.clusters = append(p.clusters, cluster{name: it.Resource.GetName(), labels: it.Resource.GetLabels(), annotations: it.Resource.GetAnnotations()})
 	}
 	slices.SortFunc(p.clusters, func(a, b cluster) int { return strings.Compare(a.name, b.name) })
-	return true, nil
+	return true
 }
 
 // properties reads the ConfigMaps of namespace customization-properties
 // and merges each cluster's over its labels and annotations. One list for
 // all clusters: the namespace holds nothing else, and one request beats
 // one per cluster.
-func (p *planner) properties() (bool, error) {
-	items, resolved, err := p.r.RequireByLabelsIn(propertiesKey, "v1", "ConfigMap", expand.PropertiesNamespace, nil)
-	if err != nil || !resolved {
-		return resolved, err
+func (p *planner) properties() bool {
+	items, resolved := p.r.RequireByLabelsIn(propertiesKey, "v1", "ConfigMap", expand.PropertiesNamespace, nil)
+	if !resolved {
+		return false
 	}
 	byName := map[string]map[string]any{}
 	for _, it := range items {
@@ -65,7 +65,7 @@ func (p *planner) properties() (bool, error) {
 		}
 		p.clusters[i].props = expand.Properties(c.name, c.labels, c.annotations, stringMap(cm["data"]), binary)
 	}
-	return true, nil
+	return true
 }
 
 func stringMap(v any) map[string]string {

@@ -172,27 +172,13 @@ type planner struct {
 func plan(r *compose.Request[v1alpha1.Placement]) (compose.Outcome, error) {
 	p := &planner{r: r, ns: r.XR.GetNamespace()}
 
-	clustersOK, err := p.inventory()
-	if err != nil {
-		return compose.Outcome{}, err
-	}
-	objectsOK, err := p.workloads()
-	if err != nil {
-		return compose.Outcome{}, err
-	}
-	transforms, transformsOK, err := p.customTransforms()
-	if err != nil {
-		return compose.Outcome{}, err
-	}
-	collectors, collectorsOK, err := p.collectors()
-	if err != nil {
-		return compose.Outcome{}, err
-	}
+	clustersOK := p.inventory()
+	objectsOK := p.workloads()
+	transforms, transformsOK := p.customTransforms()
+	collectors, collectorsOK := p.collectors()
 	propsOK := true
 	if objectsOK && clustersOK && slices.ContainsFunc(p.objects, func(w workload) bool { return expand.Requested(w.obj) }) {
-		if propsOK, err = p.properties(); err != nil {
-			return compose.Outcome{}, err
-		}
+		propsOK = p.properties()
 	}
 	if !clustersOK || !objectsOK || !transformsOK || !collectorsOK || !propsOK {
 		// Crossplane has not answered every requirement yet: compose
@@ -217,7 +203,7 @@ func plan(r *compose.Request[v1alpha1.Placement]) (compose.Outcome, error) {
 
 // workloads reads the selected objects of the Placement's namespace,
 // sorted by kind and name, each once.
-func (p *planner) workloads() (bool, error) {
+func (p *planner) workloads() bool {
 	all := true
 	seen := map[string]int{}
 	for i, sel := range p.r.XR.Spec.Objects {
@@ -229,10 +215,7 @@ func (p *planner) workloads() (bool, error) {
 		var found []resource.Required
 		if len(sel.Names) > 0 {
 			for _, n := range sel.Names {
-				items, resolved, err := p.r.RequireByNameIn(fmt.Sprintf("object-%d-%s", i, n), sel.APIVersion, sel.Kind, p.ns, n)
-				if err != nil {
-					return false, err
-				}
+				items, resolved := p.r.RequireByNameIn(fmt.Sprintf("object-%d-%s", i, n), sel.APIVersion, sel.Kind, p.ns, n)
 				all = all && resolved
 				if resolved && len(items) == 0 {
 					p.missing = append(p.missing, workload{gvk: gvk, obj: map[string]any{"metadata": map[string]any{"name": n}}}.ref())
@@ -240,10 +223,7 @@ func (p *planner) workloads() (bool, error) {
 				found = append(found, items...)
 			}
 		} else {
-			items, resolved, err := p.r.RequireByLabelsIn(fmt.Sprintf("objects-%d", i), sel.APIVersion, sel.Kind, p.ns, sel.MatchLabels)
-			if err != nil {
-				return false, err
-			}
+			items, resolved := p.r.RequireByLabelsIn(fmt.Sprintf("objects-%d", i), sel.APIVersion, sel.Kind, p.ns, sel.MatchLabels)
 			all = all && resolved
 			found = append(found, items...)
 		}
@@ -268,7 +248,7 @@ func (p *planner) workloads() (bool, error) {
 	}
 	slices.SortFunc(p.objects, func(a, b workload) int { return strings.Compare(a.ref(), b.ref()) })
 	slices.Sort(p.missing)
-	return all, nil
+	return all
 }
 
 // plural is Kubernetes' own plural of a kind, which is its resource name
@@ -283,10 +263,10 @@ func plural(kind string) string {
 
 // customTransforms reads every CustomTransform and returns the removals of
 // each resource (group/resource), the valid paths of all of them.
-func (p *planner) customTransforms() (map[string][]jsonpath.Path, bool, error) {
-	items, resolved, err := p.r.RequireByLabelsIn(customTransformsKey, v1alpha1.SchemeGroupVersion.String(), v1alpha1.CustomTransformKind, "", nil)
-	if err != nil || !resolved {
-		return nil, resolved, err
+func (p *planner) customTransforms() (map[string][]jsonpath.Path, bool) {
+	items, resolved := p.r.RequireByLabelsIn(customTransformsKey, v1alpha1.SchemeGroupVersion.String(), v1alpha1.CustomTransformKind, "", nil)
+	if !resolved {
+		return nil, false
 	}
 	out := map[string][]jsonpath.Path{}
 	for _, it := range items {
@@ -298,7 +278,7 @@ func (p *planner) customTransforms() (map[string][]jsonpath.Path, bool, error) {
 		gr := groupResource(spec.APIGroup, spec.Resource)
 		out[gr] = append(out[gr], ok...)
 	}
-	return out, true, nil
+	return out, true
 }
 
 // deliver composes the copies and says how delivery goes.

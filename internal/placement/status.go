@@ -33,7 +33,7 @@ type namedCollector struct {
 }
 
 // collectors reads every StatusCollector the Placement names, by name.
-func (p *planner) collectors() (map[string]namedCollector, bool, error) {
+func (p *planner) collectors() (map[string]namedCollector, bool) {
 	all := true
 	out := map[string]namedCollector{}
 	names := slices.Clone(p.r.XR.Spec.StatusCollectors)
@@ -44,10 +44,7 @@ func (p *planner) collectors() (map[string]namedCollector, bool, error) {
 		if _, ok := out[name]; ok {
 			continue
 		}
-		items, resolved, err := p.r.RequireByName("collector-"+name, v1alpha1.SchemeGroupVersion.String(), v1alpha1.StatusCollectorKind, name)
-		if err != nil {
-			return nil, false, err
-		}
+		items, resolved := p.r.RequireByName("collector-"+name, v1alpha1.SchemeGroupVersion.String(), v1alpha1.StatusCollectorKind, name)
 		all = all && resolved
 		nc := namedCollector{name: name}
 		switch {
@@ -64,7 +61,7 @@ func (p *planner) collectors() (map[string]namedCollector, bool, error) {
 		}
 		out[name] = nc
 	}
-	return out, all, nil
+	return out, all
 }
 
 // collectorsOf lists the collectors of one object: the Placement's, then

@@ -12,11 +12,13 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
 	"github.com/fleetplane/fleetplane/internal/compose"
+	"github.com/fleetplane/fleetplane/internal/fnwire"
 )
 
 // Call is one RunFunction request.
@@ -81,16 +83,53 @@ func (c Call) Request(t testing.TB) *fnv1.RunFunctionRequest {
 	return req
 }
 
-// Run calls the composer the way function-fleetplane does, and fails the
-// test on an error: tests of errors call Compose themselves.
+// Wire is the request as the function receives it: encoded as Crossplane
+// encodes it and decoded by fnwire.
+func (c Call) Wire(t testing.TB) *fnwire.Request {
+	t.Helper()
+	return Wire(t, c.Request(t))
+}
+
+// Wire encodes req as Crossplane does and decodes it as the function does.
+func Wire(t testing.TB, req *fnv1.RunFunctionRequest) *fnwire.Request {
+	t.Helper()
+	b, err := proto.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := fnwire.DecodeRequest(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// Proto encodes rsp as the function does and decodes it as Crossplane
+// does, into generated protobuf types.
+func Proto(t testing.TB, rsp *fnwire.Response) *fnv1.RunFunctionResponse {
+	t.Helper()
+	b, err := rsp.AppendWire(nil)
+	if err != nil {
+		t.Fatalf("cannot encode the response: %v", err)
+	}
+	out := &fnv1.RunFunctionResponse{}
+	if err := proto.Unmarshal(b, out); err != nil {
+		t.Fatalf("cannot decode the response: %v", err)
+	}
+	return out
+}
+
+// Run calls the composer the way function-fleetplane does, through the
+// wire format both ways, and fails the test on an error: tests of errors
+// call Compose themselves.
 func Run(t *testing.T, c compose.Composer, call Call) Response {
 	t.Helper()
-	req := call.Request(t)
-	rsp := response.To(req, response.DefaultTTL)
+	req := call.Wire(t)
+	rsp := fnwire.NewResponse(req, response.DefaultTTL)
 	if err := c.Compose(req, rsp, call.Input); err != nil {
 		t.Fatalf("Compose: %v", err)
 	}
-	return Response{T: t, RunFunctionResponse: rsp}
+	return Response{T: t, RunFunctionResponse: Proto(t, rsp)}
 }
 
 func conditions(cs []Condition) []any {
