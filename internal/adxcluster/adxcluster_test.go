@@ -757,3 +757,25 @@ func TestAutoProvision(t *testing.T) {
 		wantCondition(r, fnv1.Status_STATUS_CONDITION_FALSE, ReasonProvisioningInvalid, "or provision.auto is true")
 	})
 }
+
+// TestChangeCheck: the input's change check reaches both sides of a
+// federation, the partition's Heartbeat and the hub's Federation; without
+// it neither sets one and the MRs' defaults apply.
+func TestChangeCheck(t *testing.T) {
+	in := &v1beta1.Input{Kusto: &v1beta1.Kusto{Interval: "10s", ChangeCheckInterval: "2s"}}
+	r := run(t, ct.Call{XR: partition(), Input: in})
+	r.Want("heartbeat", "spec.forProvider.schemaCheckInterval", "2s")
+	r = run(t, ct.Call{XR: hub(), Input: in, Observed: map[string]*ct.Resource{"heartbeat-table": fleetplaneMR("Table").Ready()}})
+	r.Want("federation", "spec.forProvider.changeCheckInterval", "2s")
+
+	r = run(t, ct.Call{XR: partition()})
+	r.Want("heartbeat", "spec.forProvider.schemaCheckInterval", nil)
+
+	for _, bad := range []string{"often", "100ms"} {
+		req := ct.Call{XR: partition()}.Wire(t)
+		err := Composer.Compose(req, fnwire.NewResponse(req, time.Minute), &v1beta1.Input{Kusto: &v1beta1.Kusto{ChangeCheckInterval: bad}})
+		if err == nil || !strings.Contains(err.Error(), `kusto.changeCheckInterval "`+bad+`"`) {
+			t.Errorf("changeCheckInterval %q: error = %v", bad, err)
+		}
+	}
+}

@@ -22,6 +22,9 @@ type Config struct {
 	Kusto xpv2.ProviderConfigReference
 	// Interval between heartbeats and federation cycles.
 	Interval time.Duration
+	// ChangeCheck is how often partitions and hubs look for a schema
+	// change between heartbeats and cycles; 0 leaves it to the MRs.
+	ChangeCheck time.Duration
 }
 
 // ConfigFrom applies defaults to the function input and checks it.
@@ -54,6 +57,13 @@ func ConfigFrom(in *v1beta1.Input) (Config, error) {
 		}
 		if k.Interval != "" {
 			interval = k.Interval
+		}
+		if k.ChangeCheckInterval != "" {
+			d, err := time.ParseDuration(k.ChangeCheckInterval)
+			if err != nil || d < time.Second {
+				return Config{}, fmt.Errorf("input kusto.changeCheckInterval %q must be a Go duration of at least 1s", k.ChangeCheckInterval)
+			}
+			cfg.ChangeCheck = d
 		}
 	}
 	cfg.Interval = kustov1alpha1.DefaultInterval

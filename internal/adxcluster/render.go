@@ -329,15 +329,24 @@ func (r renderer) kustoSpec() (xpv2.ManagedResourceSpec, *metav1.Duration) {
 	return xpv2.ManagedResourceSpec{ProviderConfigReference: &pc}, &metav1.Duration{Duration: r.cfg.Interval}
 }
 
+// changeCheck is the input's change check, nil when it sets none.
+func (r renderer) changeCheck() *metav1.Duration {
+	if r.cfg.ChangeCheck == 0 {
+		return nil
+	}
+	return &metav1.Duration{Duration: r.cfg.ChangeCheck}
+}
+
 func (r renderer) heartbeat(endpoint string) (*composed.Unstructured, error) {
 	f := r.xr.Spec.Federation
 	spec, interval := r.kustoSpec()
 	hb := &kustov1alpha1.Heartbeat{Spec: kustov1alpha1.HeartbeatSpec{
 		ManagedResourceSpec: spec,
 		ForProvider: kustov1alpha1.HeartbeatParameters{
-			Endpoint:     endpoint,
-			Partitioning: f.Partitioning,
-			Interval:     interval,
+			Endpoint:            endpoint,
+			Partitioning:        f.Partitioning,
+			Interval:            interval,
+			SchemaCheckInterval: r.changeCheck(),
 		},
 	}}
 	for _, t := range f.FederatedTargets {
@@ -390,6 +399,8 @@ func (r renderer) federation(endpoint string) (*composed.Unstructured, error) {
 			HeartbeatTable:    f.HeartbeatTable,
 			HeartbeatTTL:      ttl,
 			Interval:          interval,
+			// Unset, the Federation's own default applies.
+			ChangeCheckInterval: r.changeCheck(),
 			// Partitions of a hub allowed plain http are local emulators too.
 			AllowInsecureEndpoints: r.xr.Spec.AllowInsecureEndpoints,
 		},

@@ -11,7 +11,9 @@ package heartbeat
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +48,20 @@ type Row struct {
 	Endpoint  string
 	Schema    []DatabaseSchema
 	Metadata  map[string]string
+}
+
+// Digest is the SHA-256, in hex, of a schema as a heartbeat sends it: two
+// schemas have the same digest when a hub would federate the same names.
+func Digest(schema []DatabaseSchema) (string, error) {
+	if schema == nil {
+		schema = []DatabaseSchema{}
+	}
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // Record renders the row as the single CSV record .ingest inline takes.

@@ -152,3 +152,22 @@ func TestCollect(t *testing.T) {
 		t.Errorf("counts = %+v", n)
 	}
 }
+
+func TestDigest(t *testing.T) {
+	schema := func(tables ...string) []DatabaseSchema {
+		return []DatabaseSchema{{Database: "Metrics", Tables: tables, Views: []string{}}}
+	}
+	a, err := Digest(schema("cpu", "mem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := Digest(schema("cpu", "mem")); again != a {
+		t.Error("the same schema has two digests")
+	}
+	if other, _ := Digest(schema("cpu", "mem", "disk")); other == a {
+		t.Error("a new table leaves the digest as it was")
+	}
+	if none, _ := Digest(nil); none == a || len(none) != 64 {
+		t.Errorf("digest of no schema = %q", none)
+	}
+}

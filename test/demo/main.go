@@ -32,13 +32,14 @@ import (
 func main() {
 	exit := flag.Bool("exit", false, "stop once the fleet has converged instead of waiting for Ctrl-C")
 	interval := flag.Duration("interval", 10*time.Second, "heartbeat and federation interval")
+	check := flag.Duration("check", 2*time.Second, "how often partitions and hubs look for schema changes in between (kusto.changeCheckInterval; 0 leaves it unset)")
 	audit := flag.Bool("audit", false, "have kube-apiserver log every request to .cache/demo/audit.log, to see who writes what")
 	flag.Parse()
 	// Ctrl-C (and make's SIGTERM to its recipe) at any point stops
 	// everything started so far and exits cleanly.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, *exit, *interval, *audit)
+	err := run(ctx, *exit, *interval, *check, *audit)
 	switch {
 	case ctx.Err() != nil:
 		sayf("stopped")
@@ -51,7 +52,7 @@ func main() {
 
 func sayf(format string, a ...any) { fmt.Printf("==> "+format+"\n", a...) }
 
-func run(ctx context.Context, exit bool, interval time.Duration, audit bool) error {
+func run(ctx context.Context, exit bool, interval, check time.Duration, audit bool) error {
 	root, err := os.Getwd()
 	if err != nil {
 		return err
@@ -63,7 +64,7 @@ func run(ctx context.Context, exit bool, interval time.Duration, audit bool) err
 	}
 	start := time.Now()
 	sayf("starting etcd, kube-apiserver and Crossplane; building and installing fleetplane's packages")
-	o := environment.Options{Interval: interval, Logf: sayf}
+	o := environment.Options{Interval: interval, ChangeCheck: check, Logf: sayf}
 	if audit {
 		o.AuditLog = filepath.Join(dir, "audit.log")
 	}
@@ -147,7 +148,7 @@ func run(ctx context.Context, exit bool, interval time.Duration, audit bool) err
 	if err := until(ctx, 2*interval+time.Minute, func() bool { _, ok := hub.Functions("Metrics")["gpu"]; return ok }); err != nil {
 		return fmt.Errorf("the new table gpu did not reach the hub: %w; logs are in %s", err, dir)
 	}
-	sayf("created table gpu on partition-1: the hub's function gpu served it %s later (heartbeat every %s)", time.Since(created).Round(100*time.Millisecond), interval)
+	sayf("created table gpu on partition-1: the hub's function gpu served it %s later (heartbeat every %s, changes looked for every %s)", time.Since(created).Round(100*time.Millisecond), interval, check)
 	if err := experiment(ctx, env, root); err != nil {
 		return fmt.Errorf("%w\nlogs are in %s", err, dir)
 	}

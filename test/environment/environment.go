@@ -66,6 +66,9 @@ const (
 type Options struct {
 	// Interval of heartbeats and federation in LocalComposition.
 	Interval time.Duration
+	// ChangeCheck, when set, is LocalComposition's kusto.changeCheckInterval:
+	// how often partitions and hubs look for a new table in between.
+	ChangeCheck time.Duration
 	// Logf reports progress.
 	Logf func(format string, a ...any)
 	// Poll, when set, is both providers' --poll instead of the tests'
@@ -397,7 +400,11 @@ func (e *Env) configure(ctx context.Context, o Options) error {
 	comp.SetName(LocalComposition)
 	pipeline, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
 	step := pipeline[0].(map[string]any)
-	step["input"] = map[string]any{"apiVersion": "fn.fleetplane.io/v1beta1", "kind": "Input", "kusto": map[string]any{"interval": o.Interval.String()}}
+	kusto := map[string]any{"interval": o.Interval.String()}
+	if o.ChangeCheck > 0 {
+		kusto["changeCheckInterval"] = o.ChangeCheck.String()
+	}
+	step["input"] = map[string]any{"apiVersion": "fn.fleetplane.io/v1beta1", "kind": "Input", "kusto": kusto}
 	if err := unstructured.SetNestedSlice(comp.Object, pipeline, "spec", "pipeline"); err != nil {
 		return err
 	}

@@ -219,4 +219,15 @@ type Kusto struct {
 	// duration. Defaults to 10m.
 	// +optional
 	Interval string `json:"interval,omitempty"`
+
+	// ChangeCheckInterval, a Go duration, is how often between heartbeats
+	// a partition compares its schema with the one it last sent, and how
+	// often between cycles a hub compares its partitions' heartbeat
+	// digests: a new table then reaches the hub's functions within about
+	// twice this plus one cycle, not a heartbeat interval later. Each check
+	// reads the partition's schema (a command per database). Unset,
+	// partitions send their schema at the interval only and hubs check
+	// every 15s.
+	// +optional
+	ChangeCheckInterval string `json:"changeCheckInterval,omitempty"`
 }

@@ -72,14 +72,24 @@ type FederationParameters struct {
 	BlockedClusters *BlockedClusters `json:"blockedClusters,omitempty"`
 
 	// Interval between federation cycles. Between cycles the provider
-	// asks the hub, at its poll interval, for a digest of each partition's
-	// latest heartbeat, and runs a cycle early when one changed: a new
-	// table reaches the hub within the partition's heartbeat interval plus
-	// one poll.
+	// asks the hub every changeCheckInterval for a digest of each
+	// partition's latest heartbeat, and runs a cycle early when one
+	// changed.
 	// +optional
 	// +kubebuilder:default="10m"
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="interval must be at least 1s"
 	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// ChangeCheckInterval is how often, between cycles, the hub is asked
+	// for the digests of its partitions' latest heartbeats (one small
+	// query, 64 characters a partition): a new table reaches the hub's
+	// functions within the partition's heartbeat (or schema check) plus
+	// this plus one cycle. The provider's --poll applies when it is
+	// sooner.
+	// +optional
+	// +kubebuilder:default="15s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="changeCheckInterval must be at least 1s"
+	ChangeCheckInterval *metav1.Duration `json:"changeCheckInterval,omitempty"`
 
 	// Safety bounds what one cycle may remove because partitions stopped
 	// heartbeating. Whatever these say, a cycle that reads no heartbeat

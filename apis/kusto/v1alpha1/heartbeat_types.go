@@ -78,6 +78,17 @@ type HeartbeatParameters struct {
 	// +kubebuilder:default="10m"
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="interval must be at least 1s"
 	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// SchemaCheckInterval, when set, has the partition's schema read
+	// again this often between heartbeats and compared with the one last
+	// sent: a change (a table created, a view dropped) is sent at once,
+	// not at the next interval. Each check costs what reading the schema
+	// for a heartbeat costs (a command per database, on the partition)
+	// and a reconcile of this Heartbeat; unset, the schema is read at the
+	// interval only.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="schemaCheckInterval must be at least 1s"
+	SchemaCheckInterval *metav1.Duration `json:"schemaCheckInterval,omitempty"`
 }
 
 // HeartbeatTargetStatus is the last outcome for one target.
@@ -104,6 +115,10 @@ type HeartbeatObservation struct {
 	Tables int32 `json:"tables,omitempty"`
 	// +optional
 	Views int32 `json:"views,omitempty"`
+	// SchemaDigest is the SHA-256 of the schema the last heartbeat sent,
+	// which schema checks compare against.
+	// +optional
+	SchemaDigest string `json:"schemaDigest,omitempty"`
 	// +optional
 	Targets []HeartbeatTargetStatus `json:"targets,omitempty"`
 }

@@ -206,6 +206,11 @@ func (in *FederationParameters) DeepCopyInto(out *FederationParameters) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.ChangeCheckInterval != nil {
+		in, out := &in.ChangeCheckInterval, &out.ChangeCheckInterval
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.Safety != nil {
 		in, out := &in.Safety, &out.Safety
 		*out = new(FederationSafety)
@@ -384,6 +389,11 @@ func (in *HeartbeatParameters) DeepCopyInto(out *HeartbeatParameters) {
 	}
 	if in.Interval != nil {
 		in, out := &in.Interval, &out.Interval
+		*out = new(v1.Duration)
+		**out = **in
+	}
+	if in.SchemaCheckInterval != nil {
+		in, out := &in.SchemaCheckInterval, &out.SchemaCheckInterval
 		*out = new(v1.Duration)
 		**out = **in
 	}

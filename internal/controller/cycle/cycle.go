@@ -74,6 +74,10 @@ type Kind[T resource.Managed] struct {
 	// comes back when the next cycle is due rather than at every poll.
 	// Spec changes still arrive at once, as watch events.
 	Idle bool
+	// Check, when not nil and positive for a resource, is how often it is
+	// looked at between cycles whatever the poll interval or Idle say: for
+	// kinds whose Observe asks, cheaply, whether a cycle should run early.
+	Check func(T) time.Duration
 }
 
 func (k Kind[T]) now() time.Time {
@@ -90,17 +94,23 @@ func (k Kind[T]) Due(mg T) bool {
 }
 
 // PollHook comes back when the next cycle is due, or at the poll interval
-// if that is sooner and the kind is not Idle.
+// if that is sooner and the kind is not Idle, or at the resource's check
+// interval if that is sooner still.
 func (k Kind[T]) PollHook(mg resource.Managed, poll time.Duration) time.Duration {
 	m, ok := mg.(T)
 	if !ok {
 		return poll
 	}
 	_, until := Due(k.Last(m), k.Interval(m), k.now())
-	if k.Idle {
-		return max(until, minimumWait)
+	if !k.Idle {
+		until = min(until, poll)
 	}
-	return min(max(until, minimumWait), poll)
+	if k.Check != nil {
+		if c := k.Check(m); c > 0 {
+			until = min(until, c)
+		}
+	}
+	return max(until, minimumWait)
 }
 
 // Options are the reconciler options of a periodic kind.

@@ -64,6 +64,8 @@ func TestPollHook(t *testing.T) {
 	}
 	idle := k
 	idle.Idle = true
+	checked := idle
+	checked.Check = cycle5s
 	cases := map[string]struct {
 		k    Kind[*v1alpha1.Heartbeat]
 		mg   resource.Managed
@@ -76,6 +78,10 @@ func TestPollHook(t *testing.T) {
 		"idle: the next cycle, past the poll":       {k: idle, mg: hb(0, time.Hour), want: time.Hour},
 		"idle and due: soon, never in a tight loop": {k: idle, mg: hb(-1, time.Hour), want: time.Second},
 		"idle, next cycle before the poll":          {k: idle, mg: hb(20*time.Second, 30*time.Second), want: 10 * time.Second},
+		"a check sooner than the cycle":             {k: checked, mg: hb(0, time.Hour), want: 5 * time.Second},
+		"a cycle sooner than the check":             {k: checked, mg: hb(58*time.Second, time.Minute), want: 2 * time.Second},
+		"a check the resource does not ask for":     {k: checked, mg: hb(0, 30*time.Second), want: 30 * time.Second},
+		"a check sooner than the poll, not idle":    {k: withCheck(k), mg: hb(0, time.Hour), want: 5 * time.Second},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -84,6 +90,19 @@ func TestPollHook(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cycle5s checks every 5s a resource whose interval is at least a minute.
+func cycle5s(h *v1alpha1.Heartbeat) time.Duration {
+	if Interval(h.Spec.ForProvider.Interval) >= time.Minute {
+		return 5 * time.Second
+	}
+	return 0
+}
+
+func withCheck(k Kind[*v1alpha1.Heartbeat]) Kind[*v1alpha1.Heartbeat] {
+	k.Check = cycle5s
+	return k
 }
 
 type recorded struct{ events []event.Event }

@@ -63,6 +63,14 @@ func periodic(now func() time.Time) cycle.Kind[*v1alpha1.Federation] {
 		},
 		Interval: func(f *v1alpha1.Federation) time.Duration { return cycle.Interval(f.Spec.ForProvider.Interval) },
 		Now:      now,
+		// Between cycles Observe asks the hub for digests (changed), at
+		// this interval rather than only at the provider's poll.
+		Check: func(f *v1alpha1.Federation) time.Duration {
+			if d := f.Spec.ForProvider.ChangeCheckInterval; d != nil {
+				return d.Duration
+			}
+			return 0
+		},
 	}
 }
 
@@ -133,7 +141,7 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.Federation) (manage
 	if upToDate && e.changed(ctx, mg) {
 		// A partition's schema changed since the last cycle: run the
 		// next now rather than at the interval, so a new table reaches
-		// the hub within a poll of its heartbeat.
+		// the hub within a change check of its heartbeat.
 		upToDate = false
 	}
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: upToDate}, nil

@@ -482,3 +482,22 @@ func TestObserveRunsACycleEarlyOnChange(t *testing.T) {
 		t.Errorf("after the early cycle the hub has disk (%v) and the Federation is up to date", ok)
 	}
 }
+
+// TestChangeCheckComesBackSooner: a Federation looks at its hub's digests
+// every changeCheckInterval, whatever the provider's poll.
+func TestChangeCheckComesBackSooner(t *testing.T) {
+	mg := federationOf("https://hub.kusto.windows.net")
+	mg.Spec.ForProvider.Interval = &metav1.Duration{Duration: 10 * time.Minute}
+	mg.Status.AtProvider.LastCycleTime = &metav1.Time{Time: clock()}
+	k := periodic(clock)
+	if got := k.PollHook(mg, time.Minute); got != time.Minute {
+		t.Errorf("without a change check: back at the poll, %s; got %s", time.Minute, got)
+	}
+	mg.Spec.ForProvider.ChangeCheckInterval = &metav1.Duration{Duration: 2 * time.Second}
+	if got := k.PollHook(mg, time.Minute); got != 2*time.Second {
+		t.Errorf("with a 2s change check: back in 2s, got %s", got)
+	}
+	if got := k.PollHook(mg, time.Second); got != time.Second {
+		t.Errorf("a poll sooner than the check still applies: got %s", got)
+	}
+}

@@ -1,7 +1,9 @@
 // Package heartbeat reconciles Heartbeat managed resources: once per
 // interval it reads the partition's schema and writes one heartbeat row to
 // every target hub. Targets are written to concurrently and independently:
-// one that fails or hangs never holds back the others.
+// one that fails or hangs never holds back the others. A Heartbeat with a
+// schema check reads the schema between heartbeats too, and sends one at
+// once when it differs from the last one sent.
 package heartbeat
 
 import (
@@ -57,7 +59,17 @@ func periodic(now func() time.Time) cycle.Kind[*v1alpha1.Heartbeat] {
 		Interval: func(h *v1alpha1.Heartbeat) time.Duration { return cycle.Interval(h.Spec.ForProvider.Interval) },
 		Now:      now,
 		Idle:     true,
+		Check:    schemaCheck,
 	}
+}
+
+// schemaCheck is how often a Heartbeat's schema is compared between
+// heartbeats; 0 when it is not.
+func schemaCheck(h *v1alpha1.Heartbeat) time.Duration {
+	if d := h.Spec.ForProvider.SchemaCheckInterval; d != nil {
+		return d.Duration
+	}
+	return 0
 }
 
 // kustoClient is what a heartbeat needs of a Kusto cluster.
@@ -94,7 +106,7 @@ type external struct {
 
 func targetKey(endpoint, db, table string) string { return endpoint + "|" + db + "|" + table }
 
-func (e *external) Observe(_ context.Context, mg *v1alpha1.Heartbeat) (managed.ExternalObservation, error) {
+func (e *external) Observe(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.ExternalObservation, error) {
 	if meta.WasDeleted(mg) {
 		// Nothing to remove: hubs forget a partition once its heartbeats
 		// age past their TTL.
@@ -102,7 +114,36 @@ func (e *external) Observe(_ context.Context, mg *v1alpha1.Heartbeat) (managed.E
 	}
 	due := e.kind.Due(mg)
 	changed := setAvailability(mg, e.now())
+	if !due && !changed && schemaCheck(mg) > 0 {
+		changed = e.schemaChanged(ctx, mg)
+	}
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: !due && !changed}, nil
+}
+
+// schemaChanged reads the partition's schema and reports whether it
+// differs from the one the last heartbeat sent. A check that fails is no
+// change: the next heartbeat reads the schema again and reports what is
+// wrong.
+func (e *external) schemaChanged(ctx context.Context, mg *v1alpha1.Heartbeat) bool {
+	sent := mg.Status.AtProvider.SchemaDigest
+	if sent == "" {
+		// Sent by a provider that kept no digest: the next heartbeat
+		// records one.
+		return false
+	}
+	partition, err := e.open(mg.Spec.ForProvider.Endpoint, "")
+	if err != nil {
+		return false
+	}
+	defer func() { _ = partition.Close() }()
+	ctx, cancel := context.WithTimeout(ctx, collectTimeout)
+	defer cancel()
+	schema, _, err := hb.Collect(ctx, partition)
+	if err != nil {
+		return false
+	}
+	d, err := hb.Digest(schema)
+	return err == nil && d != sent
 }
 
 // setAvailability marks the heartbeat Available when every target took a
@@ -159,6 +200,10 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.
 	if err != nil {
 		return managed.ExternalUpdate{}, err
 	}
+	digest, err := hb.Digest(schema)
+	if err != nil {
+		return managed.ExternalUpdate{}, err
+	}
 
 	previous := map[string]v1alpha1.HeartbeatTargetStatus{}
 	for _, t := range mg.Status.AtProvider.Targets {
@@ -194,6 +239,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.
 		Databases:         observe.Count(counts.Databases),
 		Tables:            observe.Count(counts.Tables),
 		Views:             observe.Count(counts.Views),
+		SchemaDigest:      digest,
 		Targets:           results,
 	}
 	setAvailability(mg, now)

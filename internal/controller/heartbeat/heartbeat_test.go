@@ -226,3 +226,57 @@ func TestUpdateFailures(t *testing.T) {
 		}
 	})
 }
+
+func TestSchemaCheck(t *testing.T) {
+	f := newFleet(t, 1)
+	checked := func() *v1alpha1.Heartbeat {
+		mg := heartbeatTo(f.partition.URL, f.urls()...)
+		mg.Spec.ForProvider.Interval = &metav1.Duration{Duration: time.Hour}
+		mg.Spec.ForProvider.SchemaCheckInterval = &metav1.Duration{Duration: 5 * time.Second}
+		return mg
+	}
+	e := newExternal(f.open(t), clock)
+	mg := checked()
+	if _, err := e.Update(context.Background(), mg); err != nil {
+		t.Fatal(err)
+	}
+	if len(mg.Status.AtProvider.SchemaDigest) != 64 {
+		t.Fatalf("a heartbeat records the digest of what it sent: %q", mg.Status.AtProvider.SchemaDigest)
+	}
+	upToDate := func(mg *v1alpha1.Heartbeat) bool {
+		t.Helper()
+		o, err := e.Observe(context.Background(), mg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o.ResourceUpToDate
+	}
+	if !upToDate(mg) {
+		t.Error("the schema as sent: up to date until the interval")
+	}
+	if got := periodic(clock).PollHook(mg, time.Minute); got != 5*time.Second {
+		t.Errorf("comes back in %s, want the check's 5s, not the hour's interval", got)
+	}
+
+	support.KustoExec(t, f.partition, "Metrics", ".create table ['disk'] (['v']:real)")
+	if upToDate(mg) {
+		t.Error("a table created since the last heartbeat: sent at once")
+	}
+
+	unchecked := mg.DeepCopy()
+	unchecked.Spec.ForProvider.SchemaCheckInterval = nil
+	if !upToDate(unchecked) {
+		t.Error("without a schema check the schema is read at the interval only")
+	}
+	legacy := mg.DeepCopy()
+	legacy.Status.AtProvider.SchemaDigest = ""
+	if !upToDate(legacy) {
+		t.Error("a heartbeat recorded without a digest: the next one records it; no check before")
+	}
+	if err := f.partition.InjectFault(kustoserver.Fault{Match: "show databases", Status: 503}); err != nil {
+		t.Fatal(err)
+	}
+	if !upToDate(mg) {
+		t.Error("a check that cannot read the partition is no change: the heartbeat at the interval reports the failure")
+	}
+}
