@@ -92,24 +92,40 @@ func (e *encoder) state(b []byte, s *State) ([]byte, error) {
 		b = closeAt(b, at)
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.Resources)) {
-		if !utf8.ValidString(name) {
-			return nil, fmt.Errorf("composed resource %q: its name: %w", name, errInvalidUTF8)
-		}
-		b = protowire.AppendTag(b, stateResources, protowire.BytesType)
-		at := open(&b)
-		b = protowire.AppendTag(b, entryKey, protowire.BytesType)
-		b = protowire.AppendString(b, name)
-		if r := s.Resources[name]; r != nil {
-			b = protowire.AppendTag(b, entryValue, protowire.BytesType)
-			vat := open(&b)
-			if b, err = e.resource(b, r); err != nil {
-				return nil, fmt.Errorf("composed resource %q: %w", name, err)
+		r := s.Resources[name]
+		b, err = appendEntry(b, stateResources, name, r != nil, func(b []byte) ([]byte, error) {
+			at := open(&b)
+			b, err := e.resource(b, r)
+			if err != nil {
+				return nil, err
 			}
-			b = closeAt(b, vat)
+			return closeAt(b, at), nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("composed resource %q: %w", name, err)
 		}
-		b = closeAt(b, at)
 	}
 	return b, nil
+}
+
+// appendEntry appends one entry of a protobuf map field with string keys;
+// value appends the value's encoding, length included, when there is one.
+func appendEntry(b []byte, field protowire.Number, key string, hasValue bool, value func([]byte) ([]byte, error)) ([]byte, error) {
+	if !utf8.ValidString(key) {
+		return nil, fmt.Errorf("its key: %w", errInvalidUTF8)
+	}
+	b = protowire.AppendTag(b, field, protowire.BytesType)
+	at := open(&b)
+	b = protowire.AppendTag(b, entryKey, protowire.BytesType)
+	b = protowire.AppendString(b, key)
+	if hasValue {
+		b = protowire.AppendTag(b, entryValue, protowire.BytesType)
+		var err error
+		if b, err = value(b); err != nil {
+			return nil, err
+		}
+	}
+	return closeAt(b, at), nil
 }
 
 func (e *encoder) resource(b []byte, r *Resource) ([]byte, error) {
@@ -123,16 +139,13 @@ func (e *encoder) resource(b []byte, r *Resource) ([]byte, error) {
 		b = closeAt(b, at)
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.ConnectionDetails)) {
-		if !utf8.ValidString(k) {
-			return nil, fmt.Errorf("connection detail %q: its key: %w", k, errInvalidUTF8)
+		var err error
+		b, err = appendEntry(b, resourceConnectionDetails, k, true, func(b []byte) ([]byte, error) {
+			return protowire.AppendBytes(b, r.ConnectionDetails[k]), nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("connection detail %q: %w", k, err)
 		}
-		b = protowire.AppendTag(b, resourceConnectionDetails, protowire.BytesType)
-		at := open(&b)
-		b = protowire.AppendTag(b, entryKey, protowire.BytesType)
-		b = protowire.AppendString(b, k)
-		b = protowire.AppendTag(b, entryValue, protowire.BytesType)
-		b = protowire.AppendBytes(b, r.ConnectionDetails[k])
-		b = closeAt(b, at)
 	}
 	if r.Ready != fnv1.Ready_READY_UNSPECIFIED {
 		b = protowire.AppendTag(b, resourceReady, protowire.VarintType)

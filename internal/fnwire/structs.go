@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"sync"
@@ -128,29 +129,48 @@ func (d *decoder) object(b []byte, m map[string]any) (map[string]any, error) {
 		// and saves growing the map as it fills.
 		m = make(map[string]any, count(b, structFields))
 	}
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return nil, wireError(n)
+	for e, err := range repeated(b, structFields) {
+		if err == nil {
+			err = d.entry(e, m)
 		}
-		b = b[n:]
-		if num != structFields || typ != protowire.BytesType {
-			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
-				return nil, wireError(n)
-			}
-			b = b[n:]
-			continue
-		}
-		e, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return nil, wireError(n)
-		}
-		b = b[n:]
-		if err := d.entry(e, m); err != nil {
+		if err != nil {
 			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// repeated yields the bytes of every length-delimited field numbered num
+// of an encoded message, skipping every other field, then the error that
+// ends it early, if any.
+func repeated(b []byte, num protowire.Number) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		for len(b) > 0 {
+			n, typ, l := protowire.ConsumeTag(b)
+			if l < 0 {
+				yield(nil, wireError(l))
+				return
+			}
+			b = b[l:]
+			if n != num || typ != protowire.BytesType {
+				if l = protowire.ConsumeFieldValue(n, typ, b); l < 0 {
+					yield(nil, wireError(l))
+					return
+				}
+				b = b[l:]
+				continue
+			}
+			v, l := protowire.ConsumeBytes(b)
+			if l < 0 {
+				yield(nil, wireError(l))
+				return
+			}
+			b = b[l:]
+			if !yield(v, nil) {
+				return
+			}
+		}
+	}
 }
 
 // entry decodes one map entry of a Struct into m. A later entry of the
@@ -266,25 +286,11 @@ func (d *decoder) list(b []byte, l []any) ([]any, error) {
 	if l == nil {
 		l = make([]any, 0, count(b, listValues))
 	}
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return nil, wireError(n)
+	for v, err := range repeated(b, listValues) {
+		var e any
+		if err == nil {
+			e, err = d.value(v, nil)
 		}
-		b = b[n:]
-		if num != listValues || typ != protowire.BytesType {
-			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
-				return nil, wireError(n)
-			}
-			b = b[n:]
-			continue
-		}
-		v, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return nil, wireError(n)
-		}
-		b = b[n:]
-		e, err := d.value(v, nil)
 		if err != nil {
 			return nil, err
 		}
