@@ -21,8 +21,6 @@ import (
 // request to the Composer of the XR's kind. fnwire serves it: Run is what
 // Crossplane calls; RunFunction takes and gives generated protobuf types.
 type Function struct {
-	fnv1.UnimplementedFunctionRunnerServiceServer
-
 	log       logging.Logger
 	composers map[schema.GroupKind]Composer
 }

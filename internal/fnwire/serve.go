@@ -95,11 +95,7 @@ func NewServer(fn Runner, opts ...function.ServeOption) (*grpc.Server, net.Liste
 // RunProto runs r on a request of generated protobuf types. It passes
 // through the wire format both ways, so r behaves exactly as served.
 func RunProto(ctx context.Context, r Runner, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	b, err := proto.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
-	wreq, err := DecodeRequest(b)
+	wreq, err := FromProto(req)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +103,24 @@ func RunProto(ctx context.Context, r Runner, req *fnv1.RunFunctionRequest) (*fnv
 	if err != nil {
 		return nil, err
 	}
-	if b, err = wrsp.AppendWire(nil); err != nil {
+	return wrsp.Proto()
+}
+
+// FromProto is req, held as generated protobuf types, as a function
+// served by this package receives it: encoded, then decoded.
+func FromProto(req *fnv1.RunFunctionRequest) (*Request, error) {
+	b, err := proto.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeRequest(b)
+}
+
+// Proto is the response as Crossplane receives it: encoded, then decoded
+// into generated protobuf types.
+func (r *Response) Proto() (*fnv1.RunFunctionResponse, error) {
+	b, err := r.AppendWire(nil)
+	if err != nil {
 		return nil, err
 	}
 	rsp := &fnv1.RunFunctionResponse{}

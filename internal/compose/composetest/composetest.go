@@ -12,7 +12,6 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -93,11 +92,7 @@ func (c Call) Wire(t testing.TB) *fnwire.Request {
 // Wire encodes req as Crossplane does and decodes it as the function does.
 func Wire(t testing.TB, req *fnv1.RunFunctionRequest) *fnwire.Request {
 	t.Helper()
-	b, err := proto.Marshal(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := fnwire.DecodeRequest(b)
+	w, err := fnwire.FromProto(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,13 +103,9 @@ func Wire(t testing.TB, req *fnv1.RunFunctionRequest) *fnwire.Request {
 // does, into generated protobuf types.
 func Proto(t testing.TB, rsp *fnwire.Response) *fnv1.RunFunctionResponse {
 	t.Helper()
-	b, err := rsp.AppendWire(nil)
+	out, err := rsp.Proto()
 	if err != nil {
-		t.Fatalf("cannot encode the response: %v", err)
-	}
-	out := &fnv1.RunFunctionResponse{}
-	if err := proto.Unmarshal(b, out); err != nil {
-		t.Fatalf("cannot decode the response: %v", err)
+		t.Fatalf("cannot carry the response across the wire: %v", err)
 	}
 	return out
 }

@@ -49,6 +49,15 @@ func Interval(d *metav1.Duration) time.Duration {
 	return v1alpha1.DefaultInterval
 }
 
+// Optional is an optional duration of a spec, 0 when it sets none: for
+// Kind.Check, where 0 means no check.
+func Optional(d *metav1.Duration) time.Duration {
+	if d == nil {
+		return 0
+	}
+	return d.Duration
+}
+
 // Due reports whether a cycle that last ran at last is due again at now,
 // and how long until it is. A cycle that never ran is due.
 func Due(last *metav1.Time, interval time.Duration, now time.Time) (bool, time.Duration) {

@@ -45,6 +45,9 @@ func TestInterval(t *testing.T) {
 	if got := Interval(&metav1.Duration{Duration: 5 * time.Second}); got != 5*time.Second {
 		t.Errorf("Interval(5s) = %s", got)
 	}
+	if Optional(nil) != 0 || Optional(&metav1.Duration{Duration: time.Second}) != time.Second {
+		t.Error("Optional: 0 when unset, else the duration")
+	}
 }
 
 func TestPollHook(t *testing.T) {

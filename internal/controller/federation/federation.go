@@ -66,10 +66,7 @@ func periodic(now func() time.Time) cycle.Kind[*v1alpha1.Federation] {
 		// Between cycles Observe asks the hub for digests (changed), at
 		// this interval rather than only at the provider's poll.
 		Check: func(f *v1alpha1.Federation) time.Duration {
-			if d := f.Spec.ForProvider.ChangeCheckInterval; d != nil {
-				return d.Duration
-			}
-			return 0
+			return cycle.Optional(f.Spec.ForProvider.ChangeCheckInterval)
 		},
 	}
 }

@@ -66,10 +66,7 @@ func periodic(now func() time.Time) cycle.Kind[*v1alpha1.Heartbeat] {
 // schemaCheck is how often a Heartbeat's schema is compared between
 // heartbeats; 0 when it is not.
 func schemaCheck(h *v1alpha1.Heartbeat) time.Duration {
-	if d := h.Spec.ForProvider.SchemaCheckInterval; d != nil {
-		return d.Duration
-	}
-	return 0
+	return cycle.Optional(h.Spec.ForProvider.SchemaCheckInterval)
 }
 
 // kustoClient is what a heartbeat needs of a Kusto cluster.
@@ -98,10 +95,19 @@ func newExternal(open opener, now func() time.Time) *external {
 	return &external{open: open, now: now, kind: periodic(now)}
 }
 
+// An external serves one reconcile (Connect makes one each time).
 type external struct {
 	open opener
 	now  func() time.Time
 	kind cycle.Kind[*v1alpha1.Heartbeat]
+	// checked is the schema a check in Observe found changed, which the
+	// Update of the same reconcile sends rather than reading it again.
+	checked *collected
+}
+
+type collected struct {
+	schema []hb.DatabaseSchema
+	counts hb.Counts
 }
 
 func targetKey(endpoint, db, table string) string { return endpoint + "|" + db + "|" + table }
@@ -138,12 +144,16 @@ func (e *external) schemaChanged(ctx context.Context, mg *v1alpha1.Heartbeat) bo
 	defer func() { _ = partition.Close() }()
 	ctx, cancel := context.WithTimeout(ctx, collectTimeout)
 	defer cancel()
-	schema, _, err := hb.Collect(ctx, partition)
+	schema, counts, err := hb.Collect(ctx, partition)
 	if err != nil {
 		return false
 	}
 	d, err := hb.Digest(schema)
-	return err == nil && d != sent
+	if err != nil || d == sent {
+		return false
+	}
+	e.checked = &collected{schema: schema, counts: counts}
+	return true
 }
 
 // setAvailability marks the heartbeat Available when every target took a
@@ -189,11 +199,17 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.
 	}
 	defer func() { _ = partition.Close() }()
 
-	cctx, cancel := context.WithTimeout(ctx, collectTimeout)
-	schema, counts, err := hb.Collect(cctx, partition)
-	cancel()
-	if err != nil {
-		return managed.ExternalUpdate{}, fmt.Errorf("cannot read the partition's schema: %w", err)
+	var schema []hb.DatabaseSchema
+	var counts hb.Counts
+	if c := e.checked; c != nil {
+		schema, counts = c.schema, c.counts
+	} else {
+		cctx, cancel := context.WithTimeout(ctx, collectTimeout)
+		schema, counts, err = hb.Collect(cctx, partition)
+		cancel()
+		if err != nil {
+			return managed.ExternalUpdate{}, fmt.Errorf("cannot read the partition's schema: %w", err)
+		}
 	}
 	now := e.now().UTC()
 	rec, err := hb.Row{Timestamp: now, Endpoint: partition.Endpoint(), Schema: schema, Metadata: p.Partitioning.Strings()}.Record()

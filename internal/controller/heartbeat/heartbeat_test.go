@@ -259,9 +259,23 @@ func TestSchemaCheck(t *testing.T) {
 	}
 
 	support.KustoExec(t, f.partition, "Metrics", ".create table ['disk'] (['v']:real)")
+	before := mg.Status.AtProvider.SchemaDigest
 	if upToDate(mg) {
 		t.Error("a table created since the last heartbeat: sent at once")
 	}
+	// The Update of the same reconcile sends what the check read: the
+	// partition is not read twice (here it could not be).
+	if err := f.partition.InjectFault(kustoserver.Fault{Match: "show databases", Status: 503}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Update(context.Background(), mg); err != nil {
+		t.Fatalf("Update after a check that found a change: %v", err)
+	}
+	if at := mg.Status.AtProvider; at.SchemaDigest == before || at.Tables != 2 {
+		t.Errorf("sent digest %s with %d tables, want the new schema's (2 tables)", at.SchemaDigest, at.Tables)
+	}
+	f.partition.ClearFaults()
+	e = newExternal(f.open(t), clock)
 
 	unchecked := mg.DeepCopy()
 	unchecked.Spec.ForProvider.SchemaCheckInterval = nil
