@@ -117,6 +117,11 @@ func TestFatalResults(t *testing.T) {
 			req:  withInput(byo, map[string]any{"apiVersion": "fn.fleetplane.io/v1beta1", "kind": "Input", "kustoo": map[string]any{}}),
 			want: []string{"cannot read the function input", `unknown field "kustoo"`},
 		},
+		"an input with settings that moved to the policy": {
+			req: withInput(byo, map[string]any{"apiVersion": "fn.fleetplane.io/v1beta1", "kind": "Input",
+				"experiments": map[string]any{"argocdProject": "lab", "gcp": map[string]any{"project": "p"}}}),
+			want: []string{"cannot read the function input", "experiments.argocdProject moved to spec.argocd.project of the ClusterProviderConfig that governs the namespace", "experiments.gcp moved to spec.experiments.gcp"},
+		},
 		"an input the composer refuses": {
 			req:  withInput(byo, map[string]any{"apiVersion": "fn.fleetplane.io/v1beta1", "kind": "Input", "kusto": map[string]any{"interval": "soon"}}),
 			want: []string{`kusto.interval "soon"`},

@@ -19,6 +19,12 @@ type ProviderConfigSpec struct {
 // namespaces it selects: the provider's identity and the identities it may
 // assume, and where and how their ClusterRegistrations and WorkflowRuns
 // may act. A namespaced managed resource gets no more power than this.
+//
+// It is also the policy function-fleetplane enforces before it composes
+// anything for a namespace's ADXClusters, Experiments and Placements:
+// the one the namespace's label fleetplane.io/policy names, or "default",
+// provided its namespaceSelector selects the namespace. What it does not
+// grant, a namespace does not get.
 type ClusterProviderConfigSpec struct {
 	// Credentials for Kusto.
 	Credentials Credentials `json:"credentials"`
@@ -41,6 +47,18 @@ type ClusterProviderConfigSpec struct {
 	// WorkflowRuns cannot use this config.
 	// +optional
 	Workflows *WorkflowsPolicy `json:"workflows,omitempty"`
+
+	// Experiments says what the namespaces' Experiments may compose and
+	// the platform settings they are composed with. Without it, their
+	// Experiments compose nothing. Experiments also need ArgoCD and
+	// Workflows.
+	// +optional
+	Experiments *ExperimentsPolicy `json:"experiments,omitempty"`
+
+	// Placement says where and what the namespaces' Placements may
+	// deliver. Without it, their Placements deliver nothing.
+	// +optional
+	Placement *PlacementPolicy `json:"placement,omitempty"`
 }
 
 // AzurePolicy bounds the Azure identities managed resources may assume.
@@ -66,11 +84,182 @@ type AzurePolicy struct {
 	AllowDiscovery bool `json:"allowDiscovery,omitempty"`
 
 	// AllowMonitoring lets Autoscalers read an ADX cluster's size and its
-	// Azure Monitor metrics with this config's credentials, in whatever
-	// subscription they name. Default false; a namespaced ProviderConfig
-	// reads with the tenant's own credentials and needs no grant.
+	// Azure Monitor metrics with this config's credentials, for clusters
+	// in the subscriptions and resource groups Provisioning grants (what
+	// a namespace may create, it may measure; nothing else). Default
+	// false; a namespaced ProviderConfig reads with the tenant's own
+	// credentials and needs no grant.
 	// +optional
 	AllowMonitoring bool `json:"allowMonitoring,omitempty"`
+
+	// Provisioning are the places ADXClusters of the selected namespaces
+	// may create Azure resources in, and what they may attach and grant
+	// there. Empty: ADXClusters may not provision, only bring their own
+	// cluster.
+	// +optional
+	// +listType=map
+	// +listMapKey=subscriptionId
+	// +kubebuilder:validation:MaxItems=64
+	Provisioning []AzureProvisioning `json:"provisioning,omitempty"`
+}
+
+// AzureProvisioning grants provisioning in one Azure subscription.
+type AzureProvisioning struct {
+	// SubscriptionID of the subscription.
+	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+	SubscriptionID string `json:"subscriptionId"`
+
+	// ResourceGroups the namespaces may create clusters in, by name or
+	// pattern: * matches any run of characters, so team-b-* grants every
+	// group whose name starts with team-b-. Compared ignoring case, as
+	// Azure does.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=90
+	// +kubebuilder:validation:items:Pattern=`^[-\w._()*]+$`
+	ResourceGroups []string `json:"resourceGroups"`
+
+	// ProviderConfigRef is the upjet Azure (azure.m.upbound.io)
+	// ProviderConfig whose identity acts in this subscription. A
+	// ClusterProviderConfig acts with the platform's identity; a
+	// ProviderConfig is one of the ADXCluster's own namespace, holding
+	// the tenant's own credentials.
+	ProviderConfigRef ProviderConfigReference `json:"providerConfigRef"`
+
+	// UserAssignedIdentities the namespaces' clusters may carry, by ARM
+	// resource ID or pattern (* matches any run of characters), compared
+	// ignoring case. Empty: only system-assigned identities.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=512
+	UserAssignedIdentities []string `json:"userAssignedIdentities,omitempty"`
+
+	// DatabasePrincipals are the client IDs of the applications and
+	// managed identities the namespaces may give database roles
+	// (spec.provision.databasePrincipals), or * for any. Empty: none.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:Pattern=`^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|\*)$`
+	DatabasePrincipals []string `json:"databasePrincipals,omitempty"`
+}
+
+// ProviderConfigReference names another provider's ProviderConfig or
+// ClusterProviderConfig.
+type ProviderConfigReference struct {
+	// Kind of the config.
+	// +kubebuilder:validation:Enum=ProviderConfig;ClusterProviderConfig
+	Kind string `json:"kind"`
+
+	// Name of the config.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// ExperimentsPolicy is what Experiments may compose, and the platform
+// settings they are composed with.
+type ExperimentsPolicy struct {
+	// AllowHubTargets lets Experiments deploy hub targets: their
+	// applications go to the hub (the control plane's own cluster), into
+	// the Experiment's own namespace and no other. Default false.
+	// +optional
+	AllowHubTargets bool `json:"allowHubTargets,omitempty"`
+
+	// HubServer is the API server Argo CD reaches the hub at. Default
+	// https://kubernetes.default.svc.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^https://[^\s/?#@]+$`
+	// +kubebuilder:validation:MaxLength=253
+	HubServer string `json:"hubServer,omitempty"`
+
+	// KubernetesProviderConfigRef is the provider-kubernetes config that
+	// writes Argo CD Applications into spec.argocd.namespace on the hub.
+	// Default ClusterProviderConfig "default".
+	// +optional
+	KubernetesProviderConfigRef *ProviderConfigReference `json:"kubernetesProviderConfigRef,omitempty"`
+
+	// GCP lets Experiments create GKE clusters. Without it, GKE targets
+	// are refused.
+	// +optional
+	GCP *GCPPolicy `json:"gcp,omitempty"`
+}
+
+// GCPPolicy is where and as whom Experiments create GKE clusters.
+type GCPPolicy struct {
+	// Project the GKE clusters are created in; it turns on workload
+	// identity for the project's pool.
+	// +kubebuilder:validation:Pattern=`^[a-z][-a-z0-9]{4,28}[a-z0-9]$`
+	Project string `json:"project"`
+
+	// ProviderConfigRef of the upjet GCP resources. Default
+	// ClusterProviderConfig "default".
+	// +optional
+	ProviderConfigRef *ProviderConfigReference `json:"providerConfigRef,omitempty"`
+
+	// ArgoCDServiceAccount is the Google service account Argo CD's
+	// controllers act as, through workload identity on the hub, for
+	// example argocd@my-project.iam.gserviceaccount.com. Argo CD reaches
+	// GKE targets as it, with its argocd-k8s-auth helper, and fleetplane
+	// grants it ArgoCDRole on Project.
+	// +kubebuilder:validation:Pattern=`^[a-z][-a-z0-9]{4,28}[a-z0-9]@[-a-z0-9.]+\.iam\.gserviceaccount\.com$`
+	ArgoCDServiceAccount string `json:"argocdServiceAccount"`
+
+	// ArgoCDRole granted to ArgoCDServiceAccount on Project, so that Argo
+	// CD may deploy into the clusters. Default roles/container.developer.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^roles/[a-zA-Z0-9_.]+$`
+	ArgoCDRole string `json:"argocdRole,omitempty"`
+}
+
+// PodSecurityLevel is a Kubernetes Pod Security Standard.
+// +kubebuilder:validation:Enum=restricted;baseline;privileged
+type PodSecurityLevel string
+
+// Pod Security Standards.
+const (
+	PodSecurityRestricted PodSecurityLevel = "restricted"
+	PodSecurityBaseline   PodSecurityLevel = "baseline"
+	PodSecurityPrivileged PodSecurityLevel = "privileged"
+)
+
+// PlacementPolicy is where and what Placements may deliver.
+type PlacementPolicy struct {
+	// ClusterSelector chooses, among the inventory (provider-kubernetes
+	// ClusterProviderConfigs labelled placement.fleetplane.io/inventory),
+	// the clusters the namespaces may deliver to; {} is every one. A
+	// Placement's own spec.clusters narrows it further, never widens it.
+	ClusterSelector metav1.LabelSelector `json:"clusterSelector"`
+
+	// Kinds the namespaces may deliver, as group/Kind: apps/Deployment,
+	// or /ConfigMap (or ConfigMap) for the core group; group/* grants
+	// every kind of a group. Objects of other kinds are not delivered.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:items:MaxLength=317
+	// +kubebuilder:validation:items:Pattern=`^([a-z0-9.-]*/)?([A-Z][A-Za-z0-9]*|\*)$`
+	Kinds []string `json:"kinds"`
+
+	// PodSecurity is the Pod Security Standard enforced, through the
+	// pod-security.kubernetes.io/enforce label, on the namespaces
+	// fleetplane creates on workload clusters. Default restricted.
+	// +optional
+	// +kubebuilder:default=restricted
+	PodSecurity PodSecurityLevel `json:"podSecurity,omitempty"`
+
+	// Properties are the cluster property keys (inventory labels and
+	// annotations, customization-properties entries) the namespaces'
+	// templates may read; the others are invisible to them. Empty: none
+	// but the cluster's name. Listing * exposes every property, the
+	// admin's ConfigMaps included.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=317
+	Properties []string `json:"properties,omitempty"`
 }
 
 // ArgoCDPolicy is where and how ClusterRegistrations register clusters

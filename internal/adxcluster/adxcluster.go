@@ -16,13 +16,16 @@ import (
 	"strings"
 	"time"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/crossplane/function-sdk-go/resource"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
+	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/compose"
 	"github.com/fleetplane/fleetplane/internal/criteria"
 	"github.com/fleetplane/fleetplane/internal/observe"
+	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
 
 // ConditionType is the one custom condition an ADXCluster carries.
@@ -40,6 +43,12 @@ const (
 	ReasonCriteriaExpressionFalse = "CriteriaExpressionFalse"
 	ReasonCriteriaExpressionError = "CriteriaExpressionError"
 	ReasonCriteriaPending         = "CriteriaPending"
+	// ReasonNotGranted: the namespace's policy does not grant what the
+	// spec asks for; nothing new is composed.
+	ReasonNotGranted = compose.ReasonNotGranted
+	// ReasonAlreadyExists: Azure has a cluster or database of that name
+	// that this ADXCluster did not create; it is not taken over.
+	ReasonAlreadyExists = "AlreadyExists"
 )
 
 // criteriaTTL is how soon an XR with a criteriaExpression is composed
@@ -63,7 +72,21 @@ func plan(r *compose.Request[v1alpha1.ADXCluster]) (compose.Outcome, error) {
 		return compose.Outcome{}, err
 	}
 	xr := r.XR
-	p := &planner{xr: xr, set: r.Resources, render: renderer{xr: xr, cfg: cfg}, status: xr.Status}
+	g, resolved, err := r.Policy()
+	switch {
+	case !resolved:
+		out := r.ReadingPolicy(ConditionType)
+		out.Status = &xr.Status
+		return out, nil
+	case err != nil:
+		out := r.Refused(ConditionType, err)
+		out.Status = &xr.Status
+		return out, nil
+	}
+	// Kusto resources name the config that governs the namespace; the
+	// provider checks it selects the namespace, and what it grants.
+	cfg.Kusto = xpv2.ProviderConfigReference{Kind: fpv1alpha1.ClusterProviderConfigKind, Name: g.Name}
+	p := &planner{xr: xr, set: r.Resources, render: renderer{xr: xr, cfg: cfg}, status: xr.Status, grant: g}
 	if err := p.plan(); err != nil {
 		return compose.Outcome{}, err
 	}
@@ -94,10 +117,22 @@ type planner struct {
 	status v1alpha1.ADXClusterStatus
 	cond   compose.Condition
 	frozen bool
+	// grant is what the namespace's policy grants.
+	grant *tenancy.Grant
 }
 
 func (p *planner) plan() error {
 	spec := p.xr.Spec
+	if spec.Federation != nil {
+		// The provider refuses an identity its config does not allow too;
+		// refusing here says so on the XR before anything is composed.
+		for _, t := range spec.Federation.FederatedTargets {
+			if err := p.grant.ManagedIdentity(t.ManagedIdentityClientID); err != nil {
+				p.refuse(fmt.Errorf("heartbeat target %s: %w", t.Endpoint, err))
+				return nil
+			}
+		}
+	}
 	if spec.Provision == nil {
 		p.status = v1alpha1.ADXClusterStatus{Endpoint: spec.Endpoint}
 		p.cond = condition(corev1.ConditionTrue, ReasonProvisioningSkipped,
@@ -116,15 +151,48 @@ func (p *planner) plan() error {
 		p.cond.Warning = true
 		p.freeze()
 	case len(missing) > 0:
-		if found, ok := p.discover(); ok {
-			p.render.where = found
+		if found, ok := p.discover(); ok && p.granted(found) {
 			endpoint, federate = p.provision()
 		}
 	default:
-		p.render.where = w
-		endpoint, federate = p.provision()
+		if p.granted(w) {
+			endpoint, federate = p.provision()
+		}
 	}
 	return p.federation(endpoint, federate)
+}
+
+// granted checks that the policy lets the namespace provision where w
+// says, with the identities and principals the spec asks for, and picks
+// the upjet config that acts there. Otherwise nothing new is composed.
+func (p *planner) granted(w Where) bool {
+	spec := p.xr.Spec.Provision
+	g := p.grant
+	prov, err := g.Provisioning(w.SubscriptionID, w.ResourceGroup)
+	if err == nil {
+		err = g.UserAssignedIdentities(prov, spec.UserAssignedIdentities)
+	}
+	if err == nil {
+		ids := make([]string, len(spec.DatabasePrincipals))
+		for i, pr := range spec.DatabasePrincipals {
+			ids[i] = pr.ClientID
+		}
+		err = g.DatabasePrincipals(prov, ids)
+	}
+	if err != nil {
+		p.refuse(err)
+		return false
+	}
+	p.render.where = w
+	p.render.azureConfig = xpv2.ProviderConfigReference{Kind: prov.ProviderConfigRef.Kind, Name: prov.ProviderConfigRef.Name}
+	return true
+}
+
+// refuse reports what the policy does not grant and composes nothing new.
+func (p *planner) refuse(err error) {
+	p.cond = condition(corev1.ConditionFalse, ReasonNotGranted, observe.Bound(err.Error()+"; nothing new is composed and nothing is removed."))
+	p.cond.Warning = true
+	p.freeze()
 }
 
 // provision composes the Azure resources in order and says which endpoint,
@@ -157,7 +225,13 @@ func (p *planner) provision() (string, bool) {
 	}
 
 	forbidden, failed := p.azureFailures(azure)
+	existing := p.existing(azure)
 	switch {
+	case existing != "":
+		p.cond = condition(corev1.ConditionFalse, ReasonAlreadyExists, existing)
+		p.cond.Warning = true
+		p.freeze()
+		return "", false
 	case forbidden != "":
 		ep := uri
 		if ep == "" {
@@ -177,8 +251,8 @@ func (p *planner) provision() (string, bool) {
 		p.status.Endpoint = uri
 		p.status.AppliedProvisionState = p.appliedState()
 		msg := fmt.Sprintf("Cluster %s is running at %s.", spec.ClusterName, uri)
-		if p.resourceGroupOrigin() == v1alpha1.ResourceGroupAdopted && spec.DeletionPolicy == v1alpha1.DeletionDelete {
-			msg += fmt.Sprintf(" Resource group %s existed before this ADXCluster, so deletionPolicy Delete leaves it in Azure.", r.where.ResourceGroup)
+		if p.resourceGroupOrigin() == v1alpha1.ResourceGroupExisting {
+			msg += fmt.Sprintf(" Resource group %s existed before this ADXCluster: it is used as it is, never changed or deleted.", r.where.ResourceGroup)
 		}
 		p.cond = condition(corev1.ConditionTrue, ReasonClusterReady, msg)
 		return uri, true
@@ -247,6 +321,23 @@ func (p *planner) discoveredDatabases(declared []v1alpha1.DatabaseSpec) []string
 	return out
 }
 
+// existing describes the first composed Azure resource, resource groups
+// aside, that Azure already had: its MR observes it (Ready) but never
+// created it (no proof of a create). Such a resource is only ever
+// observed, never changed or deleted: it belongs to someone else, and
+// the ADXCluster says so instead of taking it over.
+func (p *planner) existing(names []resource.Name) string {
+	for _, n := range names {
+		o := p.set.Observed(n)
+		if n == NameResourceGroup || o == nil || !observe.Ready(o) || p.createdHere(n) {
+			continue
+		}
+		return fmt.Sprintf("Azure already has %s %s, which this ADXCluster did not create; fleetplane never takes over what it did not create, so it is left as it is and nothing new is composed. Choose another name, or use that cluster as your own (spec.endpoint without spec.provision).",
+			o.GetKind(), observe.Annotation(o, externalName))
+	}
+	return ""
+}
+
 // azureFailures describes the first authorization refusal and the first
 // other failure among the composed Azure resources.
 func (p *planner) azureFailures(names []resource.Name) (forbidden, failed string) {
@@ -261,7 +352,7 @@ func (p *planner) azureFailures(names []resource.Name) (forbidden, failed string
 		switch {
 		case f.Forbidden && forbidden == "":
 			forbidden = fmt.Sprintf("Azure refused access to %s: %s. Grant the identity of the Azure ProviderConfig %s the Contributor role on resource group %s in subscription %s (it needs Microsoft.Resources/subscriptions/resourceGroups/* and Microsoft.Kusto/clusters/*), or User Access Administrator too for databasePrincipals.",
-				what, strings.TrimSuffix(f.Message, "."), p.render.cfg.azureProviderConfig(w.SubscriptionID).Name, w.ResourceGroup, w.SubscriptionID)
+				what, strings.TrimSuffix(f.Message, "."), p.render.azureConfig.Name, w.ResourceGroup, w.SubscriptionID)
 		case !f.Forbidden && failed == "":
 			failed = fmt.Sprintf("Azure reported an error for %s: %s", what, f.Message)
 			if strings.Contains(f.Message, "MissingSubscriptionRegistration") {
@@ -309,7 +400,7 @@ func (p *planner) resourceGroupOrigin() v1alpha1.ResourceGroupOrigin {
 	case p.createdHere(NameResourceGroup):
 		return v1alpha1.ResourceGroupCreated
 	case p.set.Ready(NameResourceGroup):
-		return v1alpha1.ResourceGroupAdopted
+		return v1alpha1.ResourceGroupExisting
 	}
 	return ""
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
 	ct "github.com/fleetplane/fleetplane/internal/compose/composetest"
 	"github.com/fleetplane/fleetplane/internal/fnwire"
 )
@@ -86,15 +87,28 @@ func resourceGroup() *ct.Resource {
 	return ct.Observed(azureAPIVersion, "ResourceGroup", "observability-eastus2")
 }
 
-func cluster() *ct.Resource { return ct.Observed(kustoAPIVersion, "Cluster", "obseastus2") }
+// cluster is the cluster's MR after it created the cluster; foundCluster
+// one that found it in Azure.
+func cluster() *ct.Resource      { return created(foundCluster()) }
+func foundCluster() *ct.Resource { return ct.Observed(kustoAPIVersion, "Cluster", "obseastus2") }
 
+// created marks an observed Azure resource as created by its MR, as
+// crossplane-runtime does after a successful Create.
+func created(r *ct.Resource) *ct.Resource {
+	return r.Annotate(annotationCreateSucceeded, "2026-11-23T10:00:00Z")
+}
+
+// runningCluster is a cluster its MR created, running.
 func runningCluster() *ct.Resource {
 	return cluster().Ready().
 		AtProvider("uri", "https://obseastus2.eastus2.kusto.windows.net").
 		AtProvider("sku", map[string]any{"name": "Standard_L8as_v3", "capacity": 2})
 }
 
-func database(name string) *ct.Resource { return ct.Observed(kustoAPIVersion, "Database", name) }
+// database is a database's MR after it created the database.
+func database(name string) *ct.Resource {
+	return created(ct.Observed(kustoAPIVersion, "Database", name))
+}
 
 func fleetplaneMR(kind string) *ct.Resource {
 	return ct.Observed(kustov1alpha1.SchemeGroupVersion.String(), kind, strings.ToLower(kind))
@@ -143,10 +157,9 @@ func TestProvisionInvalid(t *testing.T) {
 }
 
 func TestProvisionOrder(t *testing.T) {
-	in := &v1beta1.Input{Azure: &v1beta1.Azure{Subscriptions: []v1beta1.SubscriptionProviderConfig{{
-		SubscriptionID:    "00000000-0000-0000-0000-000000000000",
-		ProviderConfigRef: v1beta1.ProviderConfigReference{Kind: "ProviderConfig", Name: "azure-observability"},
-	}}}}
+	// The policy names the upjet config of the subscription.
+	policy := ct.Permissive()
+	policy.Spec.Azure.Provisioning[0].ProviderConfigRef = fpv1alpha1.ProviderConfigReference{Kind: "ProviderConfig", Name: "azure-observability"}
 	cases := map[string]struct {
 		xr       []ct.Condition
 		observed map[string]*ct.Resource
@@ -182,7 +195,7 @@ func TestProvisionOrder(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			r := run(t, ct.Call{XR: provisioned(), XRConditions: tc.xr, Input: in, Observed: tc.observed})
+			r := run(t, ct.Call{XR: provisioned(), XRConditions: tc.xr, Policy: policy, Observed: tc.observed})
 			r.WantNames(tc.names...)
 			wantCondition(r, tc.status, tc.reason)
 			if tc.ready {
@@ -193,11 +206,16 @@ func TestProvisionOrder(t *testing.T) {
 			if r.Has("resource-group") && observedReady(tc.observed["resource-group"]) && r.ReadyOf("resource-group") != fnv1.Ready_READY_TRUE {
 				t.Error("a ready resource group must be marked ready")
 			}
-			// Every Azure resource goes to the subscription's ProviderConfig
-			// and is kept in Azure when its MR goes.
+			// Every Azure resource goes to the ProviderConfig the policy
+			// names for the subscription, is updated only once its MR
+			// created it, and is kept in Azure when its MR goes.
 			for _, n := range r.Names() {
 				r.Want(n, "spec.providerConfigRef", map[string]any{"kind": "ProviderConfig", "name": "azure-observability"})
-				r.Want(n, "spec.managementPolicies", []string{"Observe", "Create", "Update"})
+				want := []string{"Observe", "Create"}
+				if o := tc.observed[n]; o != nil && o.Object()["metadata"].(map[string]any)["annotations"].(map[string]any)[annotationCreateSucceeded] != nil {
+					want = append(want, "Update")
+				}
+				r.Want(n, "spec.managementPolicies", want)
 			}
 		})
 	}
@@ -244,7 +262,7 @@ func TestProvisionedResources(t *testing.T) {
 	r.Want("", "status.appliedProvisionState", map[string]any{
 		"skuName": "Standard_L8as_v3", "tier": "Standard",
 		"subscriptionId": "00000000-0000-0000-0000-000000000000", "resourceGroup": "observability-eastus2", "location": "eastus2",
-		"resourceGroupOrigin": "Adopted",
+		"resourceGroupOrigin": "Existing",
 	})
 }
 
@@ -272,8 +290,11 @@ func TestProvisionOptions(t *testing.T) {
 		"/subscriptions/0/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/alpha",
 		"/subscriptions/0/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/zeta",
 	}})
-	// Nothing here carries the proof of creation yet: nothing is deletable.
-	r.Want("cluster", "spec.managementPolicies", []string{"Observe", "Create", "Update"})
+	// The cluster carries the proof of creation: it is kept in step, and
+	// deletable.
+	r.Want("cluster", "spec.managementPolicies", []string{"Observe", "Create", "Update", "Delete"})
+	// The database does not yet: it may only be created.
+	r.Want("database-Traces", "spec.managementPolicies", []string{"Observe", "Create"})
 	r.Want("database-Traces", "spec.forProvider.softDeletePeriod", "P90D")
 	r.Want("database-Traces", "spec.initProvider", map[string]any{"hotCachePeriod": "P30D"})
 }
@@ -301,11 +322,8 @@ func TestCapacity(t *testing.T) {
 func TestDeleteOnlyWhatWasCreated(t *testing.T) {
 	xr := provisioned()
 	xr.Spec.DeletionPolicy = v1alpha1.DeletionDelete
-	created := func(r *ct.Resource) *ct.Resource {
-		return r.Annotate("crossplane.io/external-create-succeeded", "2026-11-23T10:00:00Z")
-	}
 	deletable := []string{"Observe", "Create", "Update", "Delete"}
-	kept := []string{"Observe", "Create", "Update"}
+	kept := []string{"Observe", "Create"}
 
 	t.Run("all created here", func(t *testing.T) {
 		r := run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{
@@ -323,8 +341,8 @@ func TestDeleteOnlyWhatWasCreated(t *testing.T) {
 		}})
 		r.Want("resource-group", "spec.managementPolicies", kept)
 		r.Want("cluster", "spec.managementPolicies", deletable)
-		r.Want("", "status.appliedProvisionState.resourceGroupOrigin", "Adopted")
-		wantCondition(r, fnv1.Status_STATUS_CONDITION_TRUE, ReasonClusterReady, "Resource group observability-eastus2 existed before this ADXCluster", "leaves it in Azure")
+		r.Want("", "status.appliedProvisionState.resourceGroupOrigin", "Existing")
+		wantCondition(r, fnv1.Status_STATUS_CONDITION_TRUE, ReasonClusterReady, "Resource group observability-eastus2 existed before this ADXCluster: it is used as it is, never changed or deleted")
 	})
 	t.Run("resource group not ready: origin unknown", func(t *testing.T) {
 		r := run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{"resource-group": resourceGroup()}})
@@ -333,7 +351,7 @@ func TestDeleteOnlyWhatWasCreated(t *testing.T) {
 	})
 	t.Run("orphan policy never deletes", func(t *testing.T) {
 		r := run(t, ct.Call{XR: provisioned(), Observed: map[string]*ct.Resource{"resource-group": created(resourceGroup().Ready())}})
-		r.Want("resource-group", "spec.managementPolicies", kept)
+		r.Want("resource-group", "spec.managementPolicies", []string{"Observe", "Create", "Update"})
 	})
 }
 
@@ -435,8 +453,12 @@ func TestAzureFailures(t *testing.T) {
 }
 
 func TestPartition(t *testing.T) {
-	in := &v1beta1.Input{Kusto: &v1beta1.Kusto{Interval: "10s", ProviderConfigRef: &v1beta1.ProviderConfigReference{Kind: "ProviderConfig", Name: "local-kusto"}}}
-	r := run(t, ct.Call{XR: partition(), Input: in})
+	// Kusto resources name the ClusterProviderConfig that governs the
+	// namespace, here the one its label names.
+	in := &v1beta1.Input{Kusto: &v1beta1.Kusto{Interval: "10s"}}
+	policy := ct.Permissive()
+	policy.Name = "local-kusto"
+	r := run(t, ct.Call{XR: partition(), Input: in, Policy: policy, NamespaceLabels: map[string]string{"fleetplane.io/policy": "local-kusto"}})
 	r.WantNames("heartbeat")
 	r.Want("heartbeat", "apiVersion", "kusto.m.fleetplane.io/v1alpha1")
 	r.Want("heartbeat", "kind", "Heartbeat")
@@ -450,7 +472,7 @@ func TestPartition(t *testing.T) {
 				"heartbeatTable": "Heartbeats", "managedIdentityClientId": "22222222-2222-2222-2222-222222222222",
 			}},
 		},
-		"providerConfigRef": map[string]any{"kind": "ProviderConfig", "name": "local-kusto"},
+		"providerConfigRef": map[string]any{"kind": "ClusterProviderConfig", "name": "local-kusto"},
 	})
 	if r.Value("heartbeat", "status") != nil {
 		t.Error("a function must not set a composed resource's status")
@@ -709,7 +731,7 @@ func TestAutoProvision(t *testing.T) {
 		r.Want("cluster", "spec.initProvider.sku", map[string]any{"capacity": 2})
 	})
 	t.Run("running: discovered values in status", func(t *testing.T) {
-		running := ct.Observed(kustoAPIVersion, "Cluster", "zeroconfig01").Ready().
+		running := created(ct.Observed(kustoAPIVersion, "Cluster", "zeroconfig01")).Ready().
 			Annotate(annotationSubscription, "44444444-4444-4444-4444-444444444444").
 			Set("spec.forProvider", map[string]any{"location": "westeurope", "resourceGroupName": "platform-rg", "sku": map[string]any{"name": "Standard_L16as_v3"}}).
 			AtProvider("uri", "https://zeroconfig01.westeurope.kusto.windows.net").AtProvider("sku", map[string]any{"name": "Standard_L16as_v3"})
@@ -778,4 +800,145 @@ func TestChangeCheck(t *testing.T) {
 			t.Errorf("changeCheckInterval %q: error = %v", bad, err)
 		}
 	}
+}
+
+// teamPolicy is what an admin writes for team-b: provisioning only in
+// its own resource groups of one subscription, with its own upjet
+// config, identities and principal.
+func teamPolicy() *fpv1alpha1.ClusterProviderConfig {
+	p := ct.Permissive()
+	p.Name = "team-b"
+	p.Spec.NamespaceSelector = metav1.LabelSelector{MatchLabels: map[string]string{"fleetplane.io/policy": "team-b"}}
+	p.Spec.Azure = &fpv1alpha1.AzurePolicy{Provisioning: []fpv1alpha1.AzureProvisioning{{
+		SubscriptionID:         ct.Subscription,
+		ResourceGroups:         []string{"team-b-*"},
+		ProviderConfigRef:      fpv1alpha1.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "azure-team-b"},
+		UserAssignedIdentities: []string{"/subscriptions/" + ct.Subscription + "/resourceGroups/team-b-ids/providers/Microsoft.ManagedIdentity/userAssignedIdentities/*"},
+		DatabasePrincipals:     []string{"11111111-bbbb-1111-1111-111111111111"},
+	}}}
+	return p
+}
+
+// TestPolicyRefuses: an ADXCluster composes nothing its namespace's
+// policy does not grant. Each case is an attack a tenant could make
+// with the platform's Azure identity before the function checked.
+func TestPolicyRefuses(t *testing.T) {
+	teamB := map[string]string{"fleetplane.io/policy": "team-b"}
+	inGroup := func(rg string) *v1alpha1.ADXCluster {
+		xr := provisioned()
+		xr.Spec.Provision.ResourceGroup = rg
+		return xr
+	}
+	cases := map[string]struct {
+		xr      *v1alpha1.ADXCluster
+		labels  map[string]string
+		policy  *fpv1alpha1.ClusterProviderConfig
+		message []string
+	}{
+		"another team's resource group": {
+			xr: inGroup("team-a-prod"), labels: teamB, policy: teamPolicy(),
+			message: []string{"ClusterProviderConfig team-b grants no provisioning in resource group team-a-prod of subscription " + ct.Subscription, "resourceGroups allows team-b-*"},
+		},
+		"a subscription not granted": {
+			xr: func() *v1alpha1.ADXCluster {
+				xr := inGroup("team-b-prod")
+				xr.Spec.Provision.SubscriptionID = ct.MovedSubscription
+				return xr
+			}(), labels: teamB, policy: teamPolicy(),
+			message: []string{"grants no provisioning in Azure subscription " + ct.MovedSubscription, "spec.azure.provisioning"},
+		},
+		"an identity not granted": {
+			xr: func() *v1alpha1.ADXCluster {
+				xr := inGroup("team-b-prod")
+				xr.Spec.Provision.UserAssignedIdentities = []string{"/subscriptions/" + ct.Subscription + "/resourceGroups/team-a-ids/providers/Microsoft.ManagedIdentity/userAssignedIdentities/team-a-writer"}
+				return xr
+			}(), labels: teamB, policy: teamPolicy(),
+			message: []string{"does not let clusters in subscription " + ct.Subscription + " carry the user-assigned identities /subscriptions/" + ct.Subscription + "/resourceGroups/team-a-ids/"},
+		},
+		"a principal not granted": {
+			xr: func() *v1alpha1.ADXCluster {
+				xr := inGroup("team-b-prod")
+				xr.Spec.Provision.DatabasePrincipals = []v1alpha1.DatabasePrincipal{{ClientID: "11111111-aaaa-1111-1111-111111111111", TenantID: "33333333-3333-3333-3333-333333333333"}}
+				return xr
+			}(), labels: teamB, policy: teamPolicy(),
+			message: []string{"does not let databases in subscription " + ct.Subscription + " grant roles to 11111111-aaaa-1111-1111-111111111111"},
+		},
+		"a heartbeat identity not granted": {
+			xr: partition(), labels: teamB, policy: teamPolicy(),
+			message: []string{"heartbeat target https://hub.kusto.windows.net: managedIdentityClientId 22222222-2222-2222-2222-222222222222 is not among the identities ClusterProviderConfig team-b allows"},
+		},
+		"a namespace the config does not select": {
+			xr: inGroup("team-b-prod"), policy: teamPolicy(),
+			message: []string{"namespace team-a is governed by ClusterProviderConfig default", "does not grant namespace team-a"},
+		},
+		"a bring-your-own cluster in a namespace granted nothing": {
+			xr: byo(), policy: teamPolicy(),
+			message: []string{"namespace team-a is governed by ClusterProviderConfig default", "nothing is granted"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			policy := tc.policy
+			if tc.labels == nil {
+				policy = policy.DeepCopy()
+				policy.Name = "default"
+			}
+			r := run(t, ct.Call{XR: tc.xr, Policy: policy, NamespaceLabels: tc.labels})
+			r.WantNames()
+			wantCondition(r, fnv1.Status_STATUS_CONDITION_FALSE, ReasonNotGranted, tc.message...)
+			r.WantEvent(fnv1.Severity_SEVERITY_WARNING, ReasonNotGranted)
+			r.WantNotReady()
+
+			// What was composed before the policy changed stays as it was.
+			r = run(t, ct.Call{XR: tc.xr, Policy: policy, NamespaceLabels: tc.labels, Observed: map[string]*ct.Resource{
+				"resource-group": resourceGroup().Ready(), "heartbeat": fleetplaneMR("Heartbeat").Ready(),
+			}})
+			r.WantNames("heartbeat", "resource-group")
+			wantCondition(r, fnv1.Status_STATUS_CONDITION_FALSE, ReasonNotGranted)
+		})
+	}
+
+	t.Run("granted: the policy's upjet config acts", func(t *testing.T) {
+		xr := inGroup("team-b-prod")
+		xr.Spec.Provision.DatabasePrincipals = []v1alpha1.DatabasePrincipal{{ClientID: "11111111-BBBB-1111-1111-111111111111", TenantID: "33333333-3333-3333-3333-333333333333"}}
+		r := run(t, ct.Call{XR: xr, Policy: teamPolicy(), NamespaceLabels: teamB})
+		r.WantNames("resource-group")
+		r.Want("resource-group", "spec.providerConfigRef", map[string]any{"kind": "ClusterProviderConfig", "name": "azure-team-b"})
+		r.Want("resource-group", "spec.managementPolicies", []string{"Observe", "Create"})
+	})
+	t.Run("until Crossplane supplies the policy, nothing", func(t *testing.T) {
+		r := run(t, ct.Call{XR: provisioned(), PolicyUnanswered: true, Observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready()}})
+		r.WantNames("resource-group")
+		wantCondition(r, fnv1.Status_STATUS_CONDITION_UNKNOWN, "ReadingPolicy")
+		r.WantEvent(0, "")
+	})
+}
+
+// TestNeverTakeOver: a cluster or database Azure already had, of the
+// name an ADXCluster asks for, is observed only, never updated or
+// deleted, and the XR says so instead of going on.
+func TestNeverTakeOver(t *testing.T) {
+	xr := provisioned()
+	xr.Spec.DeletionPolicy = v1alpha1.DeletionDelete
+	found := foundCluster().Ready().AtProvider("uri", "https://obseastus2.eastus2.kusto.windows.net")
+	r := run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready(), "cluster": found}})
+	r.WantNames("resource-group", "cluster")
+	r.Want("cluster", "spec.managementPolicies", []string{"Observe", "Create"})
+	r.Want("resource-group", "spec.managementPolicies", []string{"Observe", "Create"})
+	wantCondition(r, fnv1.Status_STATUS_CONDITION_FALSE, ReasonAlreadyExists, "Azure already has Cluster obseastus2, which this ADXCluster did not create", "never takes over")
+	r.WantEvent(fnv1.Severity_SEVERITY_WARNING, ReasonAlreadyExists)
+	r.Want("", "status.endpoint", nil)
+
+	// A database of the name in a cluster it created: the same.
+	r = run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{
+		"resource-group": resourceGroup().Ready(), "cluster": runningCluster(),
+		"database-Metrics": ct.Observed(kustoAPIVersion, "Database", "Metrics").Ready(),
+	}})
+	r.WantNames("resource-group", "cluster", "database-Metrics")
+	r.Want("database-Metrics", "spec.managementPolicies", []string{"Observe", "Create"})
+	wantCondition(r, fnv1.Status_STATUS_CONDITION_FALSE, ReasonAlreadyExists, "Database Metrics")
+
+	// Still creating (not Ready): nothing is known yet.
+	r = run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready(), "cluster": foundCluster()}})
+	wantCondition(r, fnv1.Status_STATUS_CONDITION_UNKNOWN, ReasonWaiting)
 }

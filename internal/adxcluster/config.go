@@ -10,15 +10,14 @@ import (
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 )
 
-// Config is the function input as it applies to ADXCluster, with defaults.
+// Config is the function input as it applies to ADXCluster, with
+// defaults, and what the namespace's policy says.
 type Config struct {
 	// EnvironmentConfigName holds the cluster labels for criteriaExpression.
 	EnvironmentConfigName string
-	// AzureDefault is the ProviderConfig for Azure MRs of unmapped subscriptions.
-	AzureDefault xpv2.ProviderConfigReference
-	// AzureBySubscription maps subscription IDs to ProviderConfigs.
-	AzureBySubscription map[string]xpv2.ProviderConfigReference
-	// Kusto is the ProviderConfig of provider-fleetplane's MRs.
+	// Kusto is the ProviderConfig of provider-fleetplane's MRs: the
+	// ClusterProviderConfig that governs the namespace, which the
+	// provider checks again.
 	Kusto xpv2.ProviderConfigReference
 	// Interval between heartbeats and federation cycles.
 	Interval time.Duration
@@ -29,12 +28,9 @@ type Config struct {
 
 // ConfigFrom applies defaults to the function input and checks it.
 func ConfigFrom(in *v1beta1.Input) (Config, error) {
-	def := xpv2.ProviderConfigReference{Kind: v1beta1.DefaultProviderConfigKind, Name: v1beta1.DefaultProviderConfigName}
 	cfg := Config{
 		EnvironmentConfigName: v1beta1.DefaultEnvironmentConfigName,
-		AzureDefault:          def,
-		AzureBySubscription:   map[string]xpv2.ProviderConfigReference{},
-		Kusto:                 def,
+		Kusto:                 xpv2.ProviderConfigReference{Kind: v1beta1.DefaultProviderConfigKind, Name: v1beta1.DefaultProviderConfigName},
 	}
 	interval := ""
 	if in == nil {
@@ -43,18 +39,7 @@ func ConfigFrom(in *v1beta1.Input) (Config, error) {
 	if c := in.Criteria; c != nil && c.EnvironmentConfigName != "" {
 		cfg.EnvironmentConfigName = c.EnvironmentConfigName
 	}
-	if a := in.Azure; a != nil {
-		if a.ProviderConfigRef != nil {
-			cfg.AzureDefault = ref(*a.ProviderConfigRef)
-		}
-		for _, s := range a.Subscriptions {
-			cfg.AzureBySubscription[s.SubscriptionID] = ref(s.ProviderConfigRef)
-		}
-	}
 	if k := in.Kusto; k != nil {
-		if k.ProviderConfigRef != nil {
-			cfg.Kusto = ref(*k.ProviderConfigRef)
-		}
 		if k.Interval != "" {
 			interval = k.Interval
 		}
@@ -75,16 +60,4 @@ func ConfigFrom(in *v1beta1.Input) (Config, error) {
 		cfg.Interval = d
 	}
 	return cfg, nil
-}
-
-func ref(r v1beta1.ProviderConfigReference) xpv2.ProviderConfigReference {
-	return xpv2.ProviderConfigReference{Kind: r.Kind, Name: r.Name}
-}
-
-// azureProviderConfig is the ProviderConfig for a subscription.
-func (c Config) azureProviderConfig(subscriptionID string) xpv2.ProviderConfigReference {
-	if r, ok := c.AzureBySubscription[subscriptionID]; ok {
-		return r
-	}
-	return c.AzureDefault
 }

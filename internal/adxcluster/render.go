@@ -62,21 +62,26 @@ type renderer struct {
 	// where the cluster is provisioned: the spec's provision block, with
 	// what provision.auto discovered filled in.
 	where Where
+	// azureConfig is the upjet Azure config the policy names for where.
+	azureConfig xpv2.ProviderConfigReference
 }
 
-// managementPolicies keep Azure resources when their MR is deleted unless
-// the XR opts in to deletion. LateInitialize is left out on purpose: it
-// copies Azure's values into forProvider, and upjet reconciles every
-// forProvider field back onto Azure, so a field set once at creation (in
-// initProvider, which upjet tells Terraform to ignore afterwards) would be
-// chased after all.
-func (r renderer) managementPolicies(deletable bool) []any {
-	p := []any{
-		string(xpv2.ManagementActionObserve),
-		string(xpv2.ManagementActionCreate),
-		string(xpv2.ManagementActionUpdate),
+// managementPolicies never let an MR take over what Azure already has:
+// until its MR created a resource (created: crossplane-runtime's proof of
+// a successful Create), it may only observe and create it, so an existing
+// resource of the same name is never updated nor deleted. Once created,
+// it is kept in step (Update), and deleted with its MR only when the XR
+// opts in. LateInitialize is left out on purpose: it copies Azure's values
+// into forProvider, and upjet reconciles every forProvider field back
+// onto Azure, so a field set once at creation (in initProvider, which
+// upjet tells Terraform to ignore afterwards) would be chased after all.
+func (r renderer) managementPolicies(created bool) []any {
+	p := []any{string(xpv2.ManagementActionObserve), string(xpv2.ManagementActionCreate)}
+	if !created {
+		return p
 	}
-	if deletable && r.xr.Spec.DeletionPolicy == v1alpha1.DeletionDelete {
+	p = append(p, string(xpv2.ManagementActionUpdate))
+	if r.xr.Spec.DeletionPolicy == v1alpha1.DeletionDelete {
 		p = append(p, string(xpv2.ManagementActionDelete))
 	}
 	return p
@@ -84,11 +89,11 @@ func (r renderer) managementPolicies(deletable bool) []any {
 
 // azure renders an upjet MR. forProvider is what the spec says and is kept
 // on Azure; initProvider is what fleetplane defaults, set at creation only.
-func (r renderer) azure(apiVersion, kind, name string, forProvider, initProvider map[string]any, deletable bool) *composed.Unstructured {
-	pc := r.cfg.azureProviderConfig(r.where.SubscriptionID)
+func (r renderer) azure(apiVersion, kind, name string, forProvider, initProvider map[string]any, created bool) *composed.Unstructured {
+	pc := r.azureConfig
 	spec := map[string]any{
 		"forProvider":        forProvider,
-		"managementPolicies": r.managementPolicies(deletable),
+		"managementPolicies": r.managementPolicies(created),
 		"providerConfigRef":  map[string]any{"kind": pc.Kind, "name": pc.Name},
 	}
 	if len(initProvider) > 0 {
@@ -129,10 +134,10 @@ func (r renderer) provisioningDefaults() (*composed.Unstructured, error) {
 	return compose.Typed(pd)
 }
 
-// Each Azure resource is deletable only once it is known that its MR
-// created it (deletable): deletionPolicy Delete removes what this
-// ADXCluster made, never what it found. For a resource group that matters
-// most, as Azure deletes everything in it.
+// Each Azure resource is updated, and deleted with deletionPolicy Delete,
+// only once it is known that its MR created it (created): an ADXCluster
+// changes and removes what it made, never what it found. For a resource
+// group that matters most, as Azure deletes everything in it.
 func (r renderer) resourceGroup(created bool) *composed.Unstructured {
 	return r.azure(azureAPIVersion, "ResourceGroup", r.where.ResourceGroup, map[string]any{"location": r.where.Location}, nil, created)
 }

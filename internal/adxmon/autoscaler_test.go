@@ -58,7 +58,7 @@ func TestAutoscalerComposed(t *testing.T) {
 	})
 	t.Run("composed once it is", func(t *testing.T) {
 		rsp := ct.Run(t, Composer, ct.Call{XR: scaledStack(), Observed: through("alerter"),
-			Input: &v1beta1.Input{Kusto: &v1beta1.Kusto{ProviderConfigRef: &v1beta1.ProviderConfigReference{Kind: "ProviderConfig", Name: "team"}}}})
+			Input: &v1beta1.Input{ADXMon: &v1beta1.ADXMon{ProviderConfigRef: &v1beta1.ProviderConfigReference{Kind: "ProviderConfig", Name: "team"}}}})
 		rsp.Want("autoscaler-ingestor", "metadata.name", "ingestor")
 		rsp.Want("autoscaler-ingestor", "metadata.namespace", "adx-mon")
 		rsp.Want("autoscaler-ingestor", "spec.providerConfigRef", map[string]any{"kind": "ProviderConfig", "name": "team"})

@@ -15,7 +15,8 @@ type Config struct {
 	// Kubernetes is provider-kubernetes' config for the CRD Objects.
 	Kubernetes xpv2.ProviderConfigReference
 	// Fleetplane is provider-fleetplane's config for the Autoscalers: the
-	// input's kusto.providerConfigRef, as for every fleetplane MR.
+	// input's adxmon.providerConfigRef. A stack is the cluster admin's
+	// (ADXMon is cluster-scoped), so the admin's Composition says it.
 	Fleetplane xpv2.ProviderConfigReference
 }
 
@@ -26,9 +27,6 @@ func ConfigFrom(in *v1beta1.Input) Config {
 		Kubernetes: xpv2.ProviderConfigReference{Kind: v1beta1.DefaultProviderConfigKind, Name: v1beta1.DefaultProviderConfigName},
 		Fleetplane: xpv2.ProviderConfigReference{Kind: v1beta1.DefaultProviderConfigKind, Name: v1beta1.DefaultProviderConfigName},
 	}
-	if in != nil && in.Kusto != nil && in.Kusto.ProviderConfigRef != nil {
-		cfg.Fleetplane = xpv2.ProviderConfigReference{Kind: in.Kusto.ProviderConfigRef.Kind, Name: in.Kusto.ProviderConfigRef.Name}
-	}
 	if in == nil || in.ADXMon == nil {
 		return cfg
 	}
@@ -37,6 +35,9 @@ func ConfigFrom(in *v1beta1.Input) Config {
 	}
 	if r := in.ADXMon.KubernetesProviderConfigRef; r != nil {
 		cfg.Kubernetes = xpv2.ProviderConfigReference{Kind: r.Kind, Name: r.Name}
+	}
+	if r := in.ADXMon.ProviderConfigRef; r != nil {
+		cfg.Fleetplane = xpv2.ProviderConfigReference{Kind: r.Kind, Name: r.Name}
 	}
 	return cfg
 }

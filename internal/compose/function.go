@@ -3,6 +3,8 @@ package compose
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -73,8 +76,18 @@ func (f *Function) Run(_ context.Context, req *fnwire.Request) (*fnwire.Response
 
 // decodeInput decodes the function input strictly, as the SDK's
 // request.GetInput does: a field the Input does not have is an error,
-// not silently ignored.
+// not silently ignored. A field that moved to the cluster admin's
+// ClusterProviderConfig is named with where it went.
 func decodeInput(m map[string]any, in *v1beta1.Input) error {
+	var moved []string
+	for _, path := range slices.Sorted(maps.Keys(v1beta1.Moved)) {
+		if _, ok, _ := unstructured.NestedFieldNoCopy(m, strings.Split(path, ".")...); ok {
+			moved = append(moved, fmt.Sprintf("%s moved to %s", path, v1beta1.Moved[path]))
+		}
+	}
+	if len(moved) > 0 {
+		return fmt.Errorf("the input sets what is now the cluster admin's policy, so that every Composition follows it: %s", strings.Join(moved, "; "))
+	}
 	return runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(m, in, true)
 }
 

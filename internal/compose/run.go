@@ -83,6 +83,8 @@ type Request[X any] struct {
 
 	req *fnwire.Request
 	rsp *fnwire.Response
+	// kind and namespace of the XR.
+	kind, namespace string
 }
 
 // RequireByName asks Crossplane for a resource by name under key and
@@ -192,7 +194,7 @@ func (k kind[X]) Compose(req *fnwire.Request, rsp *fnwire.Response, in *v1beta1.
 	if in == nil {
 		in = &v1beta1.Input{}
 	}
-	r := &Request[X]{XR: xr, Resources: NewSet(observedComposed(req.Observed.Resources)), Input: in, req: req, rsp: rsp}
+	r := &Request[X]{XR: xr, Resources: NewSet(observedComposed(req.Observed.Resources)), Input: in, req: req, rsp: rsp, kind: kindName, namespace: oxr.GetNamespace()}
 	out, err := k.plan(r)
 	if err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
-	"github.com/fleetplane/fleetplane/internal/tenancy"
+	"github.com/fleetplane/fleetplane/internal/controller/grants"
 )
 
 func mr(kind, name string) *kustov1alpha1.Table {
@@ -60,7 +60,7 @@ func TestResolve(t *testing.T) {
 	r := &Resolver{Kube: kube}
 	ctx := context.Background()
 	resolve := func(mg *kustov1alpha1.Table) (*Source, error) {
-		g, err := tenancy.Resolve(ctx, kube, mg)
+		g, err := grants.Resolve(ctx, kube, mg)
 		if err != nil {
 			return nil, err
 		}

@@ -4,10 +4,13 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
+	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
 
-// Config is the function input as it applies to Experiments, with
-// defaults.
+// Config is what an Experiment is composed with: the function input's
+// tuning, and the platform settings of the ClusterProviderConfig that
+// governs its namespace.
 type Config struct {
 	ComponentRepoURL  string
 	ComponentRevision string
@@ -22,51 +25,42 @@ type Config struct {
 	GCP                  xpv2.ProviderConfigReference
 	Kubernetes           xpv2.ProviderConfigReference
 	WatchApplications    bool
-	Fleetplane           xpv2.ProviderConfigReference
+	// Fleetplane is the config ClusterRegistrations, WorkflowRuns and
+	// Expiries name: the one that governs the namespace, which the
+	// provider checks again.
+	Fleetplane xpv2.ProviderConfigReference
 }
 
 // ConfigFrom applies defaults to the function input.
 func ConfigFrom(in *v1beta1.Input) Config {
-	def := xpv2.ProviderConfigReference{Kind: v1beta1.DefaultProviderConfigKind, Name: v1beta1.DefaultProviderConfigName}
-	cfg := Config{
-		ComponentRevision: "HEAD",
-		ArgoCDNamespace:   "argocd",
-		ArgoCDProject:     "default",
-		HubServer:         "https://kubernetes.default.svc",
-		WorkflowNamespace: "argo",
-		ArgoCDRole:        "roles/container.developer",
-		GCP:               def,
-		Kubernetes:        def,
-		Fleetplane:        def,
-	}
+	cfg := Config{ComponentRevision: "HEAD", WatchApplications: true}
 	if in == nil || in.Experiments == nil {
 		return cfg
 	}
 	e := in.Experiments
-	set := func(dst *string, v string) {
-		if v != "" {
-			*dst = v
-		}
+	if e.ComponentRepoURL != "" {
+		cfg.ComponentRepoURL = e.ComponentRepoURL
 	}
-	set(&cfg.ComponentRepoURL, e.ComponentRepoURL)
-	set(&cfg.ComponentRevision, e.ComponentRevision)
-	set(&cfg.ArgoCDNamespace, e.ArgoCDNamespace)
-	set(&cfg.ArgoCDProject, e.ArgoCDProject)
-	set(&cfg.HubServer, e.HubServer)
-	set(&cfg.WorkflowNamespace, e.WorkflowNamespace)
-	ref := func(dst *xpv2.ProviderConfigReference, r *v1beta1.ProviderConfigReference) {
-		if r != nil {
-			*dst = xpv2.ProviderConfigReference{Kind: r.Kind, Name: r.Name}
-		}
+	if e.ComponentRevision != "" {
+		cfg.ComponentRevision = e.ComponentRevision
 	}
-	ref(&cfg.Kubernetes, e.KubernetesProviderConfigRef)
 	cfg.WatchApplications = e.WatchApplications == nil || *e.WatchApplications
-	ref(&cfg.Fleetplane, e.ProviderConfigRef)
-	if e.GCP != nil {
-		ref(&cfg.GCP, e.GCP.ProviderConfigRef)
-		cfg.GCPProject = e.GCP.Project
-		cfg.ArgoCDServiceAccount = e.GCP.ArgoCDServiceAccount
-		set(&cfg.ArgoCDRole, e.GCP.ArgoCDRole)
+	return cfg
+}
+
+// withPolicy adds the platform settings of the policy config grants.
+func (cfg Config) withPolicy(config string, e tenancy.Experiments) Config {
+	ref := func(r fpv1alpha1.ProviderConfigReference) xpv2.ProviderConfigReference {
+		return xpv2.ProviderConfigReference{Kind: r.Kind, Name: r.Name}
+	}
+	cfg.Fleetplane = xpv2.ProviderConfigReference{Kind: fpv1alpha1.ClusterProviderConfigKind, Name: config}
+	cfg.ArgoCDNamespace, cfg.ArgoCDProject = e.ArgoCD.Namespace, e.ArgoCD.Project
+	cfg.WorkflowNamespace = e.Workflows.Namespace
+	cfg.HubServer = e.HubServer
+	cfg.Kubernetes = ref(e.Kubernetes)
+	if g := e.GCP; g != nil {
+		cfg.GCP = ref(*g.ProviderConfigRef)
+		cfg.GCPProject, cfg.ArgoCDServiceAccount, cfg.ArgoCDRole = g.Project, g.ArgoCDServiceAccount, g.ArgoCDRole
 	}
 	return cfg
 }

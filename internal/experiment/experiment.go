@@ -25,6 +25,7 @@ import (
 	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/compose"
 	"github.com/fleetplane/fleetplane/internal/observe"
+	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
 
 // ConditionType is the custom condition an Experiment carries.
@@ -46,8 +47,24 @@ var Composer = compose.Run(plan)
 
 // plan decides an Experiment's composed resources, status and condition.
 func plan(r *compose.Request[v1alpha1.Experiment]) (compose.Outcome, error) {
-	cfg := ConfigFrom(r.Input)
 	xr := r.XR
+	g, resolved, err := r.Policy()
+	switch {
+	case !resolved:
+		out := r.ReadingPolicy(ConditionType)
+		out.Status = &xr.Status
+		return out, nil
+	case err != nil:
+		return refused(r, err), nil
+	}
+	e, err := g.ExperimentsPolicy()
+	if err == nil {
+		err = granted(xr, e)
+	}
+	if err != nil {
+		return refused(r, err), nil
+	}
+	cfg := ConfigFrom(r.Input).withPolicy(g.Name, e)
 	components, resolved, err := requiredComponents(r, xr)
 	if err != nil {
 		return compose.Outcome{}, err
@@ -66,6 +83,45 @@ func plan(r *compose.Request[v1alpha1.Experiment]) (compose.Outcome, error) {
 		// edited.
 		Settled: p.status.Phase == v1alpha1.PhaseFailed,
 	}, nil
+}
+
+// refused reports what the policy does not grant: nothing new is
+// composed, nothing is removed (an Expiry composed before still expires
+// the Experiment), and the Experiment has failed until the spec or the
+// policy changes.
+func refused(r *compose.Request[v1alpha1.Experiment], err error) compose.Outcome {
+	out := r.Refused(ConditionType, err)
+	st := r.XR.Status
+	st.Phase = v1alpha1.PhaseFailed
+	out.Status = &st
+	return out
+}
+
+// granted checks, before anything is composed, that the policy lets the
+// Experiment do all it asks: every target's cluster type, the exec plugin
+// Argo CD reaches GKE with, and the validation workflow. Refusing the
+// whole Experiment up front means a refused one never leaves half its
+// resources behind.
+func granted(xr *v1alpha1.Experiment, e tenancy.Experiments) error {
+	for _, t := range xr.Spec.Targets {
+		switch t.Cluster.Type {
+		case v1alpha1.ClusterHub:
+			if !e.AllowHubTargets {
+				return fmt.Errorf("target %s deploys to the hub, which the policy does not allow (spec.experiments.allowHubTargets)", t.Name)
+			}
+		case v1alpha1.ClusterGKE:
+			if e.GCP == nil {
+				return fmt.Errorf("target %s is a GKE cluster, which the policy does not grant: the cluster admin adds spec.experiments.gcp (the project, and the Google service account Argo CD reaches GKE as)", t.Name)
+			}
+			if !slices.Contains(e.ArgoCD.AllowedExecCommands, gkeExecCommand) {
+				return fmt.Errorf("target %s is a GKE cluster, which Argo CD reaches with %s, an exec plugin the policy does not allow (spec.argocd.allowedExecCommands)", t.Name, gkeExecCommand)
+			}
+		}
+	}
+	if tmpl := xr.Spec.Workflow.Template; !tenancy.TemplateAllowed(e.Workflows, tmpl) {
+		return fmt.Errorf("the validation WorkflowTemplate %s is not one the policy lets this namespace run (spec.workflows.allowedTemplates)", tmpl)
+	}
+	return nil
 }
 
 // componentsRequirement is the key under which Components are required.
@@ -200,13 +256,6 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 		st.ClusterName, st.Endpoint = "hub", server
 	case v1alpha1.ClusterGKE:
 		st.ClusterName = p.r.gkeName(t.Name)
-		if p.cfg.GCPProject == "" || p.cfg.ArgoCDServiceAccount == "" {
-			st.Phase = targetFailed
-			st.Message = "GKE targets need the function input's experiments.gcp.project and experiments.gcp.argocdServiceAccount: Argo CD reaches a GKE cluster as that Google service account, through workload identity, with the role fleetplane grants it on the project"
-			p.failf("target %s: %s", t.Name, st.Message)
-			p.set.Keep(targetResources(t.Name)...)
-			return nil
-		}
 		p.set.Add(argocdAccessName, p.r.argocdAccess())
 		p.set.Add(clusterName(t.Name), p.r.cluster(t))
 		p.set.Add(nodePoolName(t.Name), p.r.nodePool(t), clusterName(t.Name))

@@ -80,12 +80,11 @@ func k6Component() *v1alpha1.Component {
 	})
 }
 
-// conventionInput is the function input of a platform team on GKE: the
-// convention repository, and the project and Google service account Argo
-// CD reaches GKE clusters as.
+// conventionInput is the function input of a platform team with a
+// convention repository. The project and Google service account Argo CD
+// reaches GKE clusters as are the policy's (composetest.Permissive).
 var conventionInput = &v1beta1.Input{Experiments: &v1beta1.Experiments{
 	ComponentRepoURL: "https://github.com/example/lab.git",
-	GCP:              &v1beta1.GCP{Project: "lab-project", ArgoCDServiceAccount: "argocd@lab-project.iam.gserviceaccount.com"},
 }}
 
 func argocdAccess() *ct.Resource {
@@ -397,12 +396,6 @@ func TestFailures(t *testing.T) {
 			xr:       hubOnly(hubTarget("a", v1alpha1.ComponentRef{App: "k6"})),
 			required: map[string][]runtime.Object{"component-k6": {k6Component()}},
 			want:     "Component k6 is of type workflow, referenced as app",
-		},
-		"GKE without the project and Argo CD's service account": {
-			xr:       gatewayTutorial(),
-			input:    &v1beta1.Input{Experiments: &v1beta1.Experiments{ComponentRepoURL: "https://github.com/example/lab.git"}},
-			required: components(),
-			want:     "GKE targets need the function input's experiments.gcp.project and experiments.gcp.argocdServiceAccount",
 		},
 		"vcluster is refused whole": {
 			xr:       hubOnly(v1alpha1.Target{Name: "v", Cluster: v1alpha1.ClusterSpec{Type: v1alpha1.ClusterVCluster}, Components: []v1alpha1.ComponentRef{{App: "x"}}}),

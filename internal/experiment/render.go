@@ -43,6 +43,10 @@ const (
 	gcpIAMAPIVersion = "cloudplatform.gcp.m.upbound.io/v1beta1"
 )
 
+// gkeExecCommand is Argo CD's own helper, which reaches GKE as Argo CD's
+// Google service account.
+const gkeExecCommand = "argocd-k8s-auth"
+
 // healthyAndSynced is what provider-kubernetes evaluates to call an Argo
 // CD Application ready.
 const healthyAndSynced = `object.status.health.status == 'Healthy' && object.status.sync.status == 'Synced'`
@@ -150,7 +154,7 @@ func (r renderer) registration(t v1alpha1.Target) (*composed.Unstructured, error
 		ForProvider: argocdv1alpha1.ClusterRegistrationParameters{
 			ClusterName:         r.gkeName(t.Name),
 			KubeconfigSecretRef: argocdv1alpha1.SecretKeyRef{Name: r.kubeconfigSecret(t.Name), Key: "kubeconfig"},
-			ExecCredential:      &argocdv1alpha1.ExecCredential{Command: "argocd-k8s-auth", Args: []string{"gcp"}, APIVersion: "client.authentication.k8s.io/v1beta1"},
+			ExecCredential:      &argocdv1alpha1.ExecCredential{Command: gkeExecCommand, Args: []string{"gcp"}, APIVersion: "client.authentication.k8s.io/v1beta1"},
 			Labels:              r.labels(t.Name),
 		},
 	}})
@@ -213,11 +217,11 @@ func (r renderer) application(t v1alpha1.Target, server string, comps []Resolved
 		},
 		"spec": map[string]any{
 			"project":     r.cfg.ArgoCDProject,
-			"destination": map[string]any{"server": server, "namespace": r.xr.Name},
+			"destination": map[string]any{"server": server, "namespace": r.destination(t)},
 			"sources":     sources,
 			"syncPolicy": map[string]any{
 				"automated":   map[string]any{"prune": true, "selfHeal": true},
-				"syncOptions": []any{"CreateNamespace=true", "ServerSideApply=true"},
+				"syncOptions": syncOptions(t),
 			},
 		},
 	}
@@ -234,6 +238,27 @@ func (r renderer) application(t v1alpha1.Target, server string, comps []Resolved
 	}
 	o.Object["spec"] = spec
 	return o
+}
+
+// destination is the namespace a target's application deploys to. On the
+// hub, the control plane every tenant shares, it is the Experiment's own
+// namespace, which exists and which the tenant may use; never its name,
+// which could be any namespace of the hub. A GKE cluster is the
+// experiment's own: there each experiment gets a namespace of its name.
+func (r renderer) destination(t v1alpha1.Target) string {
+	if t.Cluster.Type == v1alpha1.ClusterHub {
+		return r.xr.Namespace
+	}
+	return r.xr.Name
+}
+
+// syncOptions of a target's application: Argo CD creates the namespace
+// on an experiment's own cluster, never on the hub.
+func syncOptions(t v1alpha1.Target) []any {
+	if t.Cluster.Type == v1alpha1.ClusterHub {
+		return []any{"ServerSideApply=true"}
+	}
+	return []any{"CreateNamespace=true", "ServerSideApply=true"}
 }
 
 func argoSource(s v1alpha1.Source) map[string]any {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	k8slabels "k8s.io/apimachinery/pkg/labels"
+
 	"github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/expand"
 )
@@ -31,6 +33,11 @@ func (p *planner) inventory() bool {
 		return false
 	}
 	for _, it := range items {
+		// The policy's selector is the admin's; the Placement's narrows it.
+		if !p.policy.Clusters.Matches(k8slabels.Set(it.Resource.GetLabels())) {
+			p.ungranted++
+			continue
+		}
 		p.clusters = append(p.clusters, cluster{name: it.Resource.GetName(), labels: it.Resource.GetLabels(), annotations: it.Resource.GetAnnotations()})
 	}
 	slices.SortFunc(p.clusters, func(a, b cluster) int { return strings.Compare(a.name, b.name) })
@@ -63,7 +70,11 @@ func (p *planner) properties() bool {
 				binary[k] = b
 			}
 		}
-		p.clusters[i].props = expand.Properties(c.name, c.labels, c.annotations, stringMap(cm["data"]), binary)
+		props := expand.Properties(c.name, c.labels, c.annotations, stringMap(cm["data"]), binary)
+		// What the policy does not expose, templates cannot see: the
+		// admin's properties may hold credentials.
+		maps.DeleteFunc(props, func(k, _ string) bool { return k != "clusterName" && !p.policy.Property(k) })
+		p.clusters[i].props = props
 	}
 	return true
 }

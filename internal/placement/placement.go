@@ -29,6 +29,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -39,6 +40,7 @@ import (
 	"github.com/fleetplane/fleetplane/internal/expand"
 	"github.com/fleetplane/fleetplane/internal/jsonpath"
 	"github.com/fleetplane/fleetplane/internal/observe"
+	"github.com/fleetplane/fleetplane/internal/tenancy"
 	"github.com/fleetplane/fleetplane/internal/transform"
 )
 
@@ -70,6 +72,12 @@ const (
 	ReasonObjectsMissing  = "ObjectsMissing"
 	ReasonExpansionFailed = "ExpansionFailed"
 	ReasonTooLarge        = "TooLarge"
+	// ReasonNotGranted: the namespace's policy grants no placement, or
+	// not every object's kind; what it grants is delivered.
+	ReasonNotGranted = compose.ReasonNotGranted
+	// ReasonNotOwned: a copy or namespace of that name was on a cluster
+	// before fleetplane delivered it; it is left as it is.
+	ReasonNotOwned = "NotOwned"
 )
 
 // Reasons of the StatusCombined condition.
@@ -98,6 +106,18 @@ const (
 	LabelKind    = "placement.fleetplane.io/kind"
 	LabelName    = "placement.fleetplane.io/name"
 )
+
+// LabelNamespace on a namespace fleetplane created on a workload cluster
+// names the control-plane namespace it was created for: the proof that
+// Placements of that namespace may deliver into it.
+const LabelNamespace = "placement.fleetplane.io/namespace"
+
+// podSecurityEnforce is the Pod Security admission label.
+const podSecurityEnforce = "pod-security.kubernetes.io/enforce"
+
+// annotationCreateSucceeded is crossplane-runtime's record, on an MR,
+// that its Create succeeded: the MR made the object, it did not find it.
+const annotationCreateSucceeded = "crossplane.io/external-create-succeeded"
 
 // Requirement keys.
 const (
@@ -160,17 +180,43 @@ func namespaceName(cluster string) resource.Name {
 type planner struct {
 	r  *compose.Request[v1alpha1.Placement]
 	ns string
+	// policy is what the namespace's policy lets Placements do.
+	policy tenancy.Placement
 
 	clusters []cluster
-	objects  []workload
-	missing  []string
+	// ungranted counts the inventory clusters the Placement's selector
+	// matches and the policy does not grant.
+	ungranted int
+	objects   []workload
+	missing   []string
+	// kindsRefused are the selectors whose kind the policy does not
+	// grant, as Kind.group.
+	kindsRefused []string
+	// notOwned are copies and namespaces that were on their cluster
+	// before fleetplane delivered them.
+	notOwned []string
 
 	status     v1alpha1.PlacementStatus
 	conditions []compose.Condition
 }
 
 func plan(r *compose.Request[v1alpha1.Placement]) (compose.Outcome, error) {
-	p := &planner{r: r, ns: r.XR.GetNamespace()}
+	g, resolved, err := r.Policy()
+	var policy tenancy.Placement
+	if err == nil && resolved {
+		policy, err = g.PlacementPolicy()
+	}
+	switch {
+	case !resolved:
+		out := r.ReadingPolicy(ConditionDelivered)
+		out.Status = &r.XR.Status
+		return out, nil
+	case err != nil:
+		out := r.Refused(ConditionDelivered, err)
+		out.Status = &r.XR.Status
+		return out, nil
+	}
+	p := &planner{r: r, ns: r.XR.GetNamespace(), policy: policy}
 
 	clustersOK := p.inventory()
 	objectsOK := p.workloads()
@@ -208,6 +254,13 @@ func (p *planner) workloads() bool {
 	seen := map[string]int{}
 	for i, sel := range p.r.XR.Spec.Objects {
 		gvk := schema.FromAPIVersionAndKind(sel.APIVersion, sel.Kind)
+		if !p.policy.Kind(gvk.Group, gvk.Kind) {
+			// Not even read: what the namespace may not deliver.
+			if k := kindRef(gvk); !slices.Contains(p.kindsRefused, k) {
+				p.kindsRefused = append(p.kindsRefused, k)
+			}
+			continue
+		}
 		res := sel.Resource
 		if res == "" {
 			res = plural(sel.Kind)
@@ -248,7 +301,16 @@ func (p *planner) workloads() bool {
 	}
 	slices.SortFunc(p.objects, func(a, b workload) int { return strings.Compare(a.ref(), b.ref()) })
 	slices.Sort(p.missing)
+	slices.Sort(p.kindsRefused)
 	return all
+}
+
+// kindRef names a kind in messages: Kind.group, Kind for the core group.
+func kindRef(gvk schema.GroupVersionKind) string {
+	if gvk.Group == "" {
+		return gvk.Kind
+	}
+	return gvk.Kind + "." + gvk.Group
 }
 
 // plural is Kubernetes' own plural of a kind, which is its resource name
@@ -291,8 +353,16 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 			Message: fmt.Sprintf("%d objects on %d clusters is more than one Placement delivers (at most %d objects and %d copies); copies already delivered stay as they are; split the Placement", len(p.objects), len(p.clusters), MaxObjects, MaxCopies),
 		}
 	}
+	// A cluster whose namespace of this name fleetplane did not create
+	// for this namespace gets nothing: it is someone else's.
+	owned := map[string]bool{}
 	for _, c := range p.clusters {
-		set.Add(namespaceName(c.name), p.namespaceObject(c.name))
+		n := namespaceName(c.name)
+		set.Add(n, p.namespaceObject(c.name, p.namespaceOwned(n)))
+		owned[c.name] = !p.foreign(n)
+		if !owned[c.name] {
+			p.notOwned = append(p.notOwned, fmt.Sprintf("Namespace %s on cluster %s", p.ns, c.name))
+		}
 	}
 
 	var failures []v1alpha1.ExpansionFailure
@@ -320,12 +390,18 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 		po := v1alpha1.PlacedObject{APIVersion: w.gvk.GroupVersion().String(), Kind: w.gvk.Kind, Name: w.name(), Resource: w.resource, Clusters: len(p.clusters)}
 		for i, c := range p.clusters {
 			n := copyName(c.name, w)
-			if failure != nil {
+			switch {
+			case failure != nil:
 				// The seed: a failed expansion for any cluster leaves what
 				// was delivered before in place on every cluster.
 				set.Keep(n)
-			} else {
-				set.Add(n, p.copyObject(c.name, w, manifests[i]), namespaceName(c.name))
+			case !owned[c.name]:
+				set.Keep(n)
+			default:
+				set.Add(n, p.copyObject(c.name, w, manifests[i], p.createdHere(n)), namespaceName(c.name))
+				if p.foreign(n) {
+					p.notOwned = append(p.notOwned, fmt.Sprintf("%s on cluster %s", w.ref(), c.name))
+				}
 			}
 			o := set.Observed(n)
 			if observe.ConditionOf(o, string(xpv2.TypeSynced)).Status == corev1.ConditionTrue {
@@ -356,15 +432,30 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonExpansionFailed, Warning: true,
 			Message: observe.Bound(fmt.Sprintf("templates of %d objects fail to expand; their copies stay as they were on every cluster. %s for cluster %s: %s", len(failures), f.Object, f.Cluster, strings.Join(f.Errors, "; "))),
 		}
+	case len(p.clusters) == 0 && p.ungranted > 0:
+		return compose.Condition{
+			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNotGranted, Warning: true,
+			Message: fmt.Sprintf("%d inventory clusters match spec.clusters.matchLabels %s, but %s does not let this namespace deliver to them (spec.placement.clusterSelector %s)",
+				p.ungranted, labelString(p.r.XR.Spec.Clusters.MatchLabels), p.policy.Config, selectorString(p.policy.ClusterSelector)),
+		}
 	case len(p.clusters) == 0:
 		return compose.Condition{
 			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNoClusters, Warning: true,
 			Message: fmt.Sprintf("no ClusterProviderConfig labelled %s=true matches spec.clusters.matchLabels %s", v1alpha1.InventoryLabel, labelString(p.r.XR.Spec.Clusters.MatchLabels)),
 		}
+	case len(p.objects) == 0 && len(p.kindsRefused) > 0:
+		return p.kindsNotGranted()
 	case len(p.objects) == 0:
 		return compose.Condition{
 			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNoObjects, Warning: true,
 			Message: fmt.Sprintf("no object in namespace %s matches spec.objects%s", p.ns, missingNote(p.missing)),
+		}
+	case len(p.kindsRefused) > 0:
+		return p.kindsNotGranted()
+	case len(p.notOwned) > 0:
+		return compose.Condition{
+			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNotOwned, Warning: true,
+			Message: fmt.Sprintf("%d objects of these names were on their clusters before this Placement delivered them, and fleetplane never takes over what it did not create: %s; they are left as they are", len(p.notOwned), listOf(p.notOwned)),
 		}
 	case len(p.missing) > 0:
 		return compose.Condition{
@@ -381,6 +472,61 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 		Type: ConditionDelivered, Status: corev1.ConditionTrue, Reason: ReasonDelivered,
 		Message: fmt.Sprintf("%d objects delivered to %d clusters", len(p.objects), len(p.clusters)),
 	}
+}
+
+// kindsNotGranted is the Delivered condition when the policy does not
+// grant some selected kinds.
+func (p *planner) kindsNotGranted() compose.Condition {
+	return compose.Condition{
+		Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNotGranted, Warning: true,
+		Message: fmt.Sprintf("%s does not let this namespace deliver objects of kind %s (spec.placement.kinds); %d objects of other kinds are placed",
+			p.policy.Config, listOf(p.kindsRefused), len(p.objects)),
+	}
+}
+
+// createdHere reports whether the MR n created what it delivers, rather
+// than finding it on the cluster: crossplane-runtime records a successful
+// Create on the MR and never calls Create for what Observe found.
+func (p *planner) createdHere(n resource.Name) bool {
+	return observe.Annotation(p.r.Resources.Observed(n), annotationCreateSucceeded) != ""
+}
+
+// foreign reports whether the cluster had the object of MR n before
+// fleetplane: its Object observes it (the cluster reported it back) but
+// did not create it, and, for a namespace, it does not carry this
+// namespace's label either (another Placement of the namespace may have
+// created it).
+func (p *planner) foreign(n resource.Name) bool {
+	o := p.r.Resources.Observed(n)
+	if o == nil || p.createdHere(n) {
+		return false
+	}
+	m := observedManifest(o)
+	if m == nil {
+		return false
+	}
+	if n == namespaceName(clusterOf(n)) {
+		return !p.namespaceOwned(n)
+	}
+	return true
+}
+
+// namespaceOwned reports whether the namespace Object n delivers was
+// created by fleetplane for this namespace: by this Object, or by
+// another Placement's (it carries this namespace's label).
+func (p *planner) namespaceOwned(n resource.Name) bool {
+	if p.createdHere(n) {
+		return true
+	}
+	md, _ := observedManifest(p.r.Resources.Observed(n))["metadata"].(map[string]any)
+	l, _ := md["labels"].(map[string]any)
+	return l[LabelNamespace] == p.ns
+}
+
+// clusterOf is the cluster in a copy's or namespace's resource name.
+func clusterOf(n resource.Name) string {
+	c, _, _ := strings.Cut(string(n), "/")
+	return c
 }
 
 // reportedState composes, when the Placement wants singleton reported
@@ -487,22 +633,37 @@ const maxExpansionErrors = 10
 
 // copyObject wraps one copy in a provider-kubernetes Object that delivers
 // it through the cluster's ClusterProviderConfig and watches it, so that
-// what the cluster reports comes back at once.
-func (p *planner) copyObject(cluster string, w workload, manifest map[string]any) *composed.Unstructured {
-	o := p.object(cluster, manifest, map[string]any{"watch": true})
+// what the cluster reports comes back at once. Until the Object has
+// created the copy it may only create it: an object of that name already
+// on the cluster is observed, never overwritten nor deleted.
+func (p *planner) copyObject(cluster string, w workload, manifest map[string]any, created bool) *composed.Unstructured {
+	spec := map[string]any{"watch": true}
+	if !created {
+		spec["managementPolicies"] = []any{"Observe", "Create"}
+	}
+	o := p.object(cluster, manifest, spec)
 	o.SetLabels(labels(cluster, strings.ToLower(w.gvk.Kind), w.name()))
 	return o
 }
 
-// namespaceObject creates the Placement's namespace on a cluster and
-// never deletes it: other Placements of the namespace, and objects the
-// cluster's own users made there, may live in it.
-func (p *planner) namespaceObject(cluster string) *composed.Unstructured {
+// namespaceObject creates the Placement's namespace on a cluster, with
+// the Pod Security Standard the policy enforces there and the label that
+// says whose it is, and never deletes it: other Placements of the
+// namespace, and objects the cluster's own users made there, may live in
+// it. It is updated only once it is known to be fleetplane's (owned).
+func (p *planner) namespaceObject(cluster string, owned bool) *composed.Unstructured {
+	policies := []any{"Observe", "Create"}
+	if owned {
+		policies = append(policies, "Update", "LateInitialize")
+	}
 	o := p.object(cluster, map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Namespace",
-		"metadata":   map[string]any{"name": p.ns},
-	}, map[string]any{"managementPolicies": []any{"Observe", "Create", "Update", "LateInitialize"}})
+		"metadata": map[string]any{"name": p.ns, "labels": map[string]any{
+			LabelNamespace:     p.ns,
+			podSecurityEnforce: string(p.policy.PodSecurity),
+		}},
+	}, map[string]any{"managementPolicies": policies})
 	o.SetLabels(labels(cluster, "namespace", p.ns))
 	return o
 }
@@ -533,6 +694,15 @@ func (p *planner) object(cluster string, manifest, spec map[string]any) *compose
 	maps.Copy(s, spec)
 	o.Object["spec"] = s
 	return o
+}
+
+// selectorString writes a label selector for messages.
+func selectorString(s metav1.LabelSelector) string {
+	sel, err := metav1.LabelSelectorAsSelector(&s)
+	if err != nil || sel.Empty() {
+		return "{} (every cluster)"
+	}
+	return "{" + sel.String() + "}"
 }
 
 func labelString(m map[string]string) string {

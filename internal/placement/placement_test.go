@@ -141,8 +141,8 @@ func TestDelivers(t *testing.T) {
 	rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonDelivering, "0 of 8 copies")
 
 	observed := map[string]*ct.Resource{
-		"wec1/Namespace": ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", "ns1").Ready(),
-		"wec2/Namespace": ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", "ns2").Ready(),
+		"wec1/Namespace": made(ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", "ns1").Ready()),
+		"wec2/Namespace": made(ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", "ns2").Ready()),
 	}
 	rsp = ct.Run(t, placement.Composer, ct.Call{XR: xr(t, spec), Required: workloads(t), Observed: observed})
 	rsp.WantNames(names...)
@@ -170,8 +170,14 @@ func TestDelivers(t *testing.T) {
 	rsp.Want("wec1/ConfigMap/settings", "spec.forProvider.manifest.data", map[string]any{"region": "eastus", "tier": "bronze", "owner": "configmap", "where": "wec1"})
 	rsp.Want("wec2/ConfigMap/settings", "spec.forProvider.manifest.data", map[string]any{"region": "westus", "tier": "silver", "owner": "wec2-labels", "where": "wec2"})
 
-	rsp.Want("wec1/Namespace", "spec.forProvider.manifest", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}})
+	// The namespace says whose it is and which Pod Security Standard it
+	// enforces (the policy's); made by this Object, it is kept in step.
+	rsp.Want("wec1/Namespace", "spec.forProvider.manifest", map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{
+		"name": ns, "labels": map[string]any{"placement.fleetplane.io/namespace": ns, "pod-security.kubernetes.io/enforce": "baseline"},
+	}})
 	rsp.Want("wec1/Namespace", "spec.managementPolicies", []any{"Observe", "Create", "Update", "LateInitialize"})
+	// A copy not yet made may only be created.
+	rsp.Want(d, "spec.managementPolicies", []any{"Observe", "Create"})
 	rsp.Want("", "status.clusters", []any{"wec1", "wec2"})
 }
 
@@ -181,9 +187,9 @@ func delivered(t *testing.T, reported map[string]map[string]any) map[string]*ct.
 	t.Helper()
 	out := map[string]*ct.Resource{}
 	for _, c := range []string{"wec1", "wec2"} {
-		out[c+"/Namespace"] = ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", c+"-ns").Ready()
+		out[c+"/Namespace"] = made(ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", c+"-ns").Ready())
 		for _, n := range []string{"Deployment.apps/web", "Service/web", "Job.batch/migrate", "ConfigMap/settings"} {
-			r := ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", c+"-"+n).Ready().
+			r := made(ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", c+"-"+n).Ready()).
 				Set("spec.forProvider.manifest", map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "old-" + c}})
 			if m, ok := reported[c+"/"+n]; ok {
 				r.AtProvider("manifest", m)
@@ -192,6 +198,12 @@ func delivered(t *testing.T, reported map[string]map[string]any) map[string]*ct.
 		}
 	}
 	return out
+}
+
+// made marks an Object as having created what it delivers, as
+// crossplane-runtime records after a successful Create.
+func made(r *ct.Resource) *ct.Resource {
+	return r.Annotate("crossplane.io/external-create-succeeded", "2026-11-23T10:00:00Z")
 }
 
 func TestExpansionFailureKeepsEveryCopy(t *testing.T) {

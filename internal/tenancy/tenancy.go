@@ -1,107 +1,91 @@
-// Package tenancy decides what a namespaced managed resource may make
-// provider-fleetplane do. The provider acts with its own identity and RBAC
-// for every namespace; what one namespace may have it do comes only from
-// configuration the cluster admin writes:
+// Package tenancy decides what a namespace may make fleetplane do. The
+// function composes, and the provider acts, with the platform's
+// identities for every namespace; what one namespace may have them do
+// comes only from configuration the cluster admin writes:
 //
-//   - A managed resource names a ProviderConfig of its own namespace or a
-//     ClusterProviderConfig.
-//   - A ProviderConfig, which a tenant may write, grants only the tenant's
-//     own credentials (a service principal in a Secret of its namespace, or
-//     None for local plain-http endpoints), never the provider's identity,
-//     never Argo CD or Argo Workflows.
+//   - A namespaced ProviderConfig, which a tenant may write, grants only
+//     the tenant's own credentials (a service principal in a Secret of its
+//     namespace, or None for local plain-http endpoints): never the
+//     provider's identity, Argo CD, Argo Workflows or anything the
+//     function composes for other providers.
 //   - A ClusterProviderConfig, which only the cluster admin writes, grants
 //     the namespaces its namespaceSelector selects what it says: the
 //     provider's injected identity and the user-assigned identities it
-//     lists; for ClusterRegistrations, the Argo CD namespace and project,
-//     the exec plugins, and whether insecure or proxied clusters are
-//     accepted; for WorkflowRuns, the workflow namespace and templates.
+//     lists; the Azure subscriptions and resource groups ADXClusters may
+//     provision into, with which upjet config, identities and principals;
+//     the Argo CD namespace and project, exec plugins and cluster kinds of
+//     ClusterRegistrations; the workflow namespace and templates; what
+//     Experiments may deploy where; which inventory clusters, kinds and
+//     properties Placements may use.
 //
-// Resolve applies these rules; every controller goes through it.
+// A Grant is that decision for one namespace. The provider builds it from
+// the config a managed resource names (internal/controller/grants), the
+// function from the config that governs an XR's namespace (Governing);
+// both check it with the same methods, so they cannot disagree.
 package tenancy
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
 )
 
-// Grant is what a managed resource may have the provider do.
+// Grant is what a namespace may have fleetplane do.
 type Grant struct {
 	// Kind and Name of the ProviderConfig that grants it.
 	Kind, Name string
 	// Credentials for Kusto.
 	Credentials v1alpha1.Credentials
-	// Azure identities a managed resource may assume; empty from a
-	// ProviderConfig.
+	// Azure identities a managed resource may assume, and where
+	// ADXClusters may provision; empty from a ProviderConfig.
 	Azure v1alpha1.AzurePolicy
-	// ArgoCD and Workflows policies; nil when not granted.
-	ArgoCD    *v1alpha1.ArgoCDPolicy
-	Workflows *v1alpha1.WorkflowsPolicy
+	// ArgoCD, Workflows, Experiments and Placement policies; nil when not
+	// granted.
+	ArgoCD      *v1alpha1.ArgoCDPolicy
+	Workflows   *v1alpha1.WorkflowsPolicy
+	Experiments *v1alpha1.ExperimentsPolicy
+	Placement   *v1alpha1.PlacementPolicy
 }
 
 // String names the grant's config for messages.
 func (g *Grant) String() string { return g.Kind + " " + g.Name }
 
-// Resolve reads and checks the ProviderConfig mg names.
-func Resolve(ctx context.Context, kube client.Reader, mg resource.ModernManaged) (*Grant, error) {
-	ref := mg.GetProviderConfigReference()
-	if ref == nil || ref.Name == "" {
-		return nil, errors.New("the managed resource names no ProviderConfig (spec.providerConfigRef)")
+// FromProviderConfig is what a namespace's own ProviderConfig grants its
+// managed resources: its credentials, nothing else, and never the
+// provider's own identity.
+func FromProviderConfig(pc *v1alpha1.ProviderConfig) (*Grant, error) {
+	// The CRD refuses InjectedIdentity; a ProviderConfig written before it
+	// did, or with validation off, must not get it either.
+	if pc.Spec.Credentials.Source == xpv2.CredentialsSourceInjectedIdentity {
+		return nil, fmt.Errorf("ProviderConfig %s/%s asks for the provider's own identity (InjectedIdentity), which only a ClusterProviderConfig grants", pc.Namespace, pc.Name)
 	}
-	switch ref.Kind {
-	case v1alpha1.ProviderConfigKind:
-		pc := &v1alpha1.ProviderConfig{}
-		if err := kube.Get(ctx, types.NamespacedName{Namespace: mg.GetNamespace(), Name: ref.Name}, pc); err != nil {
-			return nil, fmt.Errorf("cannot get ProviderConfig %s/%s: %w", mg.GetNamespace(), ref.Name, err)
-		}
-		// The CRD refuses this; a ProviderConfig written before it did, or
-		// with validation off, must not get it either.
-		if pc.Spec.Credentials.Source == xpv2.CredentialsSourceInjectedIdentity {
-			return nil, fmt.Errorf("ProviderConfig %s/%s asks for the provider's own identity (InjectedIdentity), which only a ClusterProviderConfig grants", mg.GetNamespace(), ref.Name)
-		}
-		return &Grant{Kind: ref.Kind, Name: mg.GetNamespace() + "/" + ref.Name, Credentials: pc.Spec.Credentials}, nil
-	case v1alpha1.ClusterProviderConfigKind:
-		pc := &v1alpha1.ClusterProviderConfig{}
-		if err := kube.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
-			return nil, fmt.Errorf("cannot get ClusterProviderConfig %s: %w", ref.Name, err)
-		}
-		if err := selects(ctx, kube, pc, mg.GetNamespace()); err != nil {
-			return nil, err
-		}
-		g := &Grant{Kind: ref.Kind, Name: ref.Name, Credentials: pc.Spec.Credentials, ArgoCD: pc.Spec.ArgoCD, Workflows: pc.Spec.Workflows}
-		if pc.Spec.Azure != nil {
-			g.Azure = *pc.Spec.Azure
-		}
-		return g, nil
-	}
-	return nil, fmt.Errorf("providerConfigRef.kind %q is neither %s nor %s", ref.Kind, v1alpha1.ProviderConfigKind, v1alpha1.ClusterProviderConfigKind)
+	return &Grant{Kind: v1alpha1.ProviderConfigKind, Name: pc.Namespace + "/" + pc.Name, Credentials: pc.Spec.Credentials}, nil
 }
 
-// selects checks that pc's namespaceSelector selects namespace.
-func selects(ctx context.Context, kube client.Reader, pc *v1alpha1.ClusterProviderConfig, namespace string) error {
+// FromClusterProviderConfig is what pc grants namespace, whose labels are
+// nsLabels, or an error when its namespaceSelector does not select it.
+func FromClusterProviderConfig(pc *v1alpha1.ClusterProviderConfig, namespace string, nsLabels map[string]string) (*Grant, error) {
 	sel, err := metav1.LabelSelectorAsSelector(&pc.Spec.NamespaceSelector)
 	if err != nil {
-		return fmt.Errorf("ClusterProviderConfig %s has an invalid namespaceSelector: %w", pc.Name, err)
+		return nil, fmt.Errorf("ClusterProviderConfig %s has an invalid namespaceSelector: %w", pc.Name, err)
 	}
-	ns := &corev1.Namespace{}
-	if err := kube.Get(ctx, types.NamespacedName{Name: namespace}, ns); err != nil {
-		return fmt.Errorf("cannot get namespace %s to check ClusterProviderConfig %s's namespaceSelector: %w", namespace, pc.Name, err)
+	if !sel.Matches(labels.Set(nsLabels)) {
+		return nil, fmt.Errorf("ClusterProviderConfig %s does not grant namespace %s: its spec.namespaceSelector does not select it", pc.Name, namespace)
 	}
-	if !sel.Matches(labels.Set(ns.Labels)) {
-		return fmt.Errorf("ClusterProviderConfig %s does not grant namespace %s: its spec.namespaceSelector does not select it", pc.Name, namespace)
+	g := &Grant{
+		Kind: v1alpha1.ClusterProviderConfigKind, Name: pc.Name, Credentials: pc.Spec.Credentials,
+		ArgoCD: pc.Spec.ArgoCD, Workflows: pc.Spec.Workflows, Experiments: pc.Spec.Experiments, Placement: pc.Spec.Placement,
 	}
-	return nil
+	if pc.Spec.Azure != nil {
+		g.Azure = *pc.Spec.Azure
+	}
+	return g, nil
 }
 
 // ManagedIdentity checks that a managed resource may assume the
@@ -112,7 +96,7 @@ func (g *Grant) ManagedIdentity(clientID string) error {
 		return nil
 	case g.Kind != v1alpha1.ClusterProviderConfigKind || g.Credentials.Source != xpv2.CredentialsSourceInjectedIdentity:
 		return fmt.Errorf("managedIdentityClientId %s needs a ClusterProviderConfig with credentials source InjectedIdentity; %s is not one", clientID, g)
-	case !slices.Contains(g.Azure.AllowedManagedIdentityClientIDs, clientID):
+	case !slices.ContainsFunc(g.Azure.AllowedManagedIdentityClientIDs, func(id string) bool { return strings.EqualFold(id, clientID) }):
 		return fmt.Errorf("managedIdentityClientId %s is not among the identities %s allows (spec.azure.allowedManagedIdentityClientIds)", clientID, g)
 	}
 	return nil

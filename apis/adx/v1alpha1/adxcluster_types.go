@@ -389,8 +389,8 @@ type AppliedProvisionState struct {
 	// +optional
 	Discovered []string `json:"discovered,omitempty"`
 	// ResourceGroupOrigin is Created when this ADXCluster created the
-	// resource group, Adopted when it already existed. Only a Created
-	// resource group is deleted with deletionPolicy Delete.
+	// resource group, Existing when it was there before: an existing group
+	// is used as it is, never changed, and never deleted.
 	// +optional
 	ResourceGroupOrigin ResourceGroupOrigin `json:"resourceGroupOrigin,omitempty"`
 }
@@ -401,7 +401,7 @@ type ResourceGroupOrigin string
 // Resource group origins.
 const (
 	ResourceGroupCreated ResourceGroupOrigin = "Created"
-	ResourceGroupAdopted ResourceGroupOrigin = "Adopted"
+	ResourceGroupExisting ResourceGroupOrigin = "Existing"
 )
 
 // An ADXCluster provisions or adopts an Azure Data Explorer cluster and, by

@@ -40,8 +40,12 @@ const (
 	DefaultProviderConfigName    = "default"
 )
 
-// Input configures function-fleetplane for one Composition. Every field is
-// optional; an empty Input suits most installations.
+// Input tunes function-fleetplane for one Composition. Every field is
+// optional; an empty Input suits most installations. What a namespace may
+// compose, and the platform settings it is composed with (Azure and GCP
+// configs, Argo CD and workflow namespaces, the hub), are not here: they
+// are the cluster admin's, in the fleetplane ClusterProviderConfig that
+// governs the namespace, so the packaged Compositions work unforked.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:storageversion
@@ -54,15 +58,11 @@ type Input struct {
 	// +optional
 	Criteria *Criteria `json:"criteria,omitempty"`
 
-	// Azure configures the Azure managed resources the function composes.
-	// +optional
-	Azure *Azure `json:"azure,omitempty"`
-
-	// Kusto configures provider-fleetplane's Kusto managed resources.
+	// Kusto tunes provider-fleetplane's Kusto managed resources.
 	// +optional
 	Kusto *Kusto `json:"kusto,omitempty"`
 
-	// Experiments configures how Experiments are composed.
+	// Experiments tunes how Experiments are composed.
 	// +optional
 	Experiments *Experiments `json:"experiments,omitempty"`
 
@@ -71,7 +71,8 @@ type Input struct {
 	ADXMon *ADXMon `json:"adxmon,omitempty"`
 }
 
-// ADXMon configures the composition of ADXMon stacks.
+// ADXMon configures the composition of ADXMon stacks, which only the
+// cluster admin creates (they are cluster-scoped).
 type ADXMon struct {
 	// DefaultSku of ADX clusters a stack provisions without naming one.
 	// Default Standard_L8as_v3, the first of adx-mon's preferences.
@@ -84,9 +85,14 @@ type ADXMon struct {
 	// ClusterProviderConfig "default".
 	// +optional
 	KubernetesProviderConfigRef *ProviderConfigReference `json:"kubernetesProviderConfigRef,omitempty"`
+
+	// ProviderConfigRef is provider-fleetplane's config for a stack's
+	// Autoscalers. Defaults to ClusterProviderConfig "default".
+	// +optional
+	ProviderConfigRef *ProviderConfigReference `json:"providerConfigRef,omitempty"`
 }
 
-// Experiments configures the composition of Experiments.
+// Experiments tunes the composition of Experiments.
 type Experiments struct {
 	// ComponentRepoURL is the Git repository searched, at
 	// components/<app|workflow|config>/<name>, for components that have no
@@ -99,76 +105,15 @@ type Experiments struct {
 	// +optional
 	ComponentRevision string `json:"componentRevision,omitempty"`
 
-	// ArgoCDNamespace holds Argo CD's Applications and cluster Secrets.
-	// Defaults to argocd.
-	// +optional
-	ArgoCDNamespace string `json:"argocdNamespace,omitempty"`
-
-	// ArgoCDProject of the Applications. Defaults to default.
-	// +optional
-	ArgoCDProject string `json:"argocdProject,omitempty"`
-
-	// HubServer is the API server Argo CD reaches the hub at. Defaults to
-	// https://kubernetes.default.svc.
-	// +optional
-	HubServer string `json:"hubServer,omitempty"`
-
-	// WorkflowNamespace holds WorkflowTemplates and Workflows. Defaults to
-	// argo.
-	// +optional
-	WorkflowNamespace string `json:"workflowNamespace,omitempty"`
-
-	// GCP configures GKE clusters.
-	// +optional
-	GCP *GCP `json:"gcp,omitempty"`
-
-	// KubernetesProviderConfigRef is provider-kubernetes' config for the
-	// Objects that hold Argo CD Applications. Defaults to
-	// ClusterProviderConfig "default".
-	// +optional
-	KubernetesProviderConfigRef *ProviderConfigReference `json:"kubernetesProviderConfigRef,omitempty"`
-
-	// WatchApplications sets spec.watch on those Objects (default true),
-	// so that provider-kubernetes reports an Application's health as it
-	// changes. provider-kubernetes honours it only with its alpha watches
-	// feature on (--enable-watches) and ignores it otherwise; without it a
-	// not-Ready Object is polled every 30 s whatever its --poll, which
-	// delays every step of an Experiment by up to that.
+	// WatchApplications sets spec.watch on the Objects holding Argo CD
+	// Applications (default true), so that provider-kubernetes reports an
+	// Application's health as it changes. provider-kubernetes honours it
+	// only with its alpha watches feature on (--enable-watches) and
+	// ignores it otherwise; without it a not-Ready Object is polled every
+	// 30 s whatever its --poll, which delays every step of an Experiment
+	// by up to that.
 	// +optional
 	WatchApplications *bool `json:"watchApplications,omitempty"`
-
-	// ProviderConfigRef of provider-fleetplane's ClusterRegistration,
-	// WorkflowRun and Expiry. Defaults to ClusterProviderConfig "default".
-	// +optional
-	ProviderConfigRef *ProviderConfigReference `json:"providerConfigRef,omitempty"`
-}
-
-// GCP configures GKE clusters.
-type GCP struct {
-	// ProviderConfigRef of the upjet GCP resources. Defaults to
-	// ClusterProviderConfig "default".
-	// +optional
-	ProviderConfigRef *ProviderConfigReference `json:"providerConfigRef,omitempty"`
-
-	// Project the GKE clusters are created in; it turns on workload
-	// identity for the project's pool. GKE targets need it.
-	// +optional
-	Project string `json:"project,omitempty"`
-
-	// ArgoCDServiceAccount is the Google service account Argo CD's
-	// controllers act as, through workload identity on the hub, for
-	// example argocd@my-project.iam.gserviceaccount.com. Argo CD reaches
-	// GKE targets as it, with its argocd-k8s-auth helper, and fleetplane
-	// grants it ArgoCDRole on Project. GKE targets need it.
-	// +optional
-	// +kubebuilder:validation:Pattern=`^[a-z][-a-z0-9]{4,28}[a-z0-9]@[-a-z0-9.]+\.iam\.gserviceaccount\.com$`
-	ArgoCDServiceAccount string `json:"argocdServiceAccount,omitempty"`
-
-	// ArgoCDRole granted to ArgoCDServiceAccount on Project, so that Argo
-	// CD may deploy into the clusters. Default roles/container.developer.
-	// +optional
-	// +kubebuilder:validation:Pattern=`^roles/[a-zA-Z0-9_.]+$`
-	ArgoCDRole string `json:"argocdRole,omitempty"`
 }
 
 // Criteria locates the labels criteriaExpression is evaluated against.
@@ -187,34 +132,8 @@ type ProviderConfigReference struct {
 	Name string `json:"name"`
 }
 
-// SubscriptionProviderConfig maps an Azure subscription to the Azure
-// ProviderConfig whose credentials target it.
-type SubscriptionProviderConfig struct {
-	SubscriptionID    string                  `json:"subscriptionId"`
-	ProviderConfigRef ProviderConfigReference `json:"providerConfigRef"`
-}
-
-// Azure configures the upjet Azure managed resources.
-type Azure struct {
-	// ProviderConfigRef for Azure resources whose subscription has no entry
-	// in Subscriptions. Defaults to ClusterProviderConfig "default".
-	// +optional
-	ProviderConfigRef *ProviderConfigReference `json:"providerConfigRef,omitempty"`
-
-	// Subscriptions maps spec.provision.subscriptionId to a ProviderConfig.
-	// Upjet's Azure resources carry no subscription of their own: it comes
-	// from the ProviderConfig.
-	// +optional
-	Subscriptions []SubscriptionProviderConfig `json:"subscriptions,omitempty"`
-}
-
-// Kusto configures provider-fleetplane's Kusto managed resources.
+// Kusto tunes provider-fleetplane's Kusto managed resources.
 type Kusto struct {
-	// ProviderConfigRef for Table, Heartbeat and Federation. Defaults to
-	// ClusterProviderConfig "default".
-	// +optional
-	ProviderConfigRef *ProviderConfigReference `json:"providerConfigRef,omitempty"`
-
 	// Interval between heartbeats and between federation cycles, as a Go
 	// duration. Defaults to 10m.
 	// +optional
@@ -230,4 +149,20 @@ type Kusto struct {
 	// every 15s.
 	// +optional
 	ChangeCheckInterval string `json:"changeCheckInterval,omitempty"`
+}
+
+// Moved are the input fields of earlier releases that now belong to the
+// cluster admin's ClusterProviderConfig, by dotted path, with where each
+// went: an input that still sets one is refused with that answer rather
+// than silently composed without it.
+var Moved = map[string]string{
+	"azure":                                   "spec.azure.provisioning[] of the ClusterProviderConfig that governs the namespace (subscriptions, resource groups and the upjet Azure providerConfigRef)",
+	"kusto.providerConfigRef":                 "the ClusterProviderConfig that governs the namespace, which Kusto resources now name",
+	"experiments.providerConfigRef":           "the ClusterProviderConfig that governs the namespace, which ClusterRegistrations, WorkflowRuns and Expiries now name",
+	"experiments.argocdNamespace":             "spec.argocd.namespace of the ClusterProviderConfig that governs the namespace",
+	"experiments.argocdProject":               "spec.argocd.project of the ClusterProviderConfig that governs the namespace",
+	"experiments.workflowNamespace":           "spec.workflows.namespace of the ClusterProviderConfig that governs the namespace",
+	"experiments.hubServer":                   "spec.experiments.hubServer of the ClusterProviderConfig that governs the namespace",
+	"experiments.gcp":                         "spec.experiments.gcp of the ClusterProviderConfig that governs the namespace",
+	"experiments.kubernetesProviderConfigRef": "spec.experiments.kubernetesProviderConfigRef of the ClusterProviderConfig that governs the namespace",
 }

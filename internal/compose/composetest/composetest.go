@@ -7,15 +7,20 @@
 package composetest
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/types/known/structpb"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
+	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/compose"
 	"github.com/fleetplane/fleetplane/internal/fnwire"
 )
@@ -34,6 +39,16 @@ type Call struct {
 	// Required resources by requirement key. A nil map means Crossplane
 	// has not answered yet; an empty list, that nothing matched.
 	Required map[string][]runtime.Object
+	// Policy is the fleetplane ClusterProviderConfig that governs a
+	// namespaced XR's namespace, supplied with the namespace as Crossplane
+	// supplies them; nil supplies Permissive. It is named by the
+	// namespace's label when NamespaceLabels set one.
+	Policy *fpv1alpha1.ClusterProviderConfig
+	// NamespaceLabels are the labels of the XR's namespace.
+	NamespaceLabels map[string]string
+	// PolicyUnanswered leaves the namespace and policy unanswered, as
+	// before Crossplane's first answer.
+	PolicyUnanswered bool
 }
 
 // Condition is a condition on an observed object.
@@ -69,9 +84,25 @@ func (c Call) Request(t testing.TB) *fnv1.RunFunctionRequest {
 			req.Observed.Resources[name] = &fnv1.Resource{Resource: toStruct(t, r.Object())}
 		}
 	}
-	if c.Required != nil {
+	required := c.Required
+	if ns, _, _ := unstructured.NestedString(xr, "metadata", "namespace"); ns != "" && !c.PolicyUnanswered {
+		required = maps.Clone(required)
+		if required == nil {
+			required = map[string][]runtime.Object{}
+		}
+		pol := c.Policy
+		if pol == nil {
+			pol = Permissive()
+		}
+		nsObj := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: c.NamespaceLabels}}
+		pol = pol.DeepCopy()
+		pol.APIVersion, pol.Kind = fpv1alpha1.SchemeGroupVersion.String(), fpv1alpha1.ClusterProviderConfigKind
+		required[compose.NamespaceRequirement] = []runtime.Object{nsObj}
+		required[compose.PolicyRequirement] = []runtime.Object{pol}
+	}
+	if required != nil {
 		req.RequiredResources = map[string]*fnv1.Resources{}
-		for key, objs := range c.Required {
+		for key, objs := range required {
 			rs := &fnv1.Resources{}
 			for _, o := range objs {
 				rs.Items = append(rs.Items, &fnv1.Resource{Resource: toStruct(t, toMap(t, o))})

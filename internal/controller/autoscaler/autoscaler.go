@@ -28,7 +28,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetplane/fleetplane/apis/scaling/v1alpha1"
-	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/controller/cycle"
 	"github.com/fleetplane/fleetplane/internal/controller/kustoconn"
 	"github.com/fleetplane/fleetplane/internal/controller/setup"
@@ -114,14 +113,14 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Autoscaler) (manag
 
 // allowed refuses what the config does not grant: reading an ADX
 // cluster with a ClusterProviderConfig's credentials (the provider's
-// identity, in any subscription a tenant names) needs the admin's
-// spec.azure.allowMonitoring. An ingestor is read in the Autoscaler's own
-// namespace and needs nothing.
+// identity) needs the admin's spec.azure.allowMonitoring, and only where
+// the config grants provisioning (tenancy.Grant.Monitoring). An ingestor
+// is read in the Autoscaler's own namespace and needs nothing.
 func allowed(g *tenancy.Grant, p v1alpha1.AutoscalerParameters) error {
-	if p.ADX != nil && g.Kind == fpv1alpha1.ClusterProviderConfigKind && !g.Azure.AllowMonitoring {
-		return fmt.Errorf("%s does not allow monitoring (spec.azure.allowMonitoring), so ADX cluster %s is not read with its credentials; ask the cluster admin to allow it, or use a ProviderConfig with your own credentials", g, measure.ClusterURI(*p.ADX))
+	if p.ADX == nil {
+		return nil
 	}
-	return nil
+	return g.Monitoring(p.ADX.SubscriptionID, p.ADX.ResourceGroup, "ADX cluster "+measure.ClusterURI(*p.ADX))
 }
 
 // scrapeClient reads pods' metrics: no proxy and no redirects, so that a

@@ -152,17 +152,25 @@ func TestAllowed(t *testing.T) {
 	adx := adxAutoscaler().Spec.ForProvider
 	ingestor := v1alpha1.AutoscalerParameters{Ingestor: &v1alpha1.IngestorTarget{StatefulSet: "ingestor", Service: "ingestor"}}
 	cluster := &tenancy.Grant{Kind: fpv1alpha1.ClusterProviderConfigKind, Name: "default"}
-	monitoring := &tenancy.Grant{Kind: fpv1alpha1.ClusterProviderConfigKind, Name: "default", Azure: fpv1alpha1.AzurePolicy{AllowMonitoring: true}}
+	monitoring := &tenancy.Grant{Kind: fpv1alpha1.ClusterProviderConfigKind, Name: "default", Azure: fpv1alpha1.AzurePolicy{
+		AllowMonitoring: true,
+		Provisioning:    []fpv1alpha1.AzureProvisioning{{SubscriptionID: adx.ADX.SubscriptionID, ResourceGroups: []string{"r*"}}},
+	}}
+	elsewhere := &tenancy.Grant{Kind: fpv1alpha1.ClusterProviderConfigKind, Name: "default", Azure: fpv1alpha1.AzurePolicy{
+		AllowMonitoring: true,
+		Provisioning:    []fpv1alpha1.AzureProvisioning{{SubscriptionID: adx.ADX.SubscriptionID, ResourceGroups: []string{"team-b-*"}}},
+	}}
 	own := &tenancy.Grant{Kind: fpv1alpha1.ProviderConfigKind, Name: "team-a"}
 	cases := map[string]struct {
 		g    *tenancy.Grant
 		p    v1alpha1.AutoscalerParameters
 		want string
 	}{
-		"ADX with the provider's identity, not granted": {g: cluster, p: adx, want: "ClusterProviderConfig default does not allow monitoring (spec.azure.allowMonitoring), so ADX cluster /subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.Kusto/clusters/adxeu is not read"},
-		"ADX with the provider's identity, granted":     {g: monitoring, p: adx},
-		"ADX with the tenant's own credentials":         {g: own, p: adx},
-		"an ingestor in the Autoscaler's namespace":     {g: cluster, p: ingestor},
+		"ADX with the provider's identity, not granted":     {g: cluster, p: adx, want: "ClusterProviderConfig default does not allow monitoring (spec.azure.allowMonitoring), so ADX cluster /subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.Kusto/clusters/adxeu is not read"},
+		"ADX with the provider's identity, granted":         {g: monitoring, p: adx},
+		"ADX outside the resource groups the config grants": {g: elsewhere, p: adx, want: "monitoring covers only where it grants provisioning, and ClusterProviderConfig default grants no provisioning in resource group rg"},
+		"ADX with the tenant's own credentials":             {g: own, p: adx},
+		"an ingestor in the Autoscaler's namespace":         {g: cluster, p: ingestor},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,50 @@
+package composetest
+
+import (
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
+)
+
+// Subscriptions the composer tests provision in.
+const (
+	Subscription           = "00000000-0000-0000-0000-000000000000"
+	DiscoveredSubscription = "44444444-4444-4444-4444-444444444444"
+	MovedSubscription      = "55555555-5555-5555-5555-555555555555"
+)
+
+// Permissive is the policy composer tests run under unless they test the
+// policy: ClusterProviderConfig "default" for every namespace, granting
+// provisioning in the test subscriptions (any resource group, identity
+// and principal, with upjet's ClusterProviderConfig "default"),
+// Experiments on the hub and GKE, and Placement of every kind anywhere.
+// Tests of refusals write their own.
+func Permissive() *fpv1alpha1.ClusterProviderConfig {
+	azure := func(sub string) fpv1alpha1.AzureProvisioning {
+		return fpv1alpha1.AzureProvisioning{
+			SubscriptionID: sub, ResourceGroups: []string{"*"}, UserAssignedIdentities: []string{"*"}, DatabasePrincipals: []string{"*"},
+			ProviderConfigRef: fpv1alpha1.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"},
+		}
+	}
+	return &fpv1alpha1.ClusterProviderConfig{
+		TypeMeta:   metav1.TypeMeta{APIVersion: fpv1alpha1.SchemeGroupVersion.String(), Kind: fpv1alpha1.ClusterProviderConfigKind},
+		ObjectMeta: metav1.ObjectMeta{Name: "default"},
+		Spec: fpv1alpha1.ClusterProviderConfigSpec{
+			Credentials:       fpv1alpha1.Credentials{Source: xpv2.CredentialsSourceInjectedIdentity},
+			NamespaceSelector: metav1.LabelSelector{},
+			Azure: &fpv1alpha1.AzurePolicy{
+				AllowDiscovery: true, AllowMonitoring: true,
+				AllowedManagedIdentityClientIDs: []string{"22222222-2222-2222-2222-222222222222"},
+				Provisioning:                    []fpv1alpha1.AzureProvisioning{azure(Subscription), azure(DiscoveredSubscription), azure(MovedSubscription)},
+			},
+			ArgoCD:    &fpv1alpha1.ArgoCDPolicy{AllowedExecCommands: []string{"argocd-k8s-auth"}},
+			Workflows: &fpv1alpha1.WorkflowsPolicy{AllowedTemplates: []string{"*"}},
+			Experiments: &fpv1alpha1.ExperimentsPolicy{
+				AllowHubTargets: true,
+				GCP:             &fpv1alpha1.GCPPolicy{Project: "lab-project", ArgoCDServiceAccount: "argocd@lab-project.iam.gserviceaccount.com"},
+			},
+			Placement: &fpv1alpha1.PlacementPolicy{Kinds: []string{"*", "/*", "apps/*", "batch/*", "policy/*"}, PodSecurity: fpv1alpha1.PodSecurityBaseline, Properties: []string{"*"}},
+		},
+	}
+}

@@ -1,0 +1,107 @@
+package compose
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/fleetplane/fleetplane/apis/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/observe"
+	"github.com/fleetplane/fleetplane/internal/tenancy"
+)
+
+// PolicyLabel on a namespace names the fleetplane ClusterProviderConfig
+// that governs what its XRs compose; a namespace without it is governed
+// by "default". Namespace labels are the cluster admin's to write.
+const PolicyLabel = "fleetplane.io/policy"
+
+// ReasonNotGranted is the reason of a kind's condition when the policy
+// refuses what its XR asks for.
+const ReasonNotGranted = "NotGranted"
+
+// Requirement keys of the policy: the XR's namespace, and the
+// ClusterProviderConfig that governs it.
+const (
+	NamespaceRequirement = "fleetplane-namespace"
+	PolicyRequirement    = "fleetplane-policy"
+)
+
+// Policy asks Crossplane for the XR's namespace and the
+// ClusterProviderConfig that governs it, and returns what that grants the
+// namespace. resolved is false until Crossplane has answered for both;
+// a resolved answer with an error means the namespace is granted nothing,
+// and the error says why and what the admin must write.
+//
+// Whatever a kind composes for another provider acts with the platform's
+// identity, so the function itself must refuse what the namespace is not
+// granted: the provider that acts cannot tell one namespace's request
+// from another's.
+func (r *Request[X]) Policy() (g *tenancy.Grant, resolved bool, err error) {
+	ns := r.namespace
+	if ns == "" {
+		return nil, true, fmt.Errorf("a %s is cluster-scoped: it has no namespace policy", r.kind)
+	}
+	nss, nsResolved := r.RequireByName(NamespaceRequirement, "v1", "Namespace", ns)
+	name := tenancy.DefaultConfigName
+	if nsResolved && len(nss) > 0 {
+		if l := nss[0].Resource.GetLabels()[PolicyLabel]; l != "" {
+			name = l
+		}
+	}
+	// Asked for with the namespace, under the default name: when the
+	// namespace names none, Crossplane answers both in one round.
+	pcs, pcResolved := r.RequireByName(PolicyRequirement, v1alpha1.SchemeGroupVersion.String(), v1alpha1.ClusterProviderConfigKind, name)
+	if !nsResolved || !pcResolved {
+		return nil, false, nil
+	}
+	if len(nss) == 0 {
+		return nil, true, fmt.Errorf("namespace %s was not found", ns)
+	}
+	which := fmt.Sprintf("ClusterProviderConfig %s (namespace %s has no label %s)", name, ns, PolicyLabel)
+	if name != tenancy.DefaultConfigName || nss[0].Resource.GetLabels()[PolicyLabel] != "" {
+		which = fmt.Sprintf("ClusterProviderConfig %s (namespace %s's label %s)", name, ns, PolicyLabel)
+	}
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return nil, true, fmt.Errorf("namespace %s's label %s is no ClusterProviderConfig name: nothing is granted", ns, PolicyLabel)
+	}
+	// The answer may still be for the name asked before the namespace
+	// was known: only the config of this name counts.
+	if len(pcs) == 0 || pcs[0].Resource.GetName() != name {
+		if len(pcs) == 0 && pcResolved {
+			return nil, true, fmt.Errorf("namespace %s is governed by %s, which does not exist: nothing is granted until the cluster admin creates it", ns, which)
+		}
+		return nil, false, nil
+	}
+	pc := &v1alpha1.ClusterProviderConfig{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(pcs[0].Resource.Object, pc); err != nil {
+		return nil, true, fmt.Errorf("namespace %s is governed by %s, which cannot be read: %w", ns, which, err)
+	}
+	labels := nss[0].Resource.GetLabels()
+	g, err = tenancy.FromClusterProviderConfig(pc, ns, labels)
+	if err != nil {
+		return nil, true, fmt.Errorf("namespace %s is governed by %s, but %w: nothing is granted", ns, which, err)
+	}
+	return g, true, nil
+}
+
+// Refused is the outcome of a plan the policy refuses: nothing new is
+// composed, nothing that exists is removed, and the kind's condition
+// (type) says what grant is missing.
+func (r *Request[X]) Refused(conditionType string, err error) Outcome {
+	r.Resources.Freeze()
+	return Outcome{Pending: true, Settled: true, Condition: Condition{
+		Type: conditionType, Status: corev1.ConditionFalse, Reason: ReasonNotGranted, Warning: true, Message: observe.Bound(err.Error()),
+	}}
+}
+
+// ReadingPolicy is the outcome of a plan while Crossplane has not
+// supplied the policy yet: nothing new, nothing removed.
+func (r *Request[X]) ReadingPolicy(conditionType string) Outcome {
+	r.Resources.Freeze()
+	return Outcome{Pending: true, Condition: Condition{
+		Type: conditionType, Status: corev1.ConditionUnknown, Reason: "ReadingPolicy", Quiet: true,
+		Message: "reading the ClusterProviderConfig that governs the namespace",
+	}}
+}

@@ -1,0 +1,62 @@
+package tenancy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/fleetplane/fleetplane/apis/v1alpha1"
+)
+
+// Placement is what a grant lets Placements do, ready to apply.
+type Placement struct {
+	// Config names the grant's config in messages.
+	Config string
+	// Clusters selects the inventory clusters granted.
+	Clusters labels.Selector
+	// ClusterSelector is the selector as written, for messages.
+	ClusterSelector metav1.LabelSelector
+	kinds           []string
+	// PodSecurity enforced on namespaces created on workload clusters.
+	PodSecurity v1alpha1.PodSecurityLevel
+	properties  []string
+}
+
+// PlacementPolicy is what the grant lets Placements do, or an error
+// naming what is missing.
+func (g *Grant) PlacementPolicy() (Placement, error) {
+	if g.Placement == nil {
+		return Placement{}, fmt.Errorf("%s grants no Placement: the cluster admin adds spec.placement (the inventory clusters and kinds the namespace may deliver)", g)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&g.Placement.ClusterSelector)
+	if err != nil {
+		return Placement{}, fmt.Errorf("%s has an invalid spec.placement.clusterSelector: %w", g, err)
+	}
+	p := Placement{
+		Config: g.String(), Clusters: sel, ClusterSelector: g.Placement.ClusterSelector,
+		kinds: g.Placement.Kinds, PodSecurity: g.Placement.PodSecurity, properties: g.Placement.Properties,
+	}
+	if p.PodSecurity == "" {
+		p.PodSecurity = v1alpha1.PodSecurityRestricted
+	}
+	return p, nil
+}
+
+// Kind reports whether objects of group and kind may be delivered.
+func (p Placement) Kind(group, kind string) bool {
+	return slices.ContainsFunc(p.kinds, func(k string) bool {
+		g, kd, found := strings.Cut(k, "/")
+		if !found {
+			g, kd = "", k
+		}
+		return g == group && (kd == "*" || kd == kind)
+	})
+}
+
+// Property reports whether templates may read the property key.
+func (p Placement) Property(key string) bool {
+	return slices.Contains(p.properties, "*") || slices.Contains(p.properties, key)
+}
