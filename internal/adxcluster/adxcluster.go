@@ -389,8 +389,7 @@ func (p *planner) appliedState() *v1alpha1.AppliedProvisionState {
 // Create on the MR, and never calls Create for what Observe found. This is
 // the proof of ownership deletion needs.
 func (p *planner) createdHere(n resource.Name) bool {
-	o := p.set.Observed(n)
-	return observe.Annotation(o, annotationCreateSucceeded) != ""
+	return observe.CreatedHere(p.set.Observed(n))
 }
 
 // resourceGroupOrigin is known once the resource group's MR is Ready: by

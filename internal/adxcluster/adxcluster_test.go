@@ -18,6 +18,7 @@ import (
 	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
 	ct "github.com/fleetplane/fleetplane/internal/compose/composetest"
 	"github.com/fleetplane/fleetplane/internal/fnwire"
+	"github.com/fleetplane/fleetplane/internal/observe"
 )
 
 // Fixtures: one XR per mode, each changed by the test that needs more.
@@ -95,7 +96,7 @@ func foundCluster() *ct.Resource { return ct.Observed(kustoAPIVersion, "Cluster"
 // created marks an observed Azure resource as created by its MR, as
 // crossplane-runtime does after a successful Create.
 func created(r *ct.Resource) *ct.Resource {
-	return r.Annotate(annotationCreateSucceeded, "2026-11-23T10:00:00Z")
+	return r.Annotate(observe.AnnotationCreateSucceeded, "2026-11-23T10:00:00Z")
 }
 
 // runningCluster is a cluster its MR created, running.
@@ -212,7 +213,7 @@ func TestProvisionOrder(t *testing.T) {
 			for _, n := range r.Names() {
 				r.Want(n, "spec.providerConfigRef", map[string]any{"kind": "ProviderConfig", "name": "azure-observability"})
 				want := []string{"Observe", "Create"}
-				if o := tc.observed[n]; o != nil && o.Object()["metadata"].(map[string]any)["annotations"].(map[string]any)[annotationCreateSucceeded] != nil {
+				if o := tc.observed[n]; o != nil && o.Object()["metadata"].(map[string]any)["annotations"].(map[string]any)[observe.AnnotationCreateSucceeded] != nil {
 					want = append(want, "Update")
 				}
 				r.Want(n, "spec.managementPolicies", want)
@@ -869,11 +870,11 @@ func TestPolicyRefuses(t *testing.T) {
 		},
 		"a namespace the config does not select": {
 			xr: inGroup("team-b-prod"), policy: teamPolicy(),
-			message: []string{"namespace team-a is governed by ClusterProviderConfig default", "does not grant namespace team-a"},
+			message: []string{"namespace team-a is granted nothing: it is governed by ClusterProviderConfig default", "whose spec.namespaceSelector does not select it"},
 		},
 		"a bring-your-own cluster in a namespace granted nothing": {
 			xr: byo(), policy: teamPolicy(),
-			message: []string{"namespace team-a is governed by ClusterProviderConfig default", "nothing is granted"},
+			message: []string{"namespace team-a is granted nothing"},
 		},
 	}
 	for name, tc := range cases {

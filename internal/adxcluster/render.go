@@ -34,9 +34,6 @@ const (
 	azureAPIVersion = "azure.m.upbound.io/v1beta1"
 	kustoAPIVersion = "kusto.azure.m.upbound.io/v1beta1"
 	externalName    = "crossplane.io/external-name"
-	// annotationCreateSucceeded is crossplane-runtime's record of a
-	// successful Create.
-	annotationCreateSucceeded = "crossplane.io/external-create-succeeded"
 )
 
 // HeartbeatColumns is the schema of a hub's heartbeat table.

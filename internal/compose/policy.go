@@ -59,29 +59,35 @@ func (r *Request[X]) Policy() (g *tenancy.Grant, resolved bool, err error) {
 	if len(nss) == 0 {
 		return nil, true, fmt.Errorf("namespace %s was not found", ns)
 	}
-	which := fmt.Sprintf("ClusterProviderConfig %s (namespace %s has no label %s)", name, ns, PolicyLabel)
-	if name != tenancy.DefaultConfigName || nss[0].Resource.GetLabels()[PolicyLabel] != "" {
-		which = fmt.Sprintf("ClusterProviderConfig %s (namespace %s's label %s)", name, ns, PolicyLabel)
+	labels := nss[0].Resource.GetLabels()
+	which := fmt.Sprintf("ClusterProviderConfig %s (the namespace has no label %s)", name, PolicyLabel)
+	if labels[PolicyLabel] != "" {
+		which = fmt.Sprintf("ClusterProviderConfig %s (the namespace's label %s)", name, PolicyLabel)
 	}
 	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return nil, true, fmt.Errorf("namespace %s's label %s is no ClusterProviderConfig name: nothing is granted", ns, PolicyLabel)
+		return nil, true, fmt.Errorf("namespace %s is granted nothing: its label %s is no ClusterProviderConfig name", ns, PolicyLabel)
 	}
 	// The answer may still be for the name asked before the namespace
 	// was known: only the config of this name counts.
-	if len(pcs) == 0 || pcs[0].Resource.GetName() != name {
-		if len(pcs) == 0 && pcResolved {
-			return nil, true, fmt.Errorf("namespace %s is governed by %s, which does not exist: nothing is granted until the cluster admin creates it", ns, which)
-		}
+	switch {
+	case len(pcs) == 0:
+		return nil, true, fmt.Errorf("namespace %s is granted nothing: it is governed by %s, which does not exist", ns, which)
+	case pcs[0].Resource.GetName() != name:
 		return nil, false, nil
 	}
 	pc := &v1alpha1.ClusterProviderConfig{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(pcs[0].Resource.Object, pc); err != nil {
-		return nil, true, fmt.Errorf("namespace %s is governed by %s, which cannot be read: %w", ns, which, err)
+		return nil, true, fmt.Errorf("namespace %s is granted nothing: it is governed by %s, which cannot be read: %w", ns, which, err)
 	}
-	labels := nss[0].Resource.GetLabels()
+	switch ok, err := tenancy.Selects(pc, labels); {
+	case err != nil:
+		return nil, true, fmt.Errorf("namespace %s is granted nothing: it is governed by %s, whose spec.namespaceSelector is invalid: %w", ns, which, err)
+	case !ok:
+		return nil, true, fmt.Errorf("namespace %s is granted nothing: it is governed by %s, whose spec.namespaceSelector does not select it", ns, which)
+	}
 	g, err = tenancy.FromClusterProviderConfig(pc, ns, labels)
 	if err != nil {
-		return nil, true, fmt.Errorf("namespace %s is governed by %s, but %w: nothing is granted", ns, which, err)
+		return nil, true, err
 	}
 	return g, true, nil
 }

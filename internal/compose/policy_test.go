@@ -51,6 +51,11 @@ func TestPolicy(t *testing.T) {
 			call:   composetest.Call{},
 			reason: "Granted", message: "ClusterProviderConfig default", asked: "default",
 		},
+		"a selector that is invalid": {
+			call:   composetest.Call{Policy: config("default", metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "x", Operator: "Bogus"}}})},
+			reason: compose.ReasonNotGranted, asked: "default",
+			message: "namespace ns is granted nothing: it is governed by ClusterProviderConfig default (the namespace has no label fleetplane.io/policy), whose spec.namespaceSelector is invalid",
+		},
 		"the namespace's label names its config": {
 			call:   composetest.Call{NamespaceLabels: map[string]string{compose.PolicyLabel: "team-b"}, Policy: config("team-b", teamB)},
 			reason: "Granted", message: "ClusterProviderConfig team-b", asked: "team-b",
@@ -62,12 +67,12 @@ func TestPolicy(t *testing.T) {
 		"a config that does not select the namespace grants nothing": {
 			call:   composetest.Call{Policy: config("default", teamB)},
 			reason: compose.ReasonNotGranted, asked: "default",
-			message: "namespace ns is governed by ClusterProviderConfig default (namespace ns has no label fleetplane.io/policy), but ClusterProviderConfig default does not grant namespace ns: its spec.namespaceSelector does not select it: nothing is granted",
+			message: "namespace ns is granted nothing: it is governed by ClusterProviderConfig default (the namespace has no label fleetplane.io/policy), whose spec.namespaceSelector does not select it",
 		},
 		"a label that is no name": {
 			call:   composetest.Call{NamespaceLabels: map[string]string{compose.PolicyLabel: "Team_B"}},
 			reason: compose.ReasonNotGranted, asked: "Team_B",
-			message: "namespace ns's label fleetplane.io/policy is no ClusterProviderConfig name: nothing is granted",
+			message: "namespace ns is granted nothing: its label fleetplane.io/policy is no ClusterProviderConfig name",
 		},
 	}
 	for name, tc := range cases {
@@ -102,7 +107,7 @@ func TestPolicyMissing(t *testing.T) {
 	}}
 	rsp := composetest.Run(t, compose.Run(policyPlan), req)
 	c := rsp.Condition(condType)
-	want := "namespace ns is governed by ClusterProviderConfig default (namespace ns has no label fleetplane.io/policy), which does not exist: nothing is granted until the cluster admin creates it"
+	want := "namespace ns is granted nothing: it is governed by ClusterProviderConfig default (the namespace has no label fleetplane.io/policy), which does not exist"
 	if c.GetReason() != compose.ReasonNotGranted || c.GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || c.GetMessage() != want {
 		t.Errorf("condition = %v", c)
 	}

@@ -295,7 +295,14 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 	case comps == nil || server == "":
 		p.set.Keep(applicationName(t.Name))
 	default:
-		p.set.Add(applicationName(t.Name), p.r.application(t, server, comps), after...)
+		app := applicationName(t.Name)
+		p.set.Add(app, p.r.application(t, server, comps, observe.CreatedHere(p.observed(app))), after...)
+		if observe.FoundObject(p.observed(app)) {
+			st.Phase = targetFailed
+			st.Message = fmt.Sprintf("Argo CD Application %s/%s existed before this Experiment, which never takes over what it did not create; it is left as it is", p.cfg.ArgoCDNamespace, p.r.appName(t.Name))
+			p.failf("target %s: %s", t.Name, st.Message)
+			return nil
+		}
 	}
 	p.targetPhase(t, st, server)
 	appsReady[t.Name] = st.Phase == targetReady

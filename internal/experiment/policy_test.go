@@ -119,3 +119,21 @@ func TestPolicyRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestNeverTakeOverApplications: an Argo CD Application of the name a
+// target's would have, which its Object found rather than created (two
+// Experiments whose namespace and name join to the same name, or one
+// made by hand), is observed only, and the target fails saying so.
+func TestNeverTakeOverApplications(t *testing.T) {
+	found := application("b").Ready().AtProvider("manifest", map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application"})
+	xr := gatewayTutorial()
+	xr.Spec.Targets = xr.Spec.Targets[1:]
+	xr.Spec.Targets[0].Depends = nil
+	r := run(t, ct.Call{XR: xr, Input: conventionInput, Required: components(), Observed: map[string]*ct.Resource{"application-loadgen": found}})
+	r.Want("application-loadgen", "spec.managementPolicies", []string{"Observe", "Create"})
+	r.WantCondition(ConditionType, fnv1.Status_STATUS_CONDITION_FALSE, "Failed", "Argo CD Application argocd/lab-gateway-tutorial-loadgen existed before this Experiment, which never takes over what it did not create")
+
+	made := application("b").Ready().Annotate("crossplane.io/external-create-succeeded", "2026-11-23T10:00:00Z").AtProvider("manifest", map[string]any{"kind": "Application"})
+	r = run(t, ct.Call{XR: xr, Input: conventionInput, Required: components(), Observed: map[string]*ct.Resource{"application-loadgen": made}})
+	r.Want("application-loadgen", "spec.managementPolicies", nil)
+}

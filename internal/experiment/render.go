@@ -198,7 +198,11 @@ func (r renderer) appName(target string) string {
 // application wraps one multi-source Argo CD Application per target in a
 // provider-kubernetes Object, ready when Argo CD reports it Healthy and
 // Synced.
-func (r renderer) application(t v1alpha1.Target, server string, comps []Resolved) *composed.Unstructured {
+//
+// Until the Object has created the Application it may only create it:
+// an Application of that name, another Experiment's or anyone's, is
+// observed, never overwritten nor deleted (created).
+func (r renderer) application(t v1alpha1.Target, server string, comps []Resolved, created bool) *composed.Unstructured {
 	var sources []any
 	for _, c := range comps {
 		for _, s := range c.Sources {
@@ -235,6 +239,9 @@ func (r renderer) application(t v1alpha1.Target, server string, comps []Resolved
 	}
 	if r.cfg.WatchApplications {
 		spec["watch"] = true
+	}
+	if !created {
+		spec["managementPolicies"] = []any{"Observe", "Create"}
 	}
 	o.Object["spec"] = spec
 	return o

@@ -115,9 +115,6 @@ const LabelNamespace = "placement.fleetplane.io/namespace"
 // podSecurityEnforce is the Pod Security admission label.
 const podSecurityEnforce = "pod-security.kubernetes.io/enforce"
 
-// annotationCreateSucceeded is crossplane-runtime's record, on an MR,
-// that its Create succeeded: the MR made the object, it did not find it.
-const annotationCreateSucceeded = "crossplane.io/external-create-succeeded"
 
 // Requirement keys.
 const (
@@ -484,25 +481,17 @@ func (p *planner) kindsNotGranted() compose.Condition {
 	}
 }
 
-// createdHere reports whether the MR n created what it delivers, rather
-// than finding it on the cluster: crossplane-runtime records a successful
-// Create on the MR and never calls Create for what Observe found.
+// createdHere reports whether the MR n created what it delivers.
 func (p *planner) createdHere(n resource.Name) bool {
-	return observe.Annotation(p.r.Resources.Observed(n), annotationCreateSucceeded) != ""
+	return observe.CreatedHere(p.r.Resources.Observed(n))
 }
 
 // foreign reports whether the cluster had the object of MR n before
-// fleetplane: its Object observes it (the cluster reported it back) but
-// did not create it, and, for a namespace, it does not carry this
-// namespace's label either (another Placement of the namespace may have
-// created it).
+// fleetplane: its Object found it rather than created it, and, for a
+// namespace, it does not carry this namespace's label either (another
+// Placement of the namespace may have created it).
 func (p *planner) foreign(n resource.Name) bool {
-	o := p.r.Resources.Observed(n)
-	if o == nil || p.createdHere(n) {
-		return false
-	}
-	m := observedManifest(o)
-	if m == nil {
+	if !observe.FoundObject(p.r.Resources.Observed(n)) {
 		return false
 	}
 	if n == namespaceName(clusterOf(n)) {

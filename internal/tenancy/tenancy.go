@@ -68,14 +68,24 @@ func FromProviderConfig(pc *v1alpha1.ProviderConfig) (*Grant, error) {
 	return &Grant{Kind: v1alpha1.ProviderConfigKind, Name: pc.Namespace + "/" + pc.Name, Credentials: pc.Spec.Credentials}, nil
 }
 
+// Selects reports whether pc's namespaceSelector selects a namespace with
+// nsLabels; an invalid selector selects nothing.
+func Selects(pc *v1alpha1.ClusterProviderConfig, nsLabels map[string]string) (bool, error) {
+	sel, err := metav1.LabelSelectorAsSelector(&pc.Spec.NamespaceSelector)
+	if err != nil {
+		return false, err
+	}
+	return sel.Matches(labels.Set(nsLabels)), nil
+}
+
 // FromClusterProviderConfig is what pc grants namespace, whose labels are
 // nsLabels, or an error when its namespaceSelector does not select it.
 func FromClusterProviderConfig(pc *v1alpha1.ClusterProviderConfig, namespace string, nsLabels map[string]string) (*Grant, error) {
-	sel, err := metav1.LabelSelectorAsSelector(&pc.Spec.NamespaceSelector)
+	ok, err := Selects(pc, nsLabels)
 	if err != nil {
 		return nil, fmt.Errorf("ClusterProviderConfig %s has an invalid namespaceSelector: %w", pc.Name, err)
 	}
-	if !sel.Matches(labels.Set(nsLabels)) {
+	if !ok {
 		return nil, fmt.Errorf("ClusterProviderConfig %s does not grant namespace %s: its spec.namespaceSelector does not select it", pc.Name, namespace)
 	}
 	g := &Grant{

@@ -251,6 +251,7 @@ func TestRenderExamples(t *testing.T) {
 
 	for _, s := range suites(root) {
 		t.Run(s.name, func(t *testing.T) {
+			required := withPolicy(t, root, s.required)
 			kinds := map[string]bool{}
 			for _, ex := range s.examples(t, root) {
 				name := strings.TrimSuffix(filepath.Base(ex.golden), ".yaml")
@@ -263,7 +264,7 @@ func TestRenderExamples(t *testing.T) {
 					}
 					args := []string{"render", xrFile, s.compositionFor(t, root, xr), filepath.Join(root, "examples", "functions.yaml"),
 						"--include-function-results", "--include-full-xr", "--xrd", s.xrd,
-						"--required-resources", s.required,
+						"--required-resources", required,
 						"-a", "render.crossplane.io/runtime-development-target=dns:///" + addr}
 					if ex.observed != "" {
 						args = append(args, "--observed-resources", ex.observed)
@@ -324,6 +325,8 @@ func TestValidateExamples(t *testing.T) {
 	files = append(files, more...)
 	more, _ = filepath.Glob(filepath.Join(root, "examples", "provider", "*.yaml"))
 	files = append(files, more...)
+	// The admin's policies; their namespaces are Kubernetes' own kind.
+	files = append(files, filepath.Join(root, "examples", "policy", "platform.yaml"), filepath.Join(root, "examples", "policy", "team.yaml"))
 	// The install examples whose schemas are here: Crossplane's
 	// ImageConfig and DeploymentRuntimeConfig, upjet Azure's
 	// ClusterProviderConfig.
@@ -488,6 +491,21 @@ func kindsOf(t testing.TB, docs []byte) []string {
 		kinds = append(kinds, m.Kind)
 	}
 	return kinds
+}
+
+// withPolicy is a directory holding a suite's required resources and the
+// admin's policy every example runs on (examples/policy): the namespaces
+// and ClusterProviderConfigs the function asks for.
+func withPolicy(t testing.TB, root, required string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, glob := range []string{filepath.Join(required, "*.yaml"), filepath.Join(root, "examples", "policy", "*.yaml")} {
+		fs, _ := filepath.Glob(glob)
+		for _, f := range fs {
+			copyFile(t, f, filepath.Join(dir, filepath.Base(filepath.Dir(f))+"-"+filepath.Base(f)))
+		}
+	}
+	return dir
 }
 
 func copyFile(t testing.TB, from, to string) {

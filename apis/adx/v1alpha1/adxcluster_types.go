@@ -400,7 +400,7 @@ type ResourceGroupOrigin string
 
 // Resource group origins.
 const (
-	ResourceGroupCreated ResourceGroupOrigin = "Created"
+	ResourceGroupCreated  ResourceGroupOrigin = "Created"
 	ResourceGroupExisting ResourceGroupOrigin = "Existing"
 )
 
