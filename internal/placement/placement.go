@@ -115,7 +115,6 @@ const LabelNamespace = "placement.fleetplane.io/namespace"
 // podSecurityEnforce is the Pod Security admission label.
 const podSecurityEnforce = "pod-security.kubernetes.io/enforce"
 
-
 // Requirement keys.
 const (
 	inventoryKey  = "inventory"
