@@ -250,6 +250,20 @@ type PlacementPolicy struct {
 	// +kubebuilder:default=restricted
 	PodSecurity PodSecurityLevel `json:"podSecurity,omitempty"`
 
+	// ReportedStateKinds are the kinds, of Kinds, whose status a
+	// Placement with wantSingletonReportedState may have written back
+	// from its cluster into the object on the control plane, as
+	// group/Kind (group/* for a whole group). A status drives what
+	// reads it on the control plane (a PodDisruptionBudget's allows
+	// evictions), and a workload cluster reports whatever it is told, so
+	// none unless listed.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:items:MaxLength=317
+	// +kubebuilder:validation:items:Pattern=`^([a-z0-9.-]*/)?([A-Z][A-Za-z0-9]*|\*)$`
+	ReportedStateKinds []string `json:"reportedStateKinds,omitempty"`
+
 	// Properties are the cluster property keys (inventory labels and
 	// annotations, customization-properties entries) the namespaces'
 	// templates may read; the others are invisible to them. Empty: none

@@ -315,6 +315,11 @@ func (in *PlacementPolicy) DeepCopyInto(out *PlacementPolicy) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.ReportedStateKinds != nil {
+		in, out := &in.ReportedStateKinds, &out.ReportedStateKinds
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Properties != nil {
 		in, out := &in.Properties, &out.Properties
 		*out = make([]string, len(*in))

@@ -1,6 +1,10 @@
 package adxmon
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
@@ -65,7 +70,7 @@ func adxCluster(ep string) *ct.Resource {
 
 func exists(kind string) *ct.Resource {
 	api := "v1"
-	if strings.HasPrefix(kind, "Cluster") {
+	if strings.HasPrefix(kind, "Cluster") || strings.HasSuffix(kind, "Binding") {
 		api = "rbac.authorization.k8s.io/v1"
 	}
 	return ct.Observed(api, kind, "x")
@@ -92,8 +97,10 @@ func workload(kind string, replicas, ready int64) *ct.Resource {
 
 func rbacOf(c string, obs map[string]*ct.Resource) {
 	obs[c+"-serviceaccount"] = exists("ServiceAccount")
-	obs[c+"-clusterrole"] = exists("ClusterRole")
 	obs[c+"-clusterrolebinding"] = exists("ClusterRoleBinding")
+	if Roles[c].Namespaced != "" {
+		obs[c+"-rolebinding"] = exists("RoleBinding")
+	}
 	for _, f := range crdsOf[c] {
 		obs["crd-"+f] = crd()
 	}
@@ -128,9 +135,9 @@ func through(step string) map[string]*ct.Resource {
 }
 
 var (
-	ingestorRBAC  = []string{"ingestor-serviceaccount", "ingestor-clusterrole", "ingestor-clusterrolebinding", "crd-functions", "crd-managementcommands", "crd-summaryrules", "ingestor-service"}
-	collectorRBAC = []string{"collector-serviceaccount", "collector-clusterrole", "collector-clusterrolebinding", "collector-config"}
-	alerterRBAC   = []string{"alerter-serviceaccount", "alerter-clusterrole", "alerter-clusterrolebinding", "crd-alertrules"}
+	ingestorRBAC  = []string{"ingestor-serviceaccount", "ingestor-clusterrolebinding", "ingestor-rolebinding", "crd-functions", "crd-managementcommands", "crd-summaryrules", "ingestor-service"}
+	collectorRBAC = []string{"collector-serviceaccount", "collector-clusterrolebinding", "collector-config"}
+	alerterRBAC   = []string{"alerter-serviceaccount", "alerter-clusterrolebinding", "crd-alertrules"}
 )
 
 func names(groups ...[]string) []string {
@@ -257,8 +264,12 @@ func TestIngestor(t *testing.T) {
 	if env["AZURE_CLIENT_ID"] != "11111111-1111-1111-1111-111111111111" || env["AZURE_RESOURCE"] != endpoint {
 		t.Errorf("ingestor env %v: the identity and ADX resource must be filled in", env)
 	}
-	rsp.Want("ingestor-clusterrole", "metadata.name", "adx-mon:ingestor")
+	// Bindings to the shipped roles only: the stack composes no role.
+	rsp.Want("ingestor-clusterrolebinding", "metadata.name", "adx-mon:ingestor")
+	rsp.Want("ingestor-clusterrolebinding", "roleRef", map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "fleetplane:adxmon:ingestor"})
 	rsp.Want("ingestor-clusterrolebinding", "subjects", []any{map[string]any{"kind": "ServiceAccount", "name": "ingestor", "namespace": "adx-mon"}})
+	rsp.Want("ingestor-rolebinding", "metadata.namespace", "adx-mon")
+	rsp.Want("ingestor-rolebinding", "roleRef", map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "fleetplane:adxmon:ingestor-pods"})
 	rsp.Want("crd-functions", "spec.managementPolicies", []any{"Observe", "Create", "Update", "LateInitialize"})
 	rsp.Want("crd-functions", "spec.forProvider.manifest.metadata.name", "functions.adx-mon.azure.com")
 	rsp.Want("", "status.ingestor.replicasOwner", "ADXMon")
@@ -458,4 +469,72 @@ func config(rsp ct.Response) string {
 	data, _ := rsp.Value("collector-config", "data").(map[string]any)
 	s, _ := data["config.toml"].(string)
 	return s
+}
+
+// TestShippedRoles: every ClusterRole an ADXMon binds ships in
+// package/rbac/adxmon-roles.yaml, and Crossplane may bind exactly those;
+// none of them lets a component change pods or namespaces beyond what
+// adx-mon's code does (the ingestor patches its own pods, in its
+// namespace only).
+func TestShippedRoles(t *testing.T) {
+	read := func(f string) []map[string]any {
+		b, err := os.ReadFile(filepath.Join("..", "..", "package", "rbac", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []map[string]any
+		for doc := range strings.SplitSeq(string(b), "\n---\n") {
+			var m map[string]any
+			if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			out = append(out, m)
+		}
+		return out
+	}
+	shipped := map[string][]any{}
+	for _, r := range read("adxmon-roles.yaml") {
+		shipped[r["metadata"].(map[string]any)["name"].(string)] = r["rules"].([]any)
+	}
+	var bound []string
+	for c, roles := range Roles {
+		for _, name := range []string{roles.Cluster, roles.Namespaced} {
+			if name == "" {
+				continue
+			}
+			bound = append(bound, name)
+			rules, ok := shipped[name]
+			if !ok {
+				t.Errorf("%s is bound to ClusterRole %s, which adxmon-roles.yaml does not ship", c, name)
+			}
+			for _, r := range rules {
+				rule := r.(map[string]any)
+				res, _ := rule["resources"].([]any)
+				verbs := fmt.Sprint(rule["verbs"])
+				for _, x := range res {
+					if (x == "namespaces" || (x == "pods" && name != RoleIngestorPods)) && (strings.Contains(verbs, "update") || strings.Contains(verbs, "patch")) {
+						t.Errorf("%s may change %s: %v", name, x, verbs)
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(bound)
+	var bindable []string
+	for _, r := range read("crossplane-adxmon.yaml")[0]["rules"].([]any) {
+		rule := r.(map[string]any)
+		if fmt.Sprint(rule["verbs"]) == "[bind]" {
+			for _, n := range rule["resourceNames"].([]any) {
+				bindable = append(bindable, n.(string))
+			}
+		}
+		res, _ := rule["resources"].([]any)
+		if slices.Contains(res, any("clusterroles")) && fmt.Sprint(rule["verbs"]) != "[bind]" {
+			t.Errorf("Crossplane holds more than bind on ClusterRoles: %v", rule)
+		}
+	}
+	slices.Sort(bindable)
+	if !slices.Equal(bound, bindable) {
+		t.Errorf("Crossplane may bind %v, ADXMon binds %v", bindable, bound)
+	}
 }

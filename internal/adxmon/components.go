@@ -13,7 +13,6 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -89,22 +88,27 @@ func (p *planner) crdObject(file string) (*composed.Unstructured, error) {
 	return o, nil
 }
 
-// rbac composes a component's ServiceAccount, ClusterRole and binding and
-// its CRDs, and returns their names: the workload comes after them.
-func (p *planner) rbac(ok bool, component string, automount bool, role *rbacv1.ClusterRole) ([]resource.Name, error) {
+// rbac composes a component's ServiceAccount and its bindings to the
+// component's shipped ClusterRoles (Roles), and its CRDs, and returns
+// their names: the workload comes after them.
+func (p *planner) rbac(ok bool, component string, automount bool) ([]resource.Name, error) {
+	roles := Roles[component]
 	sa := resource.Name(component + "-serviceaccount")
-	cr := resource.Name(component + "-clusterrole")
 	crb := resource.Name(component + "-clusterrolebinding")
 	if err := p.addWhen(ok, sa, serviceAccount(p.meta(component), automount)); err != nil {
 		return nil, err
 	}
-	if err := p.addWhen(ok, cr, role); err != nil {
+	if err := p.addWhen(ok, crb, clusterRoleBinding(p.clusterMeta(component), roles.Cluster, component, p.ns)); err != nil {
 		return nil, err
 	}
-	if err := p.addWhen(ok, crb, clusterRoleBinding(p.clusterMeta(component), component, p.ns)); err != nil {
-		return nil, err
+	names := []resource.Name{sa, crb}
+	if roles.Namespaced != "" {
+		rb := resource.Name(component + "-rolebinding")
+		if err := p.addWhen(ok, rb, roleBinding(p.meta(component), roles.Namespaced, component)); err != nil {
+			return nil, err
+		}
+		names = append(names, rb)
 	}
-	names := []resource.Name{sa, cr, crb}
 	for _, f := range crdsOf[component] {
 		n := resource.Name("crd-" + f)
 		o, err := p.crdObject(f)
@@ -119,7 +123,7 @@ func (p *planner) rbac(ok bool, component string, automount bool, role *rbacv1.C
 
 func (p *planner) ingestorPhase(ok bool, dbs []endpointDB) (bool, error) {
 	in := p.xr.Spec.Ingestor
-	after, err := p.rbac(ok, "ingestor", false, ingestorRole(p.clusterMeta("ingestor")))
+	after, err := p.rbac(ok, "ingestor", false)
 	if err != nil {
 		return false, err
 	}
@@ -149,7 +153,7 @@ func (p *planner) ingestorPhase(ok bool, dbs []endpointDB) (bool, error) {
 
 func (p *planner) collectorPhase(ok bool, dbs []endpointDB) (bool, error) {
 	c := p.xr.Spec.Collector
-	after, err := p.rbac(ok, "collector", true, collectorRole(p.clusterMeta("collector")))
+	after, err := p.rbac(ok, "collector", true)
 	if err != nil {
 		return false, err
 	}
@@ -205,7 +209,7 @@ func (p *planner) collectorPhase(ok bool, dbs []endpointDB) (bool, error) {
 
 func (p *planner) alerterPhase(ok bool, dbs []endpointDB) (bool, error) {
 	a := p.xr.Spec.Alerter
-	after, err := p.rbac(ok, "alerter", false, alerterRole(p.clusterMeta("alerter")))
+	after, err := p.rbac(ok, "alerter", false)
 	if err != nil {
 		return false, err
 	}

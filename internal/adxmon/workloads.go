@@ -70,50 +70,47 @@ func serviceAccount(m metav1.ObjectMeta, automount bool) *corev1.ServiceAccount 
 	return sa
 }
 
-func clusterRoleBinding(m metav1.ObjectMeta, sa, ns string) *rbacv1.ClusterRoleBinding {
+// The ClusterRoles adx-mon's components are bound to. They ship in
+// package/rbac/adxmon-roles.yaml, which the cluster admin applies: an
+// ADXMon composes only bindings to them, so Crossplane needs bind on these
+// names and never holds what they grant (the API server lets a subject
+// create a role only with every permission in it).
+const (
+	// RoleIngestor: adx-mon's Function, ManagementCommand and
+	// SummaryRule CRs, in any namespace.
+	RoleIngestor = "fleetplane:adxmon:ingestor"
+	// RoleIngestorPods: the ingestor's own pods, bound in the stack's
+	// namespace only (peer discovery and its shutdown annotation).
+	RoleIngestorPods = "fleetplane:adxmon:ingestor-pods"
+	// RoleCollector: reading nodes, pods and namespaces, and kubelet
+	// metrics, cluster-wide.
+	RoleCollector = "fleetplane:adxmon:collector"
+	// RoleAlerter: adx-mon's AlertRule CRs.
+	RoleAlerter = "fleetplane:adxmon:alerter"
+)
+
+// Roles are the ClusterRoles each component is bound to cluster-wide,
+// and the one bound in the stack's namespace only ("" for none).
+var Roles = map[string]struct{ Cluster, Namespaced string }{
+	"ingestor":  {RoleIngestor, RoleIngestorPods},
+	"collector": {RoleCollector, ""},
+	"alerter":   {RoleAlerter, ""},
+}
+
+func clusterRoleBinding(m metav1.ObjectMeta, role, sa, ns string) *rbacv1.ClusterRoleBinding {
 	return &rbacv1.ClusterRoleBinding{
 		ObjectMeta: m,
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: m.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: ns}},
 	}
 }
 
-var readPods = rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"namespaces", "pods"}, Verbs: []string{"get", "list", "watch", "update"}}
-
-func ingestorRole(m metav1.ObjectMeta) *rbacv1.ClusterRole {
-	const g = "adx-mon.azure.com"
-	crs := []string{"functions", "managementcommands", "summaryrules"}
-	suffixed := func(s string) []string {
-		out := make([]string, len(crs))
-		for i, r := range crs {
-			out[i] = r + s
-		}
-		return out
+func roleBinding(m metav1.ObjectMeta, role, sa string) *rbacv1.RoleBinding {
+	return &rbacv1.RoleBinding{
+		ObjectMeta: m,
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: m.Namespace}},
 	}
-	return &rbacv1.ClusterRole{ObjectMeta: m, Rules: []rbacv1.PolicyRule{
-		readPods,
-		{APIGroups: []string{g}, Resources: crs, Verbs: []string{"get", "list", "update", "patch"}},
-		{APIGroups: []string{g}, Resources: suffixed("/status"), Verbs: []string{"update", "patch"}},
-		{APIGroups: []string{g}, Resources: suffixed("/finalizers"), Verbs: []string{"get", "update", "delete"}},
-	}}
-}
-
-func collectorRole(m metav1.ObjectMeta) *rbacv1.ClusterRole {
-	return &rbacv1.ClusterRole{ObjectMeta: m, Rules: []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"nodes/metrics", "nodes/proxy"}, Verbs: []string{"get"}},
-		{APIGroups: []string{""}, Resources: []string{"namespaces", "pods", "nodes"}, Verbs: []string{"get", "list", "watch"}},
-		{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}},
-	}}
-}
-
-func alerterRole(m metav1.ObjectMeta) *rbacv1.ClusterRole {
-	const g = "adx-mon.azure.com"
-	return &rbacv1.ClusterRole{ObjectMeta: m, Rules: []rbacv1.PolicyRule{
-		readPods,
-		{APIGroups: []string{g}, Resources: []string{"alertrules"}, Verbs: []string{"get", "list", "update", "patch"}},
-		{APIGroups: []string{g}, Resources: []string{"alertrules/status"}, Verbs: []string{"update", "patch"}},
-		{APIGroups: []string{g}, Resources: []string{"alertrules/finalizers"}, Verbs: []string{"get", "update", "delete"}},
-	}}
 }
 
 func ingestorService(m metav1.ObjectMeta) *corev1.Service {

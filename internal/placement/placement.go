@@ -176,8 +176,10 @@ func namespaceName(cluster string) resource.Name {
 type planner struct {
 	r  *compose.Request[v1alpha1.Placement]
 	ns string
-	// policy is what the namespace's policy lets Placements do.
+	// policy is what the namespace's policy lets Placements do; config
+	// the name of the ClusterProviderConfig that grants it.
 	policy tenancy.Placement
+	config string
 
 	clusters []cluster
 	// ungranted counts the inventory clusters the Placement's selector
@@ -212,7 +214,7 @@ func plan(r *compose.Request[v1alpha1.Placement]) (compose.Outcome, error) {
 		out.Status = &r.XR.Status
 		return out, nil
 	}
-	p := &planner{r: r, ns: r.XR.GetNamespace(), policy: policy}
+	p := &planner{r: r, ns: r.XR.GetNamespace(), policy: policy, config: g.Name}
 
 	clustersOK := p.inventory()
 	objectsOK := p.workloads()
@@ -537,7 +539,7 @@ func (p *planner) reportedState(canGrow bool) {
 	}
 	set := p.r.Resources
 	cluster := p.clusters[0].name
-	var silent, tooLarge []string
+	var silent, tooLarge, refused []string
 	wanted, written := 0, 0
 	for _, w := range p.objects {
 		n := reportedStateName(w)
@@ -553,6 +555,13 @@ func (p *planner) reportedState(canGrow bool) {
 			}
 		}
 		switch {
+		case len(status) > 0 && !p.policy.ReportedState(w.gvk.Group, w.gvk.Kind):
+			// Not composed, so one composed before goes and clears what
+			// it wrote.
+			if k := kindRef(w.gvk); !slices.Contains(refused, k) {
+				refused = append(refused, k)
+			}
+			continue
 		case len(status) == 0:
 			// Not reported yet, or a kind without status (a ConfigMap);
 			// a ReportedState that exists keeps what it wrote until the
@@ -590,6 +599,10 @@ func (p *planner) reportedState(canGrow bool) {
 	if len(silent) > 0 {
 		c.Message += fmt.Sprintf("; %d report no status: %s", len(silent), listOf(silent))
 	}
+	if len(refused) > 0 {
+		c.Status, c.Reason = corev1.ConditionFalse, ReasonNotGranted
+		c.Message += fmt.Sprintf("; %s does not let this namespace have the status of %s written back (spec.placement.reportedStateKinds)", p.policy.Config, listOf(refused))
+	}
 	p.conditions = append(p.conditions, compose.Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: observe.Bound(c.Message)})
 }
 
@@ -609,9 +622,13 @@ func (p *planner) reportedStateObject(cluster string, w workload, status map[str
 	if uid != "" {
 		ref["uid"] = uid
 	}
-	o.Object["spec"] = map[string]any{"forProvider": map[string]any{
-		"placement": p.r.XR.GetName(), "object": ref, "cluster": cluster, "status": status,
-	}}
+	o.Object["spec"] = map[string]any{
+		"forProvider": map[string]any{
+			"placement": p.r.XR.GetName(), "object": ref, "cluster": cluster, "status": status,
+		},
+		// The policy the provider checks again, before it writes.
+		"providerConfigRef": map[string]any{"kind": "ClusterProviderConfig", "name": p.config},
+	}
 	o.SetLabels(labels(cluster, strings.ToLower(w.gvk.Kind), w.name()))
 	return o
 }

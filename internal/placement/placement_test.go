@@ -436,6 +436,19 @@ func TestSingletonReportedState(t *testing.T) {
 		"status": map[string]any{"replicas": 2, "availableReplicas": 2},
 	})
 	rsp.Want("reported-state/Deployment.apps/web", "apiVersion", "placement.m.fleetplane.io/v1alpha1")
+	rsp.Want("reported-state/Deployment.apps/web", "spec.providerConfigRef", map[string]any{"kind": "ClusterProviderConfig", "name": "default"})
+
+	// A policy that lets only Jobs' status come back: the Deployment's
+	// ReportedState is not composed (one composed before goes, clearing
+	// what it wrote), and the condition says which grant is missing.
+	jobsOnly := ct.Permissive()
+	jobsOnly.Spec.Placement.ReportedStateKinds = []string{"batch/Job"}
+	refused := ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: observed, Policy: jobsOnly})
+	if refused.Has("reported-state/Deployment.apps/web") || !refused.Has("reported-state/Job.batch/migrate") {
+		t.Errorf("reported states with only Jobs granted: %v", refused.Names())
+	}
+	refused.WantCondition(placement.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotGranted,
+		"ClusterProviderConfig default does not let this namespace have the status of Deployment.apps written back (spec.placement.reportedStateKinds)")
 	rsp.Want("reported-state/Job.batch/migrate", "spec.forProvider.status", map[string]any{"active": 1})
 	for _, n := range []string{"reported-state/ConfigMap/settings", "reported-state/Service/web"} {
 		if rsp.Has(n) {

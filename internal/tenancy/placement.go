@@ -20,6 +20,7 @@ type Placement struct {
 	// ClusterSelector is the selector as written, for messages.
 	ClusterSelector metav1.LabelSelector
 	kinds           []string
+	reported        []string
 	// PodSecurity enforced on namespaces created on workload clusters.
 	PodSecurity v1alpha1.PodSecurityLevel
 	properties  []string
@@ -37,7 +38,7 @@ func (g *Grant) PlacementPolicy() (Placement, error) {
 	}
 	p := Placement{
 		Config: g.String(), Clusters: sel, ClusterSelector: g.Placement.ClusterSelector,
-		kinds: g.Placement.Kinds, PodSecurity: g.Placement.PodSecurity, properties: g.Placement.Properties,
+		kinds: g.Placement.Kinds, reported: g.Placement.ReportedStateKinds, PodSecurity: g.Placement.PodSecurity, properties: g.Placement.Properties,
 	}
 	if p.PodSecurity == "" {
 		p.PodSecurity = v1alpha1.PodSecurityRestricted
@@ -46,8 +47,19 @@ func (g *Grant) PlacementPolicy() (Placement, error) {
 }
 
 // Kind reports whether objects of group and kind may be delivered.
-func (p Placement) Kind(group, kind string) bool {
-	return slices.ContainsFunc(p.kinds, func(k string) bool {
+func (p Placement) Kind(group, kind string) bool { return kindIn(p.kinds, group, kind) }
+
+// ReportedState reports whether the status of objects of group and kind
+// may be written back from their cluster: they must be deliverable, and
+// listed for it.
+func (p Placement) ReportedState(group, kind string) bool {
+	return p.Kind(group, kind) && kindIn(p.reported, group, kind)
+}
+
+// kindIn reports whether group/kind is among kinds (group/Kind, group/*,
+// or Kind alone for the core group).
+func kindIn(kinds []string, group, kind string) bool {
+	return slices.ContainsFunc(kinds, func(k string) bool {
 		g, kd, found := strings.Cut(k, "/")
 		if !found {
 			g, kd = "", k

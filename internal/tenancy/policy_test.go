@@ -152,6 +152,14 @@ func TestPlacementPolicy(t *testing.T) {
 			t.Errorf("Kind(%q, %q) = %v", k.group, k.kind, got)
 		}
 	}
+	if p.ReportedState("apps", "Deployment") {
+		t.Error("no status is written back unless listed")
+	}
+	g.Placement.ReportedStateKinds = []string{"apps/Deployment", "policy/PodDisruptionBudget", "apps/DaemonSet"}
+	p, _ = g.PlacementPolicy()
+	if !p.ReportedState("apps", "Deployment") || p.ReportedState("apps", "StatefulSet") || p.ReportedState("apps", "DaemonSet") {
+		t.Error("reported state for listed kinds that may be delivered, only")
+	}
 	if !p.Property("region") || p.Property("token") {
 		t.Error("properties are visible by name only")
 	}

@@ -61,8 +61,9 @@ func chartRules(t *testing.T) []rbacv1.PolicyRule {
 // example's render, every Kubernetes kind) as a service account that holds
 // only what a real install gives Crossplane: the chart's own rules and the
 // ClusterRoles aggregated to it, package/rbac/crossplane-adxmon.yaml among
-// them. ClusterRoles are checked against escalation by the API server, so
-// this also proves Crossplane may grant what adx-mon's components need.
+// them. Bindings are checked against escalation by the API server, so
+// this also proves Crossplane may bind adx-mon's components to the roles
+// of package/rbac/adxmon-roles.yaml, and to no other.
 func TestCrossplaneRBAC(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
@@ -83,8 +84,10 @@ func TestCrossplaneRBAC(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = env.Kube.Delete(context.Background(), o) })
 	}
-	if err := env.CP.ApplyRBAC(ctx, filepath.Join(support.Root(), "package", "rbac", "crossplane-adxmon.yaml")); err != nil {
-		t.Fatal(err)
+	for _, f := range []string{"adxmon-roles.yaml", "crossplane-adxmon.yaml"} {
+		if err := env.CP.ApplyRBAC(ctx, filepath.Join(support.Root(), "package", "rbac", f)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	kc, err := env.CP.ServiceAccountKubeconfig(ctx, ns, "crossplane")
 	if err != nil {
@@ -139,6 +142,24 @@ func TestCrossplaneRBAC(t *testing.T) {
 		}
 		return len(refused) == 0, strings.Join(refused, "\n")
 	})
+	// Crossplane binds only the roles adx-mon's components run with: not
+	// another role, and it creates none.
+	for _, o := range []client.Object{
+		&rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "e2e-escalate-" + ns},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: target, Name: "ingestor"}},
+		},
+		&rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: "e2e-escalate-" + ns},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"update"}}},
+		},
+	} {
+		if err := asCrossplane.Create(ctx, o); err == nil || !strings.Contains(err.Error(), "forbidden") {
+			_ = env.Kube.Delete(ctx, o)
+			t.Errorf("Crossplane created %T %s: %v", o, o.GetName(), err)
+		}
+	}
 	// And without this file's rules, Crossplane could not.
 	if err := env.Kube.Delete(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "fleetplane:crossplane:adxmon"}}); err != nil {
 		t.Fatal(err)

@@ -364,8 +364,11 @@ func standInNames() []string {
 // naming the ServiceAccount they bind. It returns that config's name.
 func (e *Env) applyProviderRBAC(ctx context.Context) (string, error) {
 	dir := filepath.Join(e.Root, "package", "rbac")
-	if err := e.CP.ApplyRBAC(ctx, filepath.Join(dir, "provider-fleetplane.yaml")); err != nil {
-		return "", err
+	// The roles adx-mon's components run with, which an ADXMon binds.
+	for _, f := range []string{"provider-fleetplane.yaml", "adxmon-roles.yaml"} {
+		if err := e.CP.ApplyRBAC(ctx, filepath.Join(dir, f)); err != nil {
+			return "", err
+		}
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "runtime-config.yaml"))
 	if err != nil {
@@ -412,7 +415,7 @@ func (e *Env) configure(ctx context.Context, o Options) error {
 		return err
 	}
 	// The example Compositions a platform team would add: the convention
-	// repository's, and GKE's with its project and Argo CD's account.
+	// repository's.
 	files, _ := filepath.Glob(filepath.Join(e.Root, "examples", "experiment", "compositions", "*.yaml"))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -430,22 +433,48 @@ func (e *Env) configure(ctx context.Context, o Options) error {
 	return nil
 }
 
-// DefaultProviderConfig is the ClusterProviderConfig a platform team
-// writes for local use: no Kusto credentials (local plain-http servers),
-// shared with every namespace, Argo CD registrations restricted to the
-// default project with Argo CD's own exec helper, and every
-// WorkflowTemplate of the argo namespace.
+// DefaultProviderConfig is the policy a platform team writes for local
+// use, governing every namespace without a fleetplane.io/policy label: no
+// Kusto credentials (local plain-http servers); provisioning in the test
+// subscriptions (any resource group, with upjet's ClusterProviderConfig
+// "default"), discovery and monitoring there; Argo CD registrations in the
+// default project with Argo CD's own exec helper; every WorkflowTemplate
+// of the argo namespace; Experiments on the hub and on GKE (the project
+// and Argo CD's Google service account); and Placement of the workload
+// kinds on every inventory cluster, reading every property.
 func DefaultProviderConfig() *v1alpha1.ClusterProviderConfig {
+	azure := func(sub string) v1alpha1.AzureProvisioning {
+		return v1alpha1.AzureProvisioning{
+			SubscriptionID: sub, ResourceGroups: []string{"*"}, UserAssignedIdentities: []string{"*"}, DatabasePrincipals: []string{"*"},
+			ProviderConfigRef: v1alpha1.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"},
+		}
+	}
 	return &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ClusterProviderConfigSpec{
 		Credentials:       v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone},
 		NamespaceSelector: metav1.LabelSelector{},
-		Azure:             &v1alpha1.AzurePolicy{AllowDiscovery: true, AllowMonitoring: true},
-		ArgoCD:            &v1alpha1.ArgoCDPolicy{Namespace: ArgoCDNamespace, Project: "default", AllowedExecCommands: []string{"argocd-k8s-auth"}},
-		Workflows:         &v1alpha1.WorkflowsPolicy{Namespace: WorkflowsNamespace, AllowedTemplates: []string{"*"}},
+		Azure: &v1alpha1.AzurePolicy{AllowDiscovery: true, AllowMonitoring: true, Provisioning: []v1alpha1.AzureProvisioning{
+			azure(TestSubscription), azure(DiscoveredSubscription),
+		}},
+		ArgoCD:    &v1alpha1.ArgoCDPolicy{Namespace: ArgoCDNamespace, Project: "default", AllowedExecCommands: []string{"argocd-k8s-auth"}},
+		Workflows: &v1alpha1.WorkflowsPolicy{Namespace: WorkflowsNamespace, AllowedTemplates: []string{"*"}},
+		Experiments: &v1alpha1.ExperimentsPolicy{AllowHubTargets: true, GCP: &v1alpha1.GCPPolicy{
+			Project: "fleetplane-lab", ArgoCDServiceAccount: "argocd@fleetplane-lab.iam.gserviceaccount.com",
+		}},
+		Placement: &v1alpha1.PlacementPolicy{
+			Kinds:              []string{"apps/*", "batch/*", "/ConfigMap", "/Service", "/Secret", "/ServiceAccount", "policy/*", "networking.k8s.io/*"},
+			ReportedStateKinds: []string{"apps/*", "batch/*"},
+			PodSecurity:        v1alpha1.PodSecurityBaseline, Properties: []string{"*"},
+		},
 	}}
 }
 
-// KustoServer starts a Kusto server with the given databases; it stops
+// Subscriptions the e2e and the demo provision in: the one their specs
+// name, and the one the IMDS stand-in reports.
+const (
+	TestSubscription       = "00000000-0000-0000-0000-000000000000"
+	DiscoveredSubscription = "44444444-4444-4444-4444-444444444444"
+)
+
 // with the environment.
 func (e *Env) KustoServer(dbs ...string) (*kustoserver.Server, error) {
 	s := kustoserver.New(dbs...)

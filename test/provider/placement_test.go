@@ -12,9 +12,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementmv1alpha1 "github.com/fleetplane/fleetplane/apis/placement/m/v1alpha1"
 	placementv1alpha1 "github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
@@ -48,11 +51,14 @@ func reportedStateOf(p *unstructured.Unstructured, name, apiVersion, kind, objec
 		ObjectMeta: metav1.ObjectMeta{Namespace: p.GetNamespace(), Name: name, OwnerReferences: []metav1.OwnerReference{{
 			APIVersion: p.GetAPIVersion(), Kind: p.GetKind(), Name: p.GetName(), UID: p.GetUID(), Controller: new(true),
 		}}},
-		Spec: placementmv1alpha1.ReportedStateSpec{ForProvider: placementmv1alpha1.ReportedStateParameters{
-			Placement: p.GetName(), Cluster: "wec1",
-			Object: placementmv1alpha1.ObjectRef{APIVersion: apiVersion, Kind: kind, Name: object},
-			Status: extv1.JSON{Raw: []byte(status)},
-		}},
+		Spec: placementmv1alpha1.ReportedStateSpec{
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: local},
+			ForProvider: placementmv1alpha1.ReportedStateParameters{
+				Placement: p.GetName(), Cluster: "wec1",
+				Object: placementmv1alpha1.ObjectRef{APIVersion: apiVersion, Kind: kind, Name: object},
+				Status: extv1.JSON{Raw: []byte(status)},
+			},
+		},
 	}
 }
 
@@ -177,5 +183,27 @@ func TestReportedStateWritesOnlyForItsPlacement(t *testing.T) {
 
 	if got := jobStatus(t, ns, "bystander"); got != "{}" {
 		t.Errorf("the bystander's status was written: %s", got)
+	}
+}
+
+// TestReportedStateOnlyForKindsThePolicyLists: a PodDisruptionBudget's
+// status decides evictions on the control plane, and the policy does not
+// let it come back from a cluster: even a ReportedState its Placement
+// composes and selects for writes nothing.
+func TestReportedStateOnlyForKindsThePolicyLists(t *testing.T) {
+	ns := namespace(t)
+	create(t, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: new(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+	})
+	p := placementComposing(t, ns, "web", []any{map[string]any{"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "names": []any{"web"}}}, "web-pdb")
+	create(t, reportedStateOf(p, "web-pdb", "policy/v1", "PodDisruptionBudget", "web", `{"disruptionsAllowed":100,"currentHealthy":100,"desiredHealthy":0,"expectedPods":100}`))
+	reportedStateCondition(t, ns, "web-pdb", xpv2.TypeSynced, "does not let namespace "+ns+" have the status of PodDisruptionBudget.policy written back (spec.placement.reportedStateKinds")
+	pdb := &policyv1.PodDisruptionBudget{}
+	if err := kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, pdb); err != nil {
+		t.Fatal(err)
+	}
+	if pdb.Status.DisruptionsAllowed != 0 {
+		t.Errorf("the PodDisruptionBudget's status was written: %+v", pdb.Status)
 	}
 }

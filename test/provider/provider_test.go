@@ -114,6 +114,12 @@ func run(m *testing.M) int {
 	}
 	pc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Spec: v1alpha1.ClusterProviderConfigSpec{
 		Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone}, NamespaceSelector: metav1.LabelSelector{},
+		// Jobs' and Deployments' status may come back from a cluster;
+		// a PodDisruptionBudget's may not.
+		Placement: &v1alpha1.PlacementPolicy{
+			Kinds:              []string{"batch/Job", "apps/Deployment", "policy/PodDisruptionBudget"},
+			ReportedStateKinds: []string{"batch/Job", "apps/Deployment"},
+		},
 	}}
 	if err := kube.Create(ctx, pc); err != nil {
 		fmt.Fprintln(os.Stderr, err)

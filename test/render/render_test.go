@@ -122,7 +122,7 @@ func suites(root string) []suite {
 			composition: filepath.Join(root, "package", "configuration", "compositions", "adxmon.yaml"),
 			xrd:         filepath.Join(root, "package", "configuration", "xrds", "adxmons.adx.fleetplane.io.yaml"),
 			required:    filepath.Join(root, "examples", "adxmon", "required"),
-			kinds:       []string{"Namespace", "ADXCluster", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Service", "StatefulSet", "ConfigMap", "DaemonSet", "Deployment", "Object"},
+			kinds:       []string{"Namespace", "ADXCluster", "ServiceAccount", "ClusterRoleBinding", "RoleBinding", "Service", "StatefulSet", "ConfigMap", "DaemonSet", "Deployment", "Object"},
 			asCreated:   true,
 		},
 		{

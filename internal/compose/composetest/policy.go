@@ -44,7 +44,10 @@ func Permissive() *fpv1alpha1.ClusterProviderConfig {
 				AllowHubTargets: true,
 				GCP:             &fpv1alpha1.GCPPolicy{Project: "lab-project", ArgoCDServiceAccount: "argocd@lab-project.iam.gserviceaccount.com"},
 			},
-			Placement: &fpv1alpha1.PlacementPolicy{Kinds: []string{"*", "/*", "apps/*", "batch/*", "policy/*"}, PodSecurity: fpv1alpha1.PodSecurityBaseline, Properties: []string{"*"}},
+			Placement: &fpv1alpha1.PlacementPolicy{
+				Kinds: []string{"/*", "apps/*", "batch/*", "policy/*"}, ReportedStateKinds: []string{"apps/*", "batch/*"},
+				PodSecurity: fpv1alpha1.PodSecurityBaseline, Properties: []string{"*"},
+			},
 		},
 	}
 }

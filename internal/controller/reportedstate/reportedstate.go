@@ -3,17 +3,21 @@
 // workload object's own status, as KubeStellar's
 // wantSingletonReportedState does.
 //
-// Writing a status is power a tenant does not otherwise have, so a
-// ReportedState writes only when the Placement named in it is its
-// controller, lists it among the resources it composes, wants singleton
-// reported state and selects the object; the object must be namespaced
-// and in the ReportedState's own namespace. It never fights another
-// writer: a status someone rewrote after it wrote its own is reported, not
-// overwritten, until the cluster reports something new. Removing a
-// ReportedState clears the status it wrote, and only that.
+// Writing a status is power a tenant does not otherwise have, and what
+// drives controllers on the control plane (a PodDisruptionBudget's status
+// allows evictions), so a ReportedState writes only the kinds the
+// namespace's policy lists (spec.placement.reportedStateKinds of the
+// ClusterProviderConfig it names, which the cluster admin writes; the
+// function names the one that governs the namespace), only when the
+// Placement named in it is its controller, lists it among the resources
+// it composes, wants singleton reported state and selects the object; the
+// object must be namespaced and in the ReportedState's own namespace. It
+// never fights another writer: a status someone rewrote after it wrote
+// its own is reported, not overwritten, until the cluster reports
+// something new. Removing a ReportedState clears the status it wrote, and
+// only that, whatever the policy says by then.
 //
-// It acts on the control plane the provider runs on; the ProviderConfig
-// reference is not used.
+// It acts on the control plane the provider runs on.
 package reportedstate
 
 import (
@@ -45,8 +49,10 @@ import (
 	"github.com/fleetplane/fleetplane/apis/placement/m/v1alpha1"
 	placementv1alpha1 "github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/controller/composedby"
+	"github.com/fleetplane/fleetplane/internal/controller/grants"
 	"github.com/fleetplane/fleetplane/internal/controller/setup"
 	"github.com/fleetplane/fleetplane/internal/observe"
+	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
 
 // FieldOwner is the field manager of the statuses written, as the
@@ -58,7 +64,7 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 	// Workload objects are read straight from the API server: caching
 	// every object of every kind a Placement may select would cost a
 	// watch per kind and memory for all of them.
-	c := &connector{read: mgr.GetAPIReader(), write: mgr.GetClient(), mapper: mgr.GetRESTMapper(), now: time.Now}
+	c := &connector{read: mgr.GetAPIReader(), write: mgr.GetClient(), mapper: mgr.GetRESTMapper(), now: time.Now, grants: grants.NewConnector(mgr.GetClient())}
 	return setup.Managed(mgr, o, v1alpha1.ReportedStateGroupVersionKind, &v1alpha1.ReportedState{}, c, setup.Options{
 		Reconciler: []managed.ReconcilerOption{managed.WithInitializers(), managed.WithCreationGracePeriod(0)},
 	})
@@ -69,14 +75,31 @@ type connector struct {
 	write  client.Client
 	mapper apimeta.RESTMapper
 	now    func() time.Time
+	grants *grants.Connector
 }
 
-func (c *connector) Connect(context.Context, *v1alpha1.ReportedState) (managed.TypedExternalClient[*v1alpha1.ReportedState], error) {
-	return &external{connector: c}, nil
+func (c *connector) Connect(ctx context.Context, mg *v1alpha1.ReportedState) (managed.TypedExternalClient[*v1alpha1.ReportedState], error) {
+	if meta.WasDeleted(mg) {
+		// Clearing what it wrote needs no grant: a revoked policy must
+		// not leave a status written under it.
+		return &external{connector: c}, nil
+	}
+	g, err := c.grants.Connect(ctx, mg)
+	if err != nil {
+		return nil, err
+	}
+	p, err := g.PlacementPolicy()
+	if err != nil {
+		return nil, err
+	}
+	return &external{connector: c, policy: &p}, nil
 }
 
 type external struct {
 	*connector
+	// policy is what the namespace's policy lets Placements do; nil
+	// while the ReportedState is deleted.
+	policy *tenancy.Placement
 	// live is the workload object Observe read, for Update and Delete of
 	// the same reconcile; want the status to write.
 	live *unstructured.Unstructured
@@ -100,6 +123,9 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.ReportedState) (man
 	}
 	if err := authorized(mg); err != nil {
 		return managed.ExternalObservation{}, err
+	}
+	if e.policy == nil || !e.policy.ReportedState(gvk.Group, gvk.Kind) {
+		return managed.ExternalObservation{}, fmt.Errorf("the policy does not let namespace %s have the status of %s written back (spec.placement.reportedStateKinds of the ClusterProviderConfig it names)", mg.Namespace, gvk.GroupKind())
 	}
 	// Nothing is ever created: the status is written into an object that
 	// exists, or not at all.

@@ -26,6 +26,8 @@ import (
 	"github.com/fleetplane/fleetplane/apis"
 	"github.com/fleetplane/fleetplane/apis/placement/m/v1alpha1"
 	placementv1alpha1 "github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
+	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
 
 var now = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
@@ -106,7 +108,19 @@ func newExternal(t *testing.T, objs ...client.Object) (*external, client.Client)
 		}
 	}
 	kube := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&appsv1.Deployment{}).Build()
-	return &external{connector: &connector{read: kube, write: kube, mapper: mapper(), now: func() time.Time { return now }}}, kube
+	return &external{connector: &connector{read: kube, write: kube, mapper: mapper(), now: func() time.Time { return now }}, policy: deploymentsBack()}, kube
+}
+
+// deploymentsBack is a policy that lets Deployments' status come back.
+func deploymentsBack() *tenancy.Placement {
+	g := &tenancy.Grant{Kind: "ClusterProviderConfig", Name: "default", Placement: &fpv1alpha1.PlacementPolicy{
+		Kinds: []string{"apps/*", "/*", "example.com/*"}, ReportedStateKinds: []string{"apps/Deployment", "/*", "example.com/*"},
+	}}
+	p, err := g.PlacementPolicy()
+	if err != nil {
+		panic(err)
+	}
+	return &p
 }
 
 func TestObserve(t *testing.T) {
@@ -117,10 +131,20 @@ func TestObserve(t *testing.T) {
 	cases := map[string]struct {
 		objects []client.Object
 		mg      *v1alpha1.ReportedState
+		policy  *tenancy.Placement
 		want    managed.ExternalObservation
 		message string
 		err     string
 	}{
+		"a kind the policy does not let come back": {
+			objects: []client.Object{placement(), deployment(nil)}, mg: reportedState(),
+			policy: func() *tenancy.Placement {
+				g := &tenancy.Grant{Kind: "ClusterProviderConfig", Name: "default", Placement: &fpv1alpha1.PlacementPolicy{Kinds: []string{"apps/*"}, ReportedStateKinds: []string{"batch/Job"}}}
+				p, _ := g.PlacementPolicy()
+				return &p
+			}(),
+			err: "the policy does not let namespace team have the status of Deployment.apps written back (spec.placement.reportedStateKinds",
+		},
 		"a status that differs is written": {
 			objects: []client.Object{placement(), deployment(map[string]any{"replicas": int64(2)})}, mg: reportedState(),
 			want: managed.ExternalObservation{ResourceExists: true, Diff: "status differs from what cluster wec1 reports"},
@@ -211,6 +235,9 @@ func TestObserve(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			e, _ := newExternal(t, tc.objects...)
+			if tc.policy != nil {
+				e.policy = tc.policy
+			}
 			got, err := e.Observe(context.Background(), tc.mg)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
