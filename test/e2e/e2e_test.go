@@ -575,7 +575,7 @@ func TestDeletion(t *testing.T) {
 	}{
 		{"Orphan", "Orphan", "keep01", false, "exists", "exists"},
 		{"Delete", "Delete", "drop01", false, "deleted", "deleted"},
-		{"Delete in a resource group found in Azure", "Delete", "adopt01", true, "exists", "deleted"},
+		{"Delete in a resource group found in Azure", "Delete", "inrg01", true, "exists", "deleted"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.groupExisted {
@@ -587,7 +587,7 @@ func TestDeletion(t *testing.T) {
 				c := composed(t, ns, name)
 				return c["Database/Metrics"] == "True" && c["Database/Logs"] == "True", fmt.Sprintf("%v", c)
 			})
-			origin := map[bool]string{false: "Created", true: "Adopted"}[tc.groupExisted]
+			origin := map[bool]string{false: "Created", true: "Existing"}[tc.groupExisted]
 			eventually(t, time.Minute, "the resource group's origin in status", func() (bool, string) {
 				got, _, _ := unstructured.NestedString(getXR(t, ns, name).Object, "status", "appliedProvisionState", "resourceGroupOrigin")
 				return got == origin, got

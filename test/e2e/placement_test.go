@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetplane/fleetplane/internal/expand"
+	placementfn "github.com/fleetplane/fleetplane/internal/placement"
 	"github.com/fleetplane/fleetplane/test/environment"
 	"github.com/fleetplane/fleetplane/test/standin"
 	"github.com/fleetplane/fleetplane/test/support"
@@ -176,11 +177,13 @@ func TestPlacement(t *testing.T) {
 	wecs := []*environment.WEC{wec1, wec2}
 	// The harness runs no ServiceAccount controller, which would give the
 	// namespace its default ServiceAccount, without which no pod that
-	// names none is created: the clusters' admins make both beforehand
-	// (the Placement's Namespace Object then finds the namespace there).
+	// names none is created: the clusters' admins make both beforehand,
+	// and hand the namespace to fleetplane with its label (the
+	// Placement's Namespace Object then finds it there, and uses it; a
+	// namespace without the label would be someone else's).
 	for _, w := range wecs {
 		for _, o := range []client.Object{
-			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{placementfn.LabelNamespace: ns}}},
 			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}},
 		} {
 			if err := w.Kube.Create(ctx, o); err != nil {

@@ -14,12 +14,14 @@ package standin
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -58,6 +60,19 @@ type Azure struct {
 	first    map[string]time.Time
 	slow     map[string]time.Duration // cluster name -> its provisioning time
 	capacity map[string]int32         // cluster name -> its instance count
+	// applied is what Azure holds of each resource's spec: forProvider
+	// over initProvider at its creation, forProvider again at each update
+	// an MR may make (managementPolicies Update).
+	applied map[string]map[string]any
+}
+
+// Applied is what Azure holds of a resource's spec (nil when the
+// stand-in never created or updated it), for tests that check nothing
+// changed it.
+func (a *Azure) Applied(kind, externalName string) map[string]any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return runtime.DeepCopyJSON(a.applied[kind+"/"+externalName])
 }
 
 // Capacity is a provisioned cluster's instance count in Azure; false
@@ -81,7 +96,7 @@ func (a *Azure) ProvisionSlowly(name string, d time.Duration) {
 func New(kube client.Client) *Azure {
 	return &Azure{kube: kube, ProvisionDelay: 2 * time.Second, Forbidden: map[string]bool{},
 		external: map[string]string{}, clusters: map[string]*kustoserver.Server{}, first: map[string]time.Time{}, slow: map[string]time.Duration{},
-		capacity: map[string]int32{}}
+		capacity: map[string]int32{}, applied: map[string]map[string]any{}}
 }
 
 // Exists records an external resource that is in Azure before any MR
@@ -164,12 +179,33 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 	}
 
 	// Create what is not there, and record it on the MR as
-	// crossplane-runtime does; what exists is observed only.
+	// crossplane-runtime does; what exists is observed only, and changed
+	// only by an MR whose policies include Update, as upjet does.
+	policies, found, _ := unstructured.NestedStringSlice(mr.Object, "spec", "managementPolicies")
+	if !found {
+		policies = []string{"*"}
+	}
+	may := func(action string) bool { return slices.Contains(policies, "*") || slices.Contains(policies, action) }
+	forProvider, _, _ := unstructured.NestedMap(mr.Object, "spec", "forProvider")
 	a.mu.Lock()
 	state := a.external[key]
-	if state == "" || state == "deleted" {
+	switch {
+	case (state == "" || state == "deleted") && !may("Create"):
+		a.mu.Unlock()
+		setStatus(ctx, a.kube, mr, nil, false, fmt.Sprintf("cannot observe external resource: %s %s does not exist, and the management policies do not let this MR create it", kind, ext))
+		return
+	case state == "" || state == "deleted":
 		state = "creating"
 		a.external[key] = state
+		initProvider, _, _ := unstructured.NestedMap(mr.Object, "spec", "initProvider")
+		applied := runtime.DeepCopyJSON(initProvider)
+		if applied == nil {
+			applied = map[string]any{}
+		}
+		maps.Copy(applied, runtime.DeepCopyJSON(forProvider))
+		a.applied[key] = applied
+	case may("Update") && a.applied[key] != nil:
+		maps.Copy(a.applied[key], runtime.DeepCopyJSON(forProvider))
 	}
 	a.mu.Unlock()
 	if state == "creating" && mr.GetAnnotations()[annotationCreated] == "" {
@@ -226,14 +262,18 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 		}
 		a.mu.Lock()
 		n, has := sku["capacity"].(int64)
-		if _, created := a.capacity[ext]; has && (!created || forProviderSets(mr, "capacity")) {
+		if _, created := a.capacity[ext]; has && (!created || forProviderSets(mr, "capacity") && may("Update")) {
 			a.capacity[ext] = int32(n)
 		}
 		if c, ok := a.capacity[ext]; ok {
 			sku["capacity"] = int64(c)
 		}
 		a.mu.Unlock()
-		identity, _, _ := unstructured.NestedMap(mr.Object, "spec", "forProvider", "identity")
+		// What Azure holds, not what this MR asks: an MR that found the
+		// cluster sees its owner's identities.
+		a.mu.Lock()
+		identity, _, _ := unstructured.NestedMap(a.applied[key], "identity")
+		a.mu.Unlock()
 		atProvider["uri"] = s.URL
 		atProvider["sku"] = sku
 		atProvider["identity"] = identity
