@@ -116,6 +116,8 @@ func granted(xr *v1alpha1.Experiment, e tenancy.Experiments) error {
 			if !slices.Contains(e.ArgoCD.AllowedExecCommands, gkeExecCommand) {
 				return fmt.Errorf("target %s is a GKE cluster, which Argo CD reaches with %s, an exec plugin the policy does not allow (spec.argocd.allowedExecCommands)", t.Name, gkeExecCommand)
 			}
+		case v1alpha1.ClusterVCluster, v1alpha1.ClusterTalos:
+			// Not composed at all: the target fails on its own.
 		}
 	}
 	if tmpl := xr.Spec.Workflow.Template; !tenancy.TemplateAllowed(e.Workflows, tmpl) {

@@ -475,6 +475,7 @@ const (
 	DiscoveredSubscription = "44444444-4444-4444-4444-444444444444"
 )
 
+// KustoServer starts a Kusto server with the given databases; it stops
 // with the environment.
 func (e *Env) KustoServer(dbs ...string) (*kustoserver.Server, error) {
 	s := kustoserver.New(dbs...)

@@ -7,6 +7,7 @@ package defaults
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -180,6 +181,11 @@ func (e *external) discover(ctx context.Context, p v1alpha1.ProvisioningDefaults
 		// too. A namespaced ProviderConfig lists with the tenant's own.
 		if e.grant.Kind == fpv1alpha1.ClusterProviderConfigKind && !e.grant.Azure.AllowDiscovery {
 			return o, fmt.Errorf("%s does not allow discovery (spec.azure.allowDiscovery), so the Kusto SKUs of subscription %s are not listed with its identity; give skuName in spec.provision, or ask the cluster admin to allow discovery", e.grant, o.SubscriptionID)
+		}
+		if e.grant.Kind == fpv1alpha1.ClusterProviderConfigKind && !slices.ContainsFunc(e.grant.Azure.Provisioning, func(p fpv1alpha1.AzureProvisioning) bool {
+			return strings.EqualFold(p.SubscriptionID, o.SubscriptionID)
+		}) {
+			return o, fmt.Errorf("%s grants no provisioning in subscription %s (spec.azure.provisioning), so its Kusto SKUs are not listed with its identity; give skuName in spec.provision, or ask the cluster admin to grant the subscription", e.grant, o.SubscriptionID)
 		}
 		l, err := e.skus(o.SubscriptionID)
 		if err != nil {

@@ -53,7 +53,9 @@ func sku(name, location string) *armkusto.SKUDescription {
 var vm = discovery.Instance{SubscriptionID: "44444444-4444-4444-4444-444444444444", ResourceGroup: "observability", Location: "westeurope"}
 
 func TestObserve(t *testing.T) {
-	allowed := &tenancy.Grant{Kind: "ClusterProviderConfig", Name: "default", Azure: fpv1alpha1.AzurePolicy{AllowDiscovery: true}}
+	allowed := &tenancy.Grant{Kind: "ClusterProviderConfig", Name: "default", Azure: fpv1alpha1.AzurePolicy{
+		AllowDiscovery: true, Provisioning: []fpv1alpha1.AzureProvisioning{{SubscriptionID: vm.SubscriptionID, ResourceGroups: []string{"*"}}},
+	}}
 	cases := map[string]struct {
 		grant   *tenancy.Grant
 		imds    *fakeIMDS
@@ -90,6 +92,12 @@ func TestObserve(t *testing.T) {
 			skus:   fakeSKUs{sku("Standard_L8as_v3", "westeurope")},
 			params: v1alpha1.ProvisioningDefaultsParameters{SubscriptionID: vm.SubscriptionID, ResourceGroup: "rg", Location: "westeurope"},
 			ready:  corev1.ConditionFalse, message: "ClusterProviderConfig shared does not allow discovery",
+		},
+		"SKU list in a subscription the config grants nothing in": {
+			grant: allowed, imds: &fakeIMDS{err: errors.New("must not be asked")},
+			skus:   fakeSKUs{sku("Standard_L8as_v3", "westeurope")},
+			params: v1alpha1.ProvisioningDefaultsParameters{SubscriptionID: "55555555-5555-5555-5555-555555555555", ResourceGroup: "rg", Location: "westeurope"},
+			ready:  corev1.ConditionFalse, message: "ClusterProviderConfig default grants no provisioning in subscription 55555555-5555-5555-5555-555555555555 (spec.azure.provisioning)",
 		},
 		"SKU list with a tenant's own credentials": {
 			grant: &tenancy.Grant{Kind: "ProviderConfig", Name: "team-a/azure"}, imds: &fakeIMDS{err: errors.New("must not be asked")},
