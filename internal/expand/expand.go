@@ -2,11 +2,16 @@
 // KubeStellar's template expansion does: every leaf string that holds
 // "{{" is a Go text/template, expanded with the cluster's properties.
 //
-// The templates come from users' objects and run in the function, so the
-// language is bounded: no sub-templates (define, template, block: their
-// recursion is unbounded), range only over the properties themselves and
-// at most two deep, printf without huge widths, and at most MaxOutput
-// bytes per string. A missing property is an error, never "<no value>".
+// The templates come from users' objects and run in the function every
+// tenant shares, so the language is bounded: no sub-templates (define,
+// template, block: their recursion is unbounded), range only over the
+// properties themselves and at most two deep, printf without huge
+// widths, at most MaxOutput bytes per string, and a Budget for all the
+// templates of one Placement, spent while they run: every byte written
+// or built by a function (print and the others, whose results a variable
+// can keep and double), every iteration a range may take. A template
+// that would overspend stops with an error before it allocates. A missing
+// property is an error, never "<no value>".
 package expand
 
 import (
@@ -79,29 +84,30 @@ func (e *Error) Error() string { return e.Path + ": " + e.Err.Error() }
 
 // Object returns a copy of obj with every leaf string expanded for the
 // properties, and the errors of the leaves that failed (their strings are
-// left as they were). Map keys are never expanded.
-func Object(obj map[string]any, props map[string]string) (map[string]any, []error) {
+// left as they were). Map keys are never expanded. Every template spends
+// from b.
+func Object(obj map[string]any, props map[string]string, b *Budget) (map[string]any, []error) {
 	out := runtime.DeepCopyJSON(obj)
 	var errs []error
-	walk(out, "", props, &errs)
+	walk(out, "", props, b, &errs)
 	return out, errs
 }
 
-func walk(v any, path string, props map[string]string, errs *[]error) any {
+func walk(v any, path string, props map[string]string, b *Budget, errs *[]error) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(t)) {
-			t[k] = walk(t[k], path+jsonpath.Segment(k), props, errs)
+			t[k] = walk(t[k], path+jsonpath.Segment(k), props, b, errs)
 		}
 	case []any:
 		for i := range t {
-			t[i] = walk(t[i], path+"["+strconv.Itoa(i)+"]", props, errs)
+			t[i] = walk(t[i], path+"["+strconv.Itoa(i)+"]", props, b, errs)
 		}
 	case string:
 		if !strings.Contains(t, "{{") {
 			return t
 		}
-		s, err := String(t, props)
+		s, err := String(t, props, b)
 		if err != nil {
 			*errs = append(*errs, &Error{Path: "$" + path, Err: err})
 			return t
@@ -111,64 +117,80 @@ func walk(v any, path string, props map[string]string, errs *[]error) any {
 	return v
 }
 
-// String expands one template.
-func String(text string, props map[string]string) (string, error) {
-	t, err := template.New("leaf").Option("missingkey=error").Funcs(template.FuncMap{
-		"printf": boundedPrintf,
-	}).Parse(text)
+// String expands one template, spending from b.
+func String(text string, props map[string]string, b *Budget) (string, error) {
+	t, err := template.New("leaf").Option("missingkey=error").Funcs(b.funcs()).Parse(text)
 	if err != nil {
 		return "", err
 	}
 	if len(t.Templates()) > 1 {
 		return "", errors.New("define and block are not allowed")
 	}
-	if err := check(t.Root, 0); err != nil {
+	// Ranges are paid for before they run: an iteration that writes
+	// nothing and calls nothing is never seen while it runs.
+	iterations, err := check(t.Root, 0, int64(len(props)))
+	if err != nil {
 		return "", err
 	}
-	var b limited
-	if err := t.Execute(&b, props); err != nil {
+	if err := b.spend(iterations); err != nil {
 		return "", err
 	}
-	return b.String(), nil
+	w := limited{budget: b}
+	if err := t.Execute(&w, props); err != nil {
+		return "", err
+	}
+	return w.String(), nil
 }
 
-// check refuses what could run unbounded.
-func check(n parse.Node, ranges int) error {
-	switch t := n.(type) {
+// check refuses what could run unbounded, and returns how many range
+// iterations the template may take at most with n properties.
+func check(node parse.Node, ranges int, n int64) (int64, error) {
+	switch t := node.(type) {
 	case *parse.ListNode:
 		if t == nil {
-			return nil
+			return 0, nil
 		}
+		var total int64
 		for _, c := range t.Nodes {
-			if err := check(c, ranges); err != nil {
-				return err
+			it, err := check(c, ranges, n)
+			if err != nil {
+				return 0, err
 			}
+			total += it
 		}
+		return total, nil
 	case *parse.TemplateNode:
-		return fmt.Errorf("{{template %q}} is not allowed", t.Name)
+		return 0, fmt.Errorf("{{template %q}} is not allowed", t.Name)
 	case *parse.RangeNode:
 		if !overProperties(t.Pipe) {
-			return errors.New("range is allowed only over the properties ({{range $k, $v := .}}, or $ within a range)")
+			return 0, errors.New("range is allowed only over the properties ({{range $k, $v := .}}, or $ within a range)")
 		}
 		if ranges+1 > maxRangeDepth {
-			return fmt.Errorf("ranges nest at most %d deep", maxRangeDepth)
+			return 0, fmt.Errorf("ranges nest at most %d deep", maxRangeDepth)
 		}
-		if err := check(t.List, ranges+1); err != nil {
-			return err
+		body, err := check(t.List, ranges+1, n)
+		if err != nil {
+			return 0, err
 		}
-		return check(t.ElseList, ranges)
+		other, err := check(t.ElseList, ranges, n)
+		// Each of n iterations, and what ranges inside it take each time.
+		return n + n*body + other, err
 	case *parse.IfNode:
-		if err := check(t.List, ranges); err != nil {
-			return err
-		}
-		return check(t.ElseList, ranges)
+		return branches(t.List, t.ElseList, ranges, n)
 	case *parse.WithNode:
-		if err := check(t.List, ranges); err != nil {
-			return err
-		}
-		return check(t.ElseList, ranges)
+		return branches(t.List, t.ElseList, ranges, n)
 	}
-	return nil
+	return 0, nil
+}
+
+// branches is check of both lists of an if or with.
+func branches(list, elseList *parse.ListNode, ranges int, n int64) (int64, error) {
+	a, err := check(list, ranges, n)
+	if err != nil {
+		return 0, err
+	}
+	b, err := check(elseList, ranges, n)
+	return a + b, err
 }
 
 // overProperties reports a range over . or $: the properties (inside a
@@ -188,30 +210,39 @@ func overProperties(p *parse.PipeNode) bool {
 
 var widths = regexp.MustCompile(`%[-+# 0]*(\d+)?(?:\.(\d+))?`)
 
-// boundedPrintf is printf that refuses widths and precisions above
-// maxWidth, which would make it allocate what it likes.
-func boundedPrintf(format string, args ...any) (string, error) {
-	for _, m := range widths.FindAllStringSubmatch(format, -1) {
+// printfSize checks a printf format's widths and precisions, which would
+// make it allocate what it likes, and returns what the format itself may
+// add to its arguments: every verb padded to maxWidth at most.
+func printfSize(format string) (int, error) {
+	if strings.Contains(format, "*") {
+		return 0, errors.New("printf * widths are not allowed")
+	}
+	verbs := widths.FindAllStringSubmatch(format, -1)
+	for _, m := range verbs {
 		for _, n := range m[1:] {
 			if v, err := strconv.Atoi(n); n != "" && (err != nil || v > maxWidth) {
-				return "", fmt.Errorf("printf width or precision %s is over %d", n, maxWidth)
+				return 0, fmt.Errorf("printf width or precision %s is over %d", n, maxWidth)
 			}
 		}
 	}
-	if strings.Contains(format, "*") {
-		return "", errors.New("printf * widths are not allowed")
-	}
-	return fmt.Sprintf(format, args...), nil
+	return len(format) + len(verbs)*maxWidth, nil
 }
 
-// limited is a buffer that refuses to grow past MaxOutput.
-type limited struct{ bytes.Buffer }
+// limited is a buffer that refuses to grow past MaxOutput, and spends
+// from its budget what it is written.
+type limited struct {
+	bytes.Buffer
+	budget *Budget
+}
 
 var errTooLong = fmt.Errorf("expands to more than %d bytes", MaxOutput)
 
 func (l *limited) Write(p []byte) (int, error) {
 	if l.Len()+len(p) > MaxOutput {
 		return 0, errTooLong
+	}
+	if err := l.budget.spend(int64(len(p))); err != nil {
+		return 0, err
 	}
 	return l.Buffer.Write(p)
 }

@@ -31,7 +31,7 @@ func TestObject(t *testing.T) {
 			"bad":      "{{.nope}}",
 		},
 	}
-	out, errs := Object(in, props)
+	out, errs := Object(in, props, NewBudget(DefaultBudget))
 	if v := out["spec"].(map[string]any)["env"].([]any)[0].(map[string]any)["value"]; v != "wec1-eu" {
 		t.Errorf("value = %v", v)
 	}
@@ -62,7 +62,7 @@ func TestString(t *testing.T) {
 		`{{with .region}}r={{.}}{{end}}`:                "r=eu",
 	}
 	for in, want := range good {
-		if got, err := String(in, props); err != nil || got != want {
+		if got, err := String(in, props, NewBudget(DefaultBudget)); err != nil || got != want {
 			t.Errorf("String(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
@@ -80,7 +80,7 @@ func TestString(t *testing.T) {
 		`{{range $k, $v := .}}{{range $a, $b := $}}` + strings.Repeat("x", 5000) + `{{end}}{{end}}`: "",
 	}
 	for in, want := range bad {
-		got, err := String(in, props)
+		got, err := String(in, props, NewBudget(DefaultBudget))
 		if want == "" {
 			// Within the limits: 3 × 3 × 5000 bytes.
 			if err != nil || len(got) != 45000 {
@@ -96,7 +96,7 @@ func TestString(t *testing.T) {
 	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"} {
 		big[k] = strings.Repeat("v", 1000)
 	}
-	if _, err := String(`{{range $k, $v := .}}{{range $a, $b := $}}{{$v}}{{end}}{{end}}`, big); err == nil || !strings.Contains(err.Error(), "more than") {
+	if _, err := String(`{{range $k, $v := .}}{{range $a, $b := $}}{{$v}}{{end}}{{end}}`, big, NewBudget(DefaultBudget)); err == nil || !strings.Contains(err.Error(), "more than") {
 		t.Errorf("144 KB of output = %v, want refused", err)
 	}
 }
@@ -108,7 +108,7 @@ func FuzzString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		out, err := String(s, map[string]string{"region": "eu", "clusterName": "c"})
+		out, err := String(s, map[string]string{"region": "eu", "clusterName": "c"}, NewBudget(DefaultBudget))
 		if err == nil && len(out) > MaxOutput {
 			t.Fatalf("%d bytes of output", len(out))
 		}

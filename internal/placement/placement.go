@@ -92,6 +92,9 @@ const (
 const (
 	MaxObjects = 256
 	MaxCopies  = 5000
+	// MaxTemplateBudget is the most the function input may let one
+	// Placement's templates spend.
+	MaxTemplateBudget = 64 << 20
 )
 
 // provider-kubernetes' kinds.
@@ -180,6 +183,8 @@ type planner struct {
 	// the name of the ClusterProviderConfig that grants it.
 	policy tenancy.Placement
 	config string
+	// templateBudget is what the Placement's templates may spend.
+	templateBudget int64
 
 	clusters []cluster
 	// ungranted counts the inventory clusters the Placement's selector
@@ -214,7 +219,13 @@ func plan(r *compose.Request[v1alpha1.Placement]) (compose.Outcome, error) {
 		out.Status = &r.XR.Status
 		return out, nil
 	}
-	p := &planner{r: r, ns: r.XR.GetNamespace(), policy: policy, config: g.Name}
+	p := &planner{r: r, ns: r.XR.GetNamespace(), policy: policy, config: g.Name, templateBudget: expand.DefaultBudget}
+	if in := r.Input.Placement; in != nil && in.TemplateBudget != nil {
+		p.templateBudget = in.TemplateBudget.Value()
+		if p.templateBudget < 1 || p.templateBudget > MaxTemplateBudget {
+			return compose.Outcome{}, fmt.Errorf("input placement.templateBudget %s must be between 1 and 64Mi", in.TemplateBudget)
+		}
+	}
 
 	clustersOK := p.inventory()
 	objectsOK := p.workloads()
@@ -365,6 +376,9 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 
 	var failures []v1alpha1.ExpansionFailure
 	copies, delivered := 0, 0
+	// One budget for every template of the Placement, on every cluster:
+	// what one tenant's templates may make the shared function do.
+	budget := expand.NewBudget(p.templateBudget)
 	for _, w := range p.objects {
 		base := transform.Object(w.obj, w.gvk.Group, w.gvk.Kind, w.removals(transforms)...)
 		manifests := make([]map[string]any, len(p.clusters))
@@ -375,7 +389,7 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 			if !expands {
 				continue
 			}
-			m, errs := expand.Object(base, c.props)
+			m, errs := expand.Object(base, c.props, budget)
 			if len(errs) > 0 && failure == nil {
 				failure = &v1alpha1.ExpansionFailure{Object: w.ref(), Cluster: c.name, ObservedGeneration: p.r.XR.GetGeneration()}
 				for _, e := range errs[:min(len(errs), maxExpansionErrors)] {

@@ -7,6 +7,7 @@
 package v1beta1
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/scheme"
@@ -69,6 +70,22 @@ type Input struct {
 	// ADXMon configures how ADXMon stacks are composed.
 	// +optional
 	ADXMon *ADXMon `json:"adxmon,omitempty"`
+
+	// Placement tunes how Placements are composed.
+	// +optional
+	Placement *Placement `json:"placement,omitempty"`
+}
+
+// Placement tunes the composition of Placements.
+type Placement struct {
+	// TemplateBudget is what the templates of one Placement may spend
+	// together, across every object and cluster, while they expand: a
+	// unit per byte they write or build with a function, and per
+	// iteration of their ranges. A Placement that would spend more
+	// reports ExpansionFailed and keeps what it delivered. Default 4Mi;
+	// at most 64Mi.
+	// +optional
+	TemplateBudget *resource.Quantity `json:"templateBudget,omitempty"`
 }
 
 // ADXMon configures the composition of ADXMon stacks, which only the

@@ -1,0 +1,88 @@
+package expand
+
+import (
+	"fmt"
+	"text/template"
+)
+
+// DefaultBudget is what the templates of one Placement may spend, across
+// every leaf of every object on every cluster: 4 Mi units, a unit being a
+// byte written or built, or a range iteration. A Placement of 100
+// templated objects on 50 clusters writing 200 bytes each spends 1 Mi.
+const DefaultBudget = 4 << 20
+
+// A Budget is what a set of templates may spend together, counted while
+// they run and before anything is allocated. It is not safe for
+// concurrent use: one Placement's expansion runs on one goroutine.
+type Budget struct {
+	total, left int64
+}
+
+// NewBudget returns a budget of units.
+func NewBudget(units int64) *Budget { return &Budget{total: units, left: units} }
+
+// Spent is how much of the budget has been spent.
+func (b *Budget) Spent() int64 { return b.total - b.left }
+
+// ErrBudget is the error of a template that would overspend.
+type ErrBudget struct{ Total int64 }
+
+func (e ErrBudget) Error() string {
+	return fmt.Sprintf("the Placement's templates would take more than their budget of %d bytes and range iterations", e.Total)
+}
+
+func (b *Budget) spend(n int64) error {
+	if n > b.left {
+		b.left = 0
+		return ErrBudget{Total: b.total}
+	}
+	b.left -= n
+	return nil
+}
+
+// size is an upper bound of what fmt prints for args: their lengths for
+// strings, and 32 bytes for anything else (numbers, booleans, nil: all a
+// template can hold besides strings).
+func size(args []any) int64 {
+	var n int64
+	for _, a := range args {
+		if s, ok := a.(string); ok {
+			n += int64(len(s)) + 1
+		} else {
+			n += 32
+		}
+	}
+	return n
+}
+
+// funcs are text/template's builtins that build strings, paying for what
+// they would build before they build it: a variable holds a result, and a
+// template can double a value into it with every action.
+func (b *Budget) funcs() template.FuncMap {
+	bounded := func(factor int64, f func(...any) string) func(...any) (string, error) {
+		return func(args ...any) (string, error) {
+			if err := b.spend(factor * size(args)); err != nil {
+				return "", err
+			}
+			return f(args...), nil
+		}
+	}
+	return template.FuncMap{
+		"print":   bounded(1, fmt.Sprint),
+		"println": bounded(1, fmt.Sprintln),
+		"printf": func(format string, args ...any) (string, error) {
+			extra, err := printfSize(format)
+			if err != nil {
+				return "", err
+			}
+			if err := b.spend(int64(extra) + size(args)); err != nil {
+				return "", err
+			}
+			return fmt.Sprintf(format, args...), nil
+		},
+		// Escapers grow their input at most sixfold (\u003c for <).
+		"html":     bounded(6, template.HTMLEscaper),
+		"js":       bounded(6, template.JSEscaper),
+		"urlquery": bounded(3, template.URLQueryEscaper),
+	}
+}

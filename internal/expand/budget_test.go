@@ -1,0 +1,111 @@
+package expand
+
+import (
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// doubling is the review's template: a variable doubled by reassignment,
+// each 20 bytes doubling what it holds. Before the budget, 18 rounds in
+// 398 bytes allocated 1.36 GiB in one RunFunction.
+func doubling(rounds int) string {
+	return `{{$x := .region}}` + strings.Repeat(`{{$x = print $x $x}}`, rounds) + `{{len $x}}`
+}
+
+// TestBudgetBoundsWhatTemplatesBuild: hostile templates stop at their
+// Placement's budget, before they allocate, whatever their shape; the
+// memory and time they take are bounded and asserted.
+func TestBudgetBoundsWhatTemplatesBuild(t *testing.T) {
+	props := map[string]string{"clusterName": "wec1", "region": strings.Repeat("r", 64)}
+	many := map[string]string{}
+	for i := range 1000 {
+		many["p"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+string(rune('a'+i/26%26))+string(rune('a'+i/676))] = "v"
+	}
+	for name, tc := range map[string]struct {
+		text  string
+		props map[string]string
+	}{
+		"a variable doubled by reassignment":     {text: doubling(60), props: props},
+		"new variables, each twice the last":     {text: `{{$a := print .region .region}}` + strings.Repeat(`{{$a := print $a $a}}`, 60), props: props},
+		"printf of the maximum width, many times": {text: strings.Repeat(`{{$y := printf "%1000s%1000s%1000s" .region .region .region}}`, 3000), props: props},
+		"escapers on a doubled value":             {text: `{{$x := .region}}` + strings.Repeat(`{{$x = html $x $x}}`, 30), props: props},
+		"nested ranges that write nothing":        {text: `{{range $k, $v := .}}{{range $a, $b := $}}{{end}}{{end}}` + strings.Repeat(`{{range $k, $v := .}}{{range $a, $b := $}}{{end}}{{end}}`, 10), props: many},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := NewBudget(DefaultBudget)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			_, err := String(tc.text, tc.props, b)
+			took := time.Since(start)
+			runtime.ReadMemStats(&after)
+			var over ErrBudget
+			if !errors.As(err, &over) {
+				t.Fatalf("err = %v, want the budget's", err)
+			}
+			// What a template may build is its budget; fmt's buffers and
+			// the parse add a small multiple of that.
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4*DefaultBudget {
+				t.Errorf("allocated %d bytes, more than four times the budget (%d)", alloc, DefaultBudget)
+			}
+			if took > 2*time.Second {
+				t.Errorf("took %s", took)
+			}
+			t.Logf("refused after %s, spending %d", took, b.Spent())
+		})
+	}
+}
+
+// TestBudgetSpansAPlacement: one budget for every leaf and cluster; an
+// honest template costs what it writes, and its Placement can expand
+// thousands of them.
+func TestBudgetSpansAPlacement(t *testing.T) {
+	b := NewBudget(DefaultBudget)
+	props := map[string]string{"clusterName": "wec1", "region": "westeurope"}
+	obj := map[string]any{"data": map[string]any{"a": "{{.region}}", "b": `{{printf "%s-%s" .clusterName .region}}`}}
+	for range 1000 {
+		if _, errs := Object(obj, props, b); len(errs) > 0 {
+			t.Fatalf("errors after spending %d: %v", b.Spent(), errs)
+		}
+	}
+	if b.Spent() > 2_100_000 {
+		t.Errorf("1000 small objects spent %d", b.Spent())
+	}
+	small := NewBudget(100)
+	_, errs := Object(map[string]any{"a": strings.Repeat("{{.region}}", 20)}, props, small)
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "more than their budget of 100") {
+		t.Errorf("over a small budget: %v", errs)
+	}
+	// Spent is spent: the next leaf fails at once.
+	if _, err := String("{{.region}}", props, small); err == nil {
+		t.Error("an exhausted budget expanded again")
+	}
+}
+
+// FuzzBudget: whatever the template, expansion spends at most its
+// budget, and allocates at most a small multiple of it.
+func FuzzBudget(f *testing.F) {
+	for _, s := range []string{doubling(5), `{{$a := print .region .region}}{{$a := print $a $a}}`, `{{printf "%999s" .region}}`, `{{range $k, $v := .}}{{$v}}{{end}}`, "{{html .region .region}}"} {
+		f.Add(s)
+	}
+	props := map[string]string{"clusterName": "c", "region": strings.Repeat("e", 100)}
+	const budget = 64 << 10
+	f.Fuzz(func(t *testing.T, s string) {
+		b := NewBudget(budget)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, _ = String(s, props, b)
+		runtime.ReadMemStats(&after)
+		if b.Spent() > budget {
+			t.Fatalf("spent %d of %d", b.Spent(), budget)
+		}
+		// Parsing costs about 100 bytes per byte of template text.
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8*budget+200*uint64(len(s))+64<<10 {
+			t.Fatalf("allocated %d for %d bytes of template", alloc, len(s))
+		}
+	})
+}
