@@ -28,8 +28,8 @@ func TestBudgetBoundsWhatTemplatesBuild(t *testing.T) {
 		text  string
 		props map[string]string
 	}{
-		"a variable doubled by reassignment":     {text: doubling(60), props: props},
-		"new variables, each twice the last":     {text: `{{$a := print .region .region}}` + strings.Repeat(`{{$a := print $a $a}}`, 60), props: props},
+		"a variable doubled by reassignment":      {text: doubling(60), props: props},
+		"new variables, each twice the last":      {text: `{{$a := print .region .region}}` + strings.Repeat(`{{$a := print $a $a}}`, 60), props: props},
 		"printf of the maximum width, many times": {text: strings.Repeat(`{{$y := printf "%1000s%1000s%1000s" .region .region .region}}`, 3000), props: props},
 		"escapers on a doubled value":             {text: `{{$x := .region}}` + strings.Repeat(`{{$x = html $x $x}}`, 30), props: props},
 		"nested ranges that write nothing":        {text: `{{range $k, $v := .}}{{range $a, $b := $}}{{end}}{{end}}` + strings.Repeat(`{{range $k, $v := .}}{{range $a, $b := $}}{{end}}{{end}}`, 10), props: many},
