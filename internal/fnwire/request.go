@@ -129,10 +129,15 @@ func (d *decoder) state(b []byte, s *State) error {
 			if s.Resources == nil {
 				s.Resources = make(map[string]*Resource, count(b, stateResources))
 			}
-			return mapEntry(v, d.key, true, func(k string, v []byte) error {
+			return mapEntry(v, d.key, true, func(k string, parts [][]byte) error {
 				r := &Resource{}
 				s.Resources[k] = r
-				return d.resource(v, r)
+				for _, p := range parts {
+					if err := d.resource(p, r); err != nil {
+						return err
+					}
+				}
+				return nil
 			})
 		}
 		return nil
@@ -151,8 +156,8 @@ func (d *decoder) resource(b []byte, r *Resource) error {
 			if r.ConnectionDetails == nil {
 				r.ConnectionDetails = map[string][]byte{}
 			}
-			return mapEntry(v, d.key, false, func(k string, v []byte) error {
-				r.ConnectionDetails[k] = append([]byte{}, v...)
+			return mapEntry(v, d.key, false, func(k string, parts [][]byte) error {
+				r.ConnectionDetails[k] = append([]byte{}, parts[0]...)
 				return nil
 			})
 		}
@@ -166,9 +171,9 @@ func (d *decoder) resource(b []byte, r *Resource) error {
 }
 
 func (d *decoder) required(b []byte, into map[string][]map[string]any) error {
-	return mapEntry(b, d.key, true, func(k string, v []byte) error {
+	return mapEntry(b, d.key, true, func(k string, parts [][]byte) error {
 		var items []map[string]any
-		err := fields(v, func(num protowire.Number, v []byte) error {
+		item := func(num protowire.Number, v []byte) error {
 			if num != resourcesItems {
 				return nil
 			}
@@ -181,7 +186,13 @@ func (d *decoder) required(b []byte, into map[string][]map[string]any) error {
 			}
 			items = append(items, r.Object)
 			return nil
-		})
+		}
+		var err error
+		for _, p := range parts {
+			if err = fields(p, item); err != nil {
+				break
+			}
+		}
 		if items == nil {
 			items = []map[string]any{}
 		}
@@ -235,12 +246,15 @@ func fieldsAndVarints(b []byte, f func(protowire.Number, []byte) error, g func(p
 }
 
 // mapEntry decodes one entry of a protobuf map with string keys, handing
-// its key and its value's bytes to f. A missing key is "", a missing
-// value empty, as protobuf has them. A value that appears twice merges
-// when it is a message, and replaces the first when it is not.
-func mapEntry(b []byte, key func([]byte) (string, error), message bool, f func(string, []byte) error) error {
+// its key and its value's encodings to f: every one in order when the
+// value is a message (protobuf merges them, and decoding each in turn
+// into the same target merges them, in time linear in their size; joining
+// their bytes instead was quadratic), the last one when it is not. A
+// missing key is "", a missing value one empty encoding, as protobuf has
+// them.
+func mapEntry(b []byte, key func([]byte) (string, error), message bool, f func(string, [][]byte) error) error {
 	var k string
-	var v []byte
+	var parts [][]byte
 	err := fields(b, func(num protowire.Number, b []byte) error {
 		switch num { //nolint:exhaustive // every other field is skipped
 		case entryKey:
@@ -248,11 +262,10 @@ func mapEntry(b []byte, key func([]byte) (string, error), message bool, f func(s
 			k, err = key(b)
 			return err
 		case entryValue:
-			// Merging two encodings of a message is appending them.
-			if v == nil || !message {
-				v = b
+			if message {
+				parts = append(parts, b)
 			} else {
-				v = append(append([]byte{}, v...), b...)
+				parts = append(parts[:0], b)
 			}
 		}
 		return nil
@@ -260,5 +273,8 @@ func mapEntry(b []byte, key func([]byte) (string, error), message bool, f func(s
 	if err != nil {
 		return err
 	}
-	return f(k, v)
+	if parts == nil {
+		parts = [][]byte{nil}
+	}
+	return f(k, parts)
 }
