@@ -262,3 +262,31 @@ func TestSchemasCycle(t *testing.T) {
 }
 
 var errTest = errors.New("column Schema is not a string")
+
+// TestRejectionsHideCredentials: an endpoint a heartbeat row claims is
+// untrusted, and may carry credentials; the warning that refuses it,
+// which whoever reads the Federation sees, shows neither.
+func TestRejectionsHideCredentials(t *testing.T) {
+	hub := support.KustoServer(t, "FleetDiscovery")
+	support.KustoExec(t, hub, "FleetDiscovery", support.HeartbeatTable)
+	c, err := kusto.New(hub.URL, nil, kusto.Options{Timeout: 5 * time.Second, Attempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	t0 := time.Now().UTC().Add(-time.Minute)
+	beat(t, hub, t0, "https://user:s3cret@p9.kusto.windows.net", "cpu")
+	beat(t, hub, t0, "https://p8.kusto.windows.net/?sig=s3cret", "cpu")
+	_, rej, _, err := NewSchemas().Read(context.Background(), c, "FleetDiscovery", "Heartbeats", time.Hour, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rej) != 2 {
+		t.Fatalf("rejections = %v", rej)
+	}
+	for _, r := range rej {
+		if s := r.String(); strings.Contains(s, "s3cret") || !strings.Contains(s, "REDACTED") {
+			t.Errorf("rejection %q", s)
+		}
+	}
+}

@@ -155,9 +155,10 @@ func alreadyDone(command, reason string) bool {
 	return strings.HasPrefix(command, ".drop entity_group ") && strings.Contains(strings.ToLower(reason), "not found")
 }
 
-// boundEndpoint keeps a rejected, untrusted endpoint printable and short.
+// boundEndpoint keeps a rejected, untrusted endpoint printable, short,
+// and without the credentials it may carry.
 func boundEndpoint(s string) string {
-	s = fmt.Sprintf("%q", s)
+	s = fmt.Sprintf("%q", kql.Redact(s))
 	if len(s) > 120 {
 		s = s[:120] + "…"
 	}

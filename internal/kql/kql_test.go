@@ -82,6 +82,12 @@ func TestEndpoint(t *testing.T) {
 			t.Errorf("Endpoint(%q) = %q, %v; want ErrInvalidEndpoint", in, got, err)
 		}
 	}
+	// A refusal never repeats the credentials an endpoint carries.
+	for _, in := range []string{"https://user:s3cret@hub.kusto.windows.net", "http://user:s3cret@hub", "https://hub.kusto.windows.net/?sig=s3cret", "https://us%zzer:s3cret@hub/x"} {
+		if _, err := Endpoint(in, false); err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("Endpoint(%q) = %v, which shows the secret", in, err)
+		}
+	}
 	if got, err := Endpoint("http://127.0.0.1:8080", true); err != nil || got != "http://127.0.0.1:8080" {
 		t.Errorf("local http endpoint: %q, %v", got, err)
 	}
@@ -201,5 +207,22 @@ func TestIdentShortcutKeepsTheRules(t *testing.T) {
 	}
 	if id, err := Ident(strings.Repeat("a", MaxNameLength)); err != nil || len(id) != MaxNameLength+4 {
 		t.Errorf("a name at the limit: %v", err)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://hub.kusto.windows.net":                "https://hub.kusto.windows.net",
+		"https://user:pw@hub.kusto.windows.net":        "https://REDACTED@hub.kusto.windows.net",
+		"https://user@hub.kusto.windows.net:8443/db":   "https://REDACTED@hub.kusto.windows.net:8443/db",
+		"https://hub.kusto.windows.net/?sig=abc&x=1":   "https://hub.kusto.windows.net/?REDACTED",
+		"https://us%zzer:pw@hub/x?sig=abc":             "https://REDACTED@hub/x?REDACTED",
+		"https://a@b@hub.kusto.windows.net/p@th":       "https://REDACTED@hub.kusto.windows.net/p@th",
+		"not a url at all":                             "not a url at all",
+		"https://hub.kusto.windows.net').database('x": "https://hub.kusto.windows.net').database('x",
+	} {
+		if got := Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -140,7 +140,7 @@ func Endpoint(raw string, allowHTTP bool) (string, error) {
 	s := strings.TrimSpace(raw)
 	u, err := url.Parse(s)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s does not parse", ErrInvalidEndpoint, strconv.Quote(raw))
+		return "", fmt.Errorf("%w: %s does not parse", ErrInvalidEndpoint, strconv.Quote(Redact(raw)))
 	}
 	defaultPort := "443"
 	switch {
@@ -148,25 +148,25 @@ func Endpoint(raw string, allowHTTP bool) (string, error) {
 	case u.Scheme == "http" && allowHTTP:
 		defaultPort = "80"
 	case u.Scheme == "http":
-		return "", fmt.Errorf("%w: %s is plain http, allowed only for local endpoints", ErrInvalidEndpoint, strconv.Quote(raw))
+		return "", fmt.Errorf("%w: %s is plain http, allowed only for local endpoints", ErrInvalidEndpoint, strconv.Quote(Redact(raw)))
 	default:
-		return "", fmt.Errorf("%w: %s is not an https URL", ErrInvalidEndpoint, strconv.Quote(raw))
+		return "", fmt.Errorf("%w: %s is not an https URL", ErrInvalidEndpoint, strconv.Quote(Redact(raw)))
 	}
 	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.Opaque != "" || (u.Path != "" && u.Path != "/") {
-		return "", fmt.Errorf("%w: %s has more than scheme, host and port", ErrInvalidEndpoint, strconv.Quote(raw))
+		return "", fmt.Errorf("%w: %s has more than scheme, host and port", ErrInvalidEndpoint, strconv.Quote(Redact(raw)))
 	}
 	host, ok := canonicalHost(u.Hostname())
 	if !ok {
-		return "", fmt.Errorf("%w: %s has no valid host", ErrInvalidEndpoint, strconv.Quote(raw))
+		return "", fmt.Errorf("%w: %s has no valid host", ErrInvalidEndpoint, strconv.Quote(Redact(raw)))
 	}
 	port := u.Port()
 	switch {
 	case port == "" && strings.HasSuffix(u.Host, ":"):
-		return "", fmt.Errorf("%w: %s has an empty port", ErrInvalidEndpoint, strconv.Quote(raw))
+		return "", fmt.Errorf("%w: %s has an empty port", ErrInvalidEndpoint, strconv.Quote(Redact(raw)))
 	case port != "":
 		n, err := strconv.Atoi(port)
 		if err != nil || len(port) > 5 || n < 1 || n > 65535 {
-			return "", fmt.Errorf("%w: %s has a port outside 1 to 65535", ErrInvalidEndpoint, strconv.Quote(raw))
+			return "", fmt.Errorf("%w: %s has a port outside 1 to 65535", ErrInvalidEndpoint, strconv.Quote(Redact(raw)))
 		}
 		port = strconv.Itoa(n)
 	}
@@ -177,6 +177,41 @@ func Endpoint(raw string, allowHTTP bool) (string, error) {
 		return u.Scheme + "://" + host, nil
 	}
 	return u.Scheme + "://" + net.JoinHostPort(host, port), nil
+}
+
+// Redact is an untrusted endpoint as it may be shown: without the user
+// information (user:password@) and the query (a SAS token, say) a URL may
+// carry, which whoever reads a status or an event must not see. What does
+// not parse as a URL loses everything between :// and the last @ before
+// the first /, and everything from the first ?, as a URL would.
+func Redact(raw string) string {
+	if u, err := url.Parse(strings.TrimSpace(raw)); err == nil {
+		if u.User == nil && u.RawQuery == "" && !u.ForceQuery {
+			return raw
+		}
+		if u.User != nil {
+			u.User = url.User("REDACTED")
+		}
+		if u.RawQuery != "" || u.ForceQuery {
+			u.RawQuery, u.ForceQuery = "REDACTED", false
+		}
+		return u.String()
+	}
+	s := raw
+	if i := strings.IndexByte(s, '?'); i >= 0 {
+		s = s[:i] + "?REDACTED"
+	}
+	if i := strings.Index(s, "://"); i >= 0 {
+		rest := s[i+3:]
+		end := strings.IndexByte(rest, '/')
+		if end < 0 {
+			end = len(rest)
+		}
+		if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
+			s = s[:i+3] + "REDACTED@" + rest[at+1:]
+		}
+	}
+	return s
 }
 
 // canonicalHost lowers a DNS name and checks it, or writes an IP address in
