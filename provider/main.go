@@ -5,8 +5,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"os"
 	"time"
 
@@ -52,6 +56,35 @@ type CLI struct {
 	IMDSEndpoint     string        `default:"http://169.254.169.254" help:"Azure's instance metadata service, read by ProvisioningDefaults where a ClusterProviderConfig allows discovery."`
 	ARMEndpoint      string        `name:"azure-resource-manager-endpoint" default:"https://management.azure.com" help:"Azure Resource Manager, where ProvisioningDefaults lists the Kusto SKUs of a region and Autoscalers read ADX clusters and their Azure Monitor metrics."`
 	LoopbackPods     bool          `name:"scrape-loopback-pods" help:"Let Autoscalers scrape ingestor pods whose IP is a loopback address. Only for local control planes whose stand-in pods listen on loopback; never on a real cluster, where a pod claiming such an IP would point the provider at itself."`
+	PlainHTTP        string        `name:"plain-http-networks" default:"127.0.0.0/8,::1" help:"Comma-separated addresses and CIDR prefixes Kusto endpoints with credentials None (plain http, local emulators) may connect to; empty for none. Link-local addresses and the Kubernetes API server are refused whatever this says."`
+	MaxKustoMgmt     int64         `name:"max-kusto-mgmt-bytes" default:"16777216" help:"Most bytes of one Kusto management command's answer the provider reads; the SDK holds it whole."`
+	MaxKustoQuery    int64         `name:"max-kusto-query-bytes" default:"268435456" help:"Most bytes of one Kusto query's answer the provider reads, streaming."`
+}
+
+// plainHTTP is where credentials None may connect: the flag's networks,
+// never the API server the provider talks to.
+func (c *CLI) plainHTTP(cfg *rest.Config) (kusto.PlainHTTP, error) {
+	nets, err := kusto.ParseNetworks(c.PlainHTTP)
+	if err != nil {
+		return kusto.PlainHTTP{}, fmt.Errorf("--plain-http-networks: %w", err)
+	}
+	p := kusto.PlainHTTP{Networks: nets}
+	if u, err := url.Parse(cfg.Host); err == nil && u.Host != "" {
+		host, port := u.Hostname(), u.Port()
+		if port == "" {
+			port = map[string]string{"http": "80"}[u.Scheme]
+			if port == "" {
+				port = "443"
+			}
+		}
+		addrs, _ := net.DefaultResolver.LookupNetIP(context.Background(), "ip", host)
+		for _, a := range addrs {
+			if ap, err := netip.ParseAddrPort(net.JoinHostPort(a.String(), port)); err == nil {
+				p.Denied = append(p.Denied, ap)
+			}
+		}
+	}
+	return p, nil
 }
 
 func (c *CLI) restConfig() (*rest.Config, error) {
@@ -121,7 +154,11 @@ func (c *CLI) Run() error {
 	if err := customresourcesgate.Setup(mgr, o); err != nil {
 		return fmt.Errorf("cannot set up the CRD gate: %w", err)
 	}
-	if err := fpcontroller.Setup(mgr, o, kusto.Options{Timeout: c.KustoTimeout},
+	plain, err := c.plainHTTP(cfg)
+	if err != nil {
+		return err
+	}
+	if err := fpcontroller.Setup(mgr, o, kusto.Options{Timeout: c.KustoTimeout, PlainHTTP: &plain, MaxMgmtBytes: c.MaxKustoMgmt, MaxQueryBytes: c.MaxKustoQuery},
 		defaults.Config{IMDSEndpoint: c.IMDSEndpoint, ResourceManagerEndpoint: c.ARMEndpoint},
 		autoscaler.Config{ResourceManagerEndpoint: c.ARMEndpoint, LoopbackPods: c.LoopbackPods}); err != nil {
 		return err

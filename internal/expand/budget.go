@@ -24,17 +24,17 @@ func NewBudget(units int64) *Budget { return &Budget{total: units, left: units} 
 // Spent is how much of the budget has been spent.
 func (b *Budget) Spent() int64 { return b.total - b.left }
 
-// ErrBudget is the error of a template that would overspend.
-type ErrBudget struct{ Total int64 }
+// BudgetError is the error of a template that would overspend.
+type BudgetError struct{ Total int64 }
 
-func (e ErrBudget) Error() string {
+func (e BudgetError) Error() string {
 	return fmt.Sprintf("the Placement's templates would take more than their budget of %d bytes and range iterations", e.Total)
 }
 
 func (b *Budget) spend(n int64) error {
 	if n > b.left {
 		b.left = 0
-		return ErrBudget{Total: b.total}
+		return BudgetError{Total: b.total}
 	}
 	b.left -= n
 	return nil

@@ -24,7 +24,7 @@ var _ Kusto = (*kusto.Client)(nil)
 // ReadHub reads the live state of every database of the hub: tables,
 // functions and entity groups, three commands per database.
 func ReadHub(ctx context.Context, c Kusto) (Hub, error) {
-	rows, err := c.Mgmt(ctx, "", kql.ShowDatabases)
+	rows, err := c.Mgmt(kusto.WithLimit(ctx, kusto.MaxListBytes), "", kql.ShowDatabases)
 	if err != nil {
 		return Hub{}, fmt.Errorf("cannot list hub databases: %w", err)
 	}

@@ -39,7 +39,7 @@ type schemaDocument struct {
 // databases, then one schema document per database, rather than one
 // command per function as the operator this replaces did.
 func Collect(ctx context.Context, c Mgmt) ([]DatabaseSchema, Counts, error) {
-	rows, err := c.Mgmt(ctx, "", kql.ShowDatabases)
+	rows, err := c.Mgmt(kusto.WithLimit(ctx, kusto.MaxListBytes), "", kql.ShowDatabases)
 	if err != nil {
 		return nil, Counts{}, fmt.Errorf("cannot list databases: %w", err)
 	}

@@ -30,8 +30,16 @@ type Options struct {
 	// Backoff is the first wait between attempts; it doubles, with jitter,
 	// up to MaxBackoff. Defaults 500ms and 30s.
 	Backoff, MaxBackoff time.Duration
-	// HTTPClient replaces the transport under the retries (tests).
+	// HTTPClient replaces the transport under the retries (tests), for
+	// clients with credentials.
 	HTTPClient *http.Client
+	// PlainHTTP is where clients without credentials may connect; nil is
+	// Loopback.
+	PlainHTTP *PlainHTTP
+	// MaxQueryBytes and MaxMgmtBytes bound the answer of one query and
+	// one management command. Defaults DefaultMaxQueryBytes and
+	// DefaultMaxMgmtBytes.
+	MaxQueryBytes, MaxMgmtBytes int64
 }
 
 func (o Options) withDefaults() Options {
@@ -47,14 +55,21 @@ func (o Options) withDefaults() Options {
 	if o.MaxBackoff == 0 {
 		o.MaxBackoff = 30 * time.Second
 	}
+	if o.MaxQueryBytes == 0 {
+		o.MaxQueryBytes = DefaultMaxQueryBytes
+	}
+	if o.MaxMgmtBytes == 0 {
+		o.MaxMgmtBytes = DefaultMaxMgmtBytes
+	}
 	return o
 }
 
 // Client talks to one cluster.
 type Client struct {
-	endpoint string
-	c        *azkustodata.Client
-	timeout  time.Duration
+	endpoint          string
+	c                 *azkustodata.Client
+	timeout           time.Duration
+	maxQuery, maxMgmt int64
 }
 
 // New returns a client for endpoint. A nil credential means no
@@ -77,12 +92,23 @@ func New(endpoint string, cred azcore.TokenCredential, opts Options) (*Client, e
 		return nil, fmt.Errorf("%w: %s needs credentials; None serves only plain-http local endpoints", kql.ErrInvalidEndpoint, ep)
 	}
 	opts = opts.withDefaults()
-	base := opts.HTTPClient
-	if base == nil {
-		base = &http.Client{}
+	var base http.RoundTripper
+	switch {
+	case cred == nil:
+		// Without credentials, only where the provider allows plain
+		// http, checked as each connection is made.
+		p := Loopback()
+		if opts.PlainHTTP != nil {
+			p = *opts.PlainHTTP
+		}
+		base = p.transport()
+	case opts.HTTPClient != nil:
+		base = transport(opts.HTTPClient)
+	default:
+		base = http.DefaultTransport
 	}
 	hc := &http.Client{
-		Transport: &retryTransport{base: transport(base), attempts: opts.Attempts, backoff: opts.Backoff, max: opts.MaxBackoff},
+		Transport: limitTransport{base: &retryTransport{base: base, attempts: opts.Attempts, backoff: opts.Backoff, max: opts.MaxBackoff}},
 		Timeout:   0, // deadlines come from the context
 	}
 	kcsb := azkustodata.NewConnectionStringBuilder(ep)
@@ -93,7 +119,7 @@ func New(endpoint string, cred azcore.TokenCredential, opts Options) (*Client, e
 	if err != nil {
 		return nil, fmt.Errorf("cannot create a Kusto client for %s: %w", ep, err)
 	}
-	return &Client{endpoint: ep, c: c, timeout: opts.Timeout}, nil
+	return &Client{endpoint: ep, c: c, timeout: opts.Timeout, maxQuery: opts.MaxQueryBytes, maxMgmt: opts.MaxMgmtBytes}, nil
 }
 
 func transport(c *http.Client) http.RoundTripper {
@@ -116,9 +142,10 @@ func statement(text string) azkustodata.Statement {
 }
 
 // Mgmt runs a management command and returns the rows of its primary
-// result.
+// result, reading at most the client's MaxMgmtBytes of answer, or less
+// when ctx carries a smaller limit (WithLimit).
 func (c *Client) Mgmt(ctx context.Context, db, command string) ([]query.Row, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := context.WithTimeout(capLimit(ctx, c.maxMgmt), c.timeout)
 	defer cancel()
 	ds, err := c.c.Mgmt(ctx, db, statement(command))
 	if err != nil {
@@ -134,7 +161,7 @@ func (c *Client) Mgmt(ctx context.Context, db, command string) ([]query.Row, err
 // Query runs a query and calls fn for every row of its primary results as
 // they stream in, so that large results never sit in memory whole.
 func (c *Client) Query(ctx context.Context, db, q string, fn func(query.Row) error) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := context.WithTimeout(capLimit(ctx, c.maxQuery), c.timeout)
 	defer cancel()
 	ds, err := c.c.IterativeQuery(ctx, db, statement(q))
 	if err != nil {

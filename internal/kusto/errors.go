@@ -67,6 +67,17 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.err }
 
+// Is reports an answer cut at its limit, and a connection refused to
+// credentials None, as such: the SDK wraps the transport's errors in
+// words only.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrTooLarge, ErrPlainHTTPRefused:
+		return strings.Contains(e.Message, target.Error())
+	}
+	return false
+}
+
 // ClassOf returns the class of err, Other when it is no Kusto error.
 func ClassOf(err error) Class {
 	if e, ok := errors.AsType[*Error](err); ok {

@@ -1,0 +1,142 @@
+package kusto
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hugeDatabases answers every management command as a cluster with n
+// databases would answer .show databases, streamed (no length).
+func hugeDatabases(n int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/v1/rest/auth/metadata" {
+			fmt.Fprint(w, `{"AzureAD":{"LoginEndpoint":"https://login.microsoftonline.com","KustoServiceResourceId":"https://kusto.kusto.windows.net"}}`)
+			return
+		}
+		bw := bufio.NewWriter(w)
+		fmt.Fprint(bw, `{"Tables":[{"TableName":"Table_0","Columns":[{"ColumnName":"DatabaseName","DataType":"String","ColumnType":"string"}],"Rows":[`)
+		for i := range n {
+			if i > 0 {
+				_ = bw.WriteByte(',')
+			}
+			fmt.Fprintf(bw, `["db%07d"]`, i)
+		}
+		fmt.Fprint(bw, `]}]}`)
+		_ = bw.Flush()
+	}
+}
+
+// TestAnswersAreBounded: a cluster answering .show databases with two
+// million rows (22 MiB) made the shared provider allocate 2.8 GiB. The
+// answer is now cut at the call's limit while it is read.
+func TestAnswersAreBounded(t *testing.T) {
+	s := httptest.NewServer(hugeDatabases(2_000_000))
+	t.Cleanup(s.Close)
+	c, err := New(s.URL, nil, Options{Attempts: 1, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, ctx := range map[string]context.Context{
+		"a listing, at its own limit": WithLimit(context.Background(), MaxListBytes),
+		"any command, at the client's": context.Background(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			_, err := c.Mgmt(ctx, "", ".show databases")
+			took := time.Since(start)
+			runtime.ReadMemStats(&after)
+			if !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("err = %v, want ErrTooLarge", err)
+			}
+			alloc := after.TotalAlloc - before.TotalAlloc
+			if limit := limitOf(ctx); alloc > 16*uint64(limit)+16<<20 {
+				t.Errorf("allocated %d MiB for an answer cut at %d MiB", alloc>>20, limit>>20)
+			}
+			if took > 5*time.Second {
+				t.Errorf("took %s", took)
+			}
+			t.Logf("refused in %s after allocating %d MiB: %v", took.Round(time.Millisecond), alloc>>20, err)
+		})
+	}
+	// A known length over the limit is refused before a byte is read.
+	sized := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/rest/auth/metadata" {
+			hugeDatabases(0)(w, r)
+			return
+		}
+		w.Header().Set("Content-Length", "5000000")
+		_, _ = w.Write([]byte(strings.Repeat(" ", 10)))
+	}))
+	t.Cleanup(sized.Close)
+	c2, err := New(sized.URL, nil, Options{Attempts: 1, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.Mgmt(WithLimit(context.Background(), MaxListBytes), "", ".show databases"); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "5000000 bytes") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func limitOf(ctx context.Context) int64 {
+	if l, ok := ctx.Value(limitKey{}).(int64); ok {
+		return l
+	}
+	return DefaultMaxMgmtBytes
+}
+
+// TestPlainHTTPOnlyWhereAllowed: without credentials a client connects
+// only to the networks the provider allows, never to a link-local
+// address (where cloud metadata answers) or to the API server.
+func TestPlainHTTPOnlyWhereAllowed(t *testing.T) {
+	apiServer := netip.MustParseAddrPort("127.0.0.1:6443")
+	p := PlainHTTP{Networks: Loopback().Networks, Denied: []netip.AddrPort{apiServer}}
+	for addr, want := range map[string]string{
+		"127.0.0.1:8080":      "",
+		"[::1]:8080":          "",
+		"127.0.0.1:6443":      "is the Kubernetes API server",
+		"169.254.169.254:80":  "link-local",
+		"[fe80::1]:80":        "link-local",
+		"0.0.0.0:80":          "unspecified",
+		"10.0.0.4:8080":       "outside the networks the provider allows plain http to (--plain-http-networks)",
+		"[::ffff:10.0.0.4]:8": "outside the networks",
+	} {
+		err := p.allows(netip.MustParseAddrPort(addr))
+		if (want == "") != (err == nil) || (err != nil && (!strings.Contains(err.Error(), want) || !errors.Is(err, ErrPlainHTTPRefused))) {
+			t.Errorf("allows(%s) = %v, want %q", addr, err, want)
+		}
+	}
+	// Through a client: the connection is refused, the call says why.
+	for _, endpoint := range []string{"http://169.254.169.254", "http://10.0.0.4:8080"} {
+		c, err := New(endpoint, nil, Options{Attempts: 1, Timeout: 5 * time.Second, PlainHTTP: &p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Mgmt(context.Background(), "", ".show databases"); err == nil || !strings.Contains(err.Error(), "credentials None may not connect there") {
+			t.Errorf("%s: %v", endpoint, err)
+		}
+	}
+	none, err := ParseNetworks("")
+	if err != nil || len(none) != 0 {
+		t.Errorf("ParseNetworks(\"\") = %v, %v", none, err)
+	}
+	got, err := ParseNetworks("10.0.0.0/8, ::1, 192.168.1.7")
+	if err != nil || fmt.Sprint(got) != "[10.0.0.0/8 ::1/128 192.168.1.7/32]" {
+		t.Errorf("ParseNetworks = %v, %v", got, err)
+	}
+	if _, err := ParseNetworks("10.0.0.0/33"); err == nil {
+		t.Error("a bad prefix parses")
+	}
+}
