@@ -166,6 +166,9 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 		return Partition{}, nil, fmt.Errorf("schema of %s is %d bytes, the limit is %d", ep, len(schemaJSON), MaxSchemaBytes)
 	}
 	raw, err := decodeSchemaInto(schemaJSON, &dec.arena)
+	if errors.Is(err, errTooManyDatabases) {
+		return Partition{}, nil, fmt.Errorf("schema of %s lists more than %d databases, the limit", ep, MaxDatabases)
+	}
 	if err != nil {
 		return Partition{}, nil, fmt.Errorf("schema of %s is not a JSON list of databases: %w", ep, err)
 	}

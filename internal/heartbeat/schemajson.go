@@ -121,9 +121,17 @@ func (d *schemaDecoder) list(item func() error) (bool, error) {
 	}
 }
 
+// errTooManyDatabases stops a schema at its (MaxDatabases+1)th database:
+// an 8 MiB row of [{},{},…] claims millions, and decoding them all first
+// cost 975 MiB and 10 s before the limit was checked.
+var errTooManyDatabases = fmt.Errorf("lists more than %d databases", MaxDatabases)
+
 func (d *schemaDecoder) databases() ([]DatabaseSchema, error) {
 	out := []DatabaseSchema{}
 	isList, err := d.list(func() error {
+		if len(out) == MaxDatabases {
+			return errTooManyDatabases
+		}
 		db, err := d.database()
 		out = append(out, db)
 		return err
@@ -209,11 +217,17 @@ func (d *schemaDecoder) names() ([]string, error) {
 		switch d.peek() {
 		case '"':
 			n, err := d.str()
-			out = append(out, n)
+			// Past the limit names are checked, not kept: one more than
+			// the limit is enough for the database to be refused.
+			if len(out)-start <= MaxTablesPerDatabase {
+				out = append(out, n)
+			}
 			return err
 		case 'n':
 			if d.literal("null") {
-				out = append(out, "")
+				if len(out)-start <= MaxTablesPerDatabase {
+					out = append(out, "")
+				}
 				return nil
 			}
 		}

@@ -2,10 +2,13 @@ package heartbeat
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // adxMonSchema is a Schema column as the adx-mon operator writes it:
@@ -96,16 +99,77 @@ func FuzzDecodeSchemaMatchesEncodingJSON(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		got, err := decodeSchema(s)
+		runtime.ReadMemStats(&after)
+		// What a row may cost is a small multiple of its bytes, however
+		// many databases or names it claims.
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > maxAllocPerByte*uint64(len(s))+4<<10 {
+			t.Fatalf("%d bytes of schema allocated %d bytes", len(s), alloc)
+		}
 		var want []DatabaseSchema
 		werr := json.Unmarshal([]byte(s), &want)
+		if errors.Is(err, errTooManyDatabases) && werr == nil && len(want) > MaxDatabases {
+			return // stopped at the limit, as it must
+		}
 		if (err != nil) != (werr != nil) {
 			t.Fatalf("decodeSchema error %v, encoding/json error %v", err, werr)
+		}
+		// Past the limit, names are checked, not kept.
+		for i := range want {
+			if len(want[i].Tables) > MaxTablesPerDatabase+1 {
+				want[i].Tables = want[i].Tables[:MaxTablesPerDatabase+1]
+			}
+			if len(want[i].Views) > MaxTablesPerDatabase+1 {
+				want[i].Views = want[i].Views[:MaxTablesPerDatabase+1]
+			}
 		}
 		if err == nil && !reflect.DeepEqual(got, want) {
 			t.Fatalf("decodeSchema %#v, encoding/json %#v", got, want)
 		}
 	})
+}
+
+// maxAllocPerByte bounds what decoding a schema allocates per byte: a
+// database is at least 3 bytes ({},) and 56 of DatabaseSchema, a name at
+// least 3 ("",) and 16 of string header, each list growing by doubling.
+const maxAllocPerByte = 64
+
+// TestHostileSchemasAreBounded: what a heartbeat row claims is stopped
+// at its limit while it is read, not after; memory and time are asserted.
+func TestHostileSchemasAreBounded(t *testing.T) {
+	manyDatabases := "[" + strings.Repeat("{},", (MaxSchemaBytes-10)/3) + "{}]"
+	manyTables := `[{"database":"a","tables":[` + strings.Repeat(`"t",`, (MaxSchemaBytes-100)/4) + `"t"]}]`
+	for name, tc := range map[string]struct {
+		schema string
+		want   string
+	}{
+		"an 8 MiB row of empty databases": {schema: manyDatabases, want: "lists more than 1000 databases"},
+		"two million tables in one database": {schema: manyTables, want: "lists more than 10000 tables"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var dec Decoder
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			_, rejected, err := dec.Decode(time.Now(), "https://p1.kusto.windows.net", tc.schema, false)
+			took := time.Since(start)
+			runtime.ReadMemStats(&after)
+			got := fmt.Sprint(err, rejected)
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("Decode = %s, want %q", got, tc.want)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
+				t.Errorf("allocated %d KiB for %d KiB of schema", alloc>>10, len(tc.schema)>>10)
+			}
+			if took > time.Second {
+				t.Errorf("took %s", took)
+			}
+			t.Logf("%d KiB refused in %s, %d KiB allocated", len(tc.schema)>>10, took.Round(time.Millisecond), (after.TotalAlloc-before.TotalAlloc)>>10)
+		})
+	}
 }
 
 func BenchmarkDecodeSchema(b *testing.B) {

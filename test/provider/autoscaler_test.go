@@ -193,7 +193,12 @@ func TestAutoscalerScalesADX(t *testing.T) {
 
 	monitoring := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "monitoring"}, Spec: v1alpha1.ClusterProviderConfigSpec{
 		Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone}, NamespaceSelector: metav1.LabelSelector{},
-		Azure: &v1alpha1.AzurePolicy{AllowMonitoring: true},
+		// Monitoring covers the resource groups where provisioning is
+		// granted, and only those.
+		Azure: &v1alpha1.AzurePolicy{AllowMonitoring: true, Provisioning: []v1alpha1.AzureProvisioning{{
+			SubscriptionID: sub, ResourceGroups: []string{"adx-*"},
+			ProviderConfigRef: v1alpha1.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"},
+		}}},
 	}}
 	create(t, monitoring)
 
