@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -114,10 +115,15 @@ func containerPort(p *corev1.Pod, port intstr.IntOrString) (*corev1.Container, i
 	return nil, 0, fmt.Errorf("pod %s has no container port %s", p.Name, port.String())
 }
 
+// ScrapeParallel is how many pods one evaluation scrapes at once.
+const ScrapeParallel = 8
+
 // Ingestor measures metrics on every pod and averages each over the pods:
 // the load per replica, which is what adding or removing one changes.
 // A metric no pod can give, or that one pod fails to give, has no value
-// and says why.
+// and says why. Pods are scraped ScrapeParallel at a time, all within
+// ctx's deadline, so one slow pod costs its evaluation that deadline at
+// most, not one each.
 func Ingestor(ctx context.Context, c *http.Client, pods []Pod, metrics []v1alpha1.ScaleMetric) []scaling.Metric {
 	out := make([]scaling.Metric, len(metrics))
 	for i, m := range metrics {
@@ -132,18 +138,34 @@ func Ingestor(ctx context.Context, c *http.Client, pods []Pod, metrics []v1alpha
 	if len(pods) == 0 {
 		return missing("no ready ingestor pod to scrape")
 	}
+	want := make([]Series, len(metrics))
+	for i, m := range metrics {
+		want[i] = series(m)
+	}
+	results := make([][]Sum, len(pods))
+	failures := make([]error, len(pods))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, ScrapeParallel)
+	for i, p := range pods {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i], failures[i] = Scrape(ctx, c, p.URL, want)
+		})
+	}
+	wg.Wait()
+
 	sums := make([]float64, len(metrics))
 	errs := make([][]string, len(metrics))
-	for _, p := range pods {
-		fams, err := Scrape(ctx, c, p.URL)
-		if err != nil {
+	for pi, p := range pods {
+		if err := failures[pi]; err != nil {
 			for i := range metrics {
 				errs[i] = append(errs[i], fmt.Sprintf("%s: %v", p.Name, err))
 			}
 			continue
 		}
 		for i, m := range metrics {
-			v, err := podValue(fams, m, p)
+			v, err := podValue(results[pi][i], m, p)
 			if err != nil {
 				errs[i] = append(errs[i], fmt.Sprintf("%s: %v", p.Name, err))
 				continue
@@ -161,6 +183,19 @@ func Ingestor(ctx context.Context, c *http.Client, pods []Pod, metrics []v1alpha
 	return out
 }
 
+// series is the sum a metric reads from each pod.
+func series(m v1alpha1.ScaleMetric) Series {
+	switch {
+	case m.Type == v1alpha1.MetricQueueLength:
+		return Series{Name: queueSeries}
+	case m.Type == v1alpha1.MetricMemoryUsage:
+		return Series{Name: memorySeries}
+	case m.Series != nil:
+		return Series{Name: m.Series.Name, Match: m.Series.MatchLabels}
+	}
+	return Series{}
+}
+
 // Name is how a metric is shown: its type, or for Custom its series or
 // Azure metric.
 func Name(m v1alpha1.ScaleMetric) string {
@@ -173,36 +208,30 @@ func Name(m v1alpha1.ScaleMetric) string {
 	return m.Type
 }
 
-func podValue(f Families, m v1alpha1.ScaleMetric, p Pod) (float64, error) {
+func podValue(s Sum, m v1alpha1.ScaleMetric, p Pod) (float64, error) {
 	switch m.Type {
-	case v1alpha1.MetricQueueLength:
-		return need(f, queueSeries, nil)
-	case v1alpha1.MetricMemoryUsage:
-		if p.MemoryLimit <= 0 {
-			return 0, errors.New("MemoryUsage is a percentage of the container's memory limit, and it has none")
-		}
-		v, err := need(f, memorySeries, nil)
-		return v / p.MemoryLimit * 100, err
-	case v1alpha1.MetricCustom:
-		if m.Series != nil {
-			return need(f, m.Series.Name, m.Series.MatchLabels)
-		}
+	case v1alpha1.MetricQueueLength, v1alpha1.MetricMemoryUsage, v1alpha1.MetricCustom:
+	default:
+		return 0, fmt.Errorf("%s is not an ingestor metric", m.Type)
 	}
-	return 0, fmt.Errorf("%s is not an ingestor metric", m.Type)
-}
-
-func need(f Families, name string, match map[string]string) (float64, error) {
-	v, ok, err := f.Sum(name, match)
-	if err != nil {
-		return 0, err
+	if m.Type == v1alpha1.MetricCustom && m.Series == nil {
+		return 0, fmt.Errorf("%s is not an ingestor metric", m.Type)
 	}
-	if !ok {
-		if len(match) > 0 {
-			return 0, fmt.Errorf("no %s sample with labels %v", name, match)
-		}
-		return 0, fmt.Errorf("no %s sample", name)
+	if m.Type == v1alpha1.MetricMemoryUsage && p.MemoryLimit <= 0 {
+		return 0, errors.New("MemoryUsage is a percentage of the container's memory limit, and it has none")
 	}
-	return v, nil
+	want := series(m)
+	switch {
+	case s.Err != nil:
+		return 0, s.Err
+	case !s.Found && len(want.Match) > 0:
+		return 0, fmt.Errorf("no %s sample with labels %v", want.Name, want.Match)
+	case !s.Found:
+		return 0, fmt.Errorf("no %s sample", want.Name)
+	case m.Type == v1alpha1.MetricMemoryUsage:
+		return s.Value / p.MemoryLimit * 100, nil
+	}
+	return s.Value, nil
 }
 
 // summarize keeps the first errors and counts the rest; the status

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -221,4 +222,93 @@ func TestADX(t *testing.T) {
 	if want := "subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/rg/providers/Microsoft.Kusto/clusters/adxeu IngestionUtilization Average 2026-11-23T11:45:00Z/2026-11-23T12:00:00Z"; uri != want {
 		t.Errorf("asked %q, want %q", uri, want)
 	}
+}
+
+// TestScrapesAreBounded: a pod's answer is untrusted. Four MiB of samples
+// cost 123 MiB a scrape when parsed whole; streamed, the scrape holds a
+// line at a time. A pod that dribbles its answer cost 10 s per pod, one
+// pod after the other; scraped together under one deadline, an
+// evaluation of many such pods costs that deadline once.
+func TestScrapesAreBounded(t *testing.T) {
+	metrics := []v1alpha1.ScaleMetric{{Type: v1alpha1.MetricQueueLength, ScaleUpThreshold: 1000, ScaleDownThreshold: 100, Weight: 1}}
+	t.Run("four MiB of samples", func(t *testing.T) {
+		var b strings.Builder
+		for i := 0; b.Len() < MaxScrapeBytes-200; i++ {
+			fmt.Fprintf(&b, "adxmon_ingestor_queue_size{queue=\"q%d\",pod=\"p\"} 1\n", i)
+		}
+		body := b.String()
+		pod := []Pod{{Name: "a", URL: serve(t, func() string { return body })}}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		got := Ingestor(context.Background(), http.DefaultClient, pod, metrics)
+		runtime.ReadMemStats(&after)
+		if got[0].Missing() || got[0].Value < 50_000 {
+			t.Fatalf("got %+v", got[0])
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+			t.Errorf("a %d MiB scrape allocated %d MiB", len(body)>>20, alloc>>20)
+		}
+		t.Logf("%d samples summed, %d KiB allocated", int(got[0].Value), (after.TotalAlloc-before.TotalAlloc)>>10)
+	})
+	t.Run("pods that dribble their answers", func(t *testing.T) {
+		stop := make(chan struct{})
+		slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+				if _, err := fmt.Fprint(w, "#\n"); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+			}
+		}))
+		t.Cleanup(func() { close(stop); slow.Close() })
+		var pods []Pod
+		for i := range 40 {
+			pods = append(pods, Pod{Name: fmt.Sprintf("p%02d", i), URL: slow.URL})
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		got := Ingestor(ctx, http.DefaultClient, pods, metrics)
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("40 slow pods took %s under a 500ms deadline", took)
+		}
+		if !got[0].Missing() || !strings.Contains(got[0].Err, "40 of 40 pods") {
+			t.Errorf("got %+v", got[0])
+		}
+	})
+	t.Run("a line too long, too many labels", func(t *testing.T) {
+		for body, want := range map[string]string{
+			"x " + strings.Repeat("1", MaxLineBytes) + "\n": "a line longer than 65536 bytes",
+			"adxmon_ingestor_queue_size{" + strings.Repeat(`a="1",`, MaxLabels+1) + "} 1\n": "more than 64 labels",
+		} {
+			got := Ingestor(context.Background(), http.DefaultClient, []Pod{{Name: "a", URL: serve(t, func() string { return body })}}, metrics)
+			if !strings.Contains(got[0].Err, want) {
+				t.Errorf("got %q, want %q", got[0].Err, want)
+			}
+		}
+	})
+}
+
+// FuzzReadSums: whatever a pod answers, reading it allocates a small
+// multiple of a line, never of the answer, and never panics.
+func FuzzReadSums(f *testing.F) {
+	f.Add(fmt.Sprintf(ingestorMetrics, 5))
+	f.Add("a{b=\"c\\\"d\"} 1 2\n# TYPE a summary\n")
+	f.Add("<html>")
+	want := []Series{{Name: "adxmon_ingestor_queue_size", Match: map[string]string{"queue": "upload"}}, {Name: "a"}}
+	f.Fuzz(func(t *testing.T, s string) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, _ = ReadSums(strings.NewReader(s), want)
+		runtime.ReadMemStats(&after)
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4*uint64(len(s))+64<<10 {
+			t.Fatalf("%d bytes allocated %d", len(s), alloc)
+		}
+	})
 }

@@ -47,7 +47,7 @@ type Config struct {
 	LoopbackPods bool
 }
 
-// scrapeTimeout bounds one pod's scrape.
+// scrapeTimeout bounds one evaluation's scrapes, all its pods together.
 const scrapeTimeout = 10 * time.Second
 
 // Setup adds the Autoscaler controller to mgr. Services, Pods and
@@ -315,7 +315,12 @@ func (e *external) ingestor(ctx context.Context, ns string, t v1alpha1.IngestorT
 	if err != nil {
 		return size, nil, err
 	}
-	return size, measure.Ingestor(ctx, e.http, targets, metrics), nil
+	// One deadline for the whole evaluation: its pods are scraped
+	// together, so a pod that dribbles its answer costs scrapeTimeout
+	// once, not once per pod, and never the reconcile's whole budget.
+	sctx, cancel := context.WithTimeout(ctx, scrapeTimeout)
+	defer cancel()
+	return size, measure.Ingestor(sctx, e.http, targets, metrics), nil
 }
 
 func (e *external) Delete(context.Context, *v1alpha1.Autoscaler) (managed.ExternalDelete, error) {
