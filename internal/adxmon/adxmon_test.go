@@ -538,3 +538,31 @@ func TestShippedRoles(t *testing.T) {
 		t.Errorf("Crossplane may bind %v, ADXMon binds %v", bindable, bound)
 	}
 }
+
+// TestImages: a stack that names no image runs adx-mon's release, never
+// :latest; the input pins images (by digest) for every stack; a stack's
+// own image wins.
+func TestImages(t *testing.T) {
+	stack := complete()
+	stack.Spec.Ingestor.Image, stack.Spec.Alerter.Image = "", ""
+	image := func(rsp ct.Response, name string) string {
+		c := rsp.Value(name, "spec.template.spec.containers").([]any)[0].(map[string]any)
+		return c["image"].(string)
+	}
+	rsp := ct.Run(t, Composer, ct.Call{XR: stack, Observed: through("alerter")})
+	if got := image(rsp, "ingestor"); got != "ghcr.io/azure/adx-mon/ingestor:v0.3.0" {
+		t.Errorf("default ingestor image %s", got)
+	}
+	pinned := "ghcr.io/azure/adx-mon/ingestor@sha256:" + strings.Repeat("a", 64)
+	in := &v1beta1.Input{ADXMon: &v1beta1.ADXMon{Images: &v1beta1.ADXMonImages{Ingestor: pinned}}}
+	rsp = ct.Run(t, Composer, ct.Call{XR: stack, Observed: through("alerter"), Input: in})
+	if got := image(rsp, "ingestor"); got != pinned {
+		t.Errorf("pinned ingestor image %s", got)
+	}
+	if got := image(rsp, "alerter"); got != "ghcr.io/azure/adx-mon/alerter:v0.3.0" {
+		t.Errorf("alerter image %s", got)
+	}
+	if got := image(rsp, "collector"); got != "ghcr.io/azure/adx-mon/collector:v1.0.0" {
+		t.Errorf("the stack's own collector image %s", got)
+	}
+}

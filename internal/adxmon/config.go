@@ -14,6 +14,9 @@ type Config struct {
 	DefaultSku string
 	// Kubernetes is provider-kubernetes' config for the CRD Objects.
 	Kubernetes xpv2.ProviderConfigReference
+	// Images by component (ingestor, collector, alerter), when the
+	// input pins them.
+	Images map[string]string
 	// Fleetplane is provider-fleetplane's config for the Autoscalers: the
 	// input's adxmon.providerConfigRef. A stack is the cluster admin's
 	// (ADXMon is cluster-scoped), so the admin's Composition says it.
@@ -38,6 +41,9 @@ func ConfigFrom(in *v1beta1.Input) Config {
 	}
 	if r := in.ADXMon.ProviderConfigRef; r != nil {
 		cfg.Fleetplane = xpv2.ProviderConfigReference{Kind: r.Kind, Name: r.Name}
+	}
+	if i := in.ADXMon.Images; i != nil {
+		cfg.Images = map[string]string{"ingestor": i.Ingestor, "collector": i.Collector, "alerter": i.Alerter}
 	}
 	return cfg
 }

@@ -21,10 +21,13 @@ import (
 // it. What differs is filled in rather than left as a placeholder (the
 // ADX endpoints, the identity) and what the ADXMon overrides.
 
-// Default images, from adx-mon's design.
+// Default images: adx-mon's, at the release whose manifests and CRDs
+// fleetplane follows (v0.3.0), never :latest, which moves under a running
+// stack. An admin pins them by digest in the function input
+// (adxmon.images), or a stack in its spec.
 const (
 	imageRepo        = "ghcr.io/azure/adx-mon/"
-	defaultTag       = ":latest"
+	defaultTag       = ":v0.3.0"
 	ingestorPort     = 9090
 	ingestorSvcPort  = 443
 	ingestorMetrics  = 9091
@@ -40,9 +43,14 @@ const (
 	collectorCfgPath = "/etc/config"
 )
 
-func image(w v1alpha1.Workload, component string) string {
+// image is a component's image: the stack's, the function input's, or
+// adx-mon's release.
+func (p *planner) image(w v1alpha1.Workload, component string) string {
 	if w.Image != "" {
 		return w.Image
+	}
+	if i := p.cfg.Images[component]; i != "" {
+		return i
 	}
 	return imageRepo + component + defaultTag
 }
@@ -221,7 +229,7 @@ func (p *planner) ingestor(in *v1alpha1.Ingestor, dbs []endpointDB, replicas *in
 					ServiceAccountName:           "ingestor",
 					Containers: []corev1.Container{{
 						Name:            "ingestor",
-						Image:           image(in.Workload, "ingestor"),
+						Image:           p.image(in.Workload, "ingestor"),
 						SecurityContext: restricted,
 						Ports: []corev1.ContainerPort{
 							{Name: "ingestor", ContainerPort: ingestorPort},
@@ -347,7 +355,7 @@ func (p *planner) collector(c *v1alpha1.Collector, configHash string) *appsv1.Da
 					},
 					Containers: []corev1.Container{{
 						Name:    "collector",
-						Image:   image(c.Workload, "collector"),
+						Image:   p.image(c.Workload, "collector"),
 						Command: []string{"/collector"},
 						Args:    []string{"--config=" + collectorCfgPath + "/config.toml", "--hostname=$(HOSTNAME)"},
 						Ports:   []corev1.ContainerPort{{ContainerPort: collectorPort, HostPort: collectorHost, Protocol: corev1.ProtocolTCP}},
@@ -402,7 +410,7 @@ func (p *planner) alerter(a *v1alpha1.Alerter, dbs []endpointDB) *appsv1.Deploym
 					},
 					Containers: []corev1.Container{{
 						Name:            "alerter",
-						Image:           image(a.Workload, "alerter"),
+						Image:           p.image(a.Workload, "alerter"),
 						Command:         []string{"/usr/local/bin/alerter"},
 						Args:            args,
 						Env:             []corev1.EnvVar{{Name: "GODEBUG", Value: "http2client=0"}},

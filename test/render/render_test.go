@@ -330,7 +330,7 @@ func TestValidateExamples(t *testing.T) {
 	// The install examples whose schemas are here: Crossplane's
 	// ImageConfig and DeploymentRuntimeConfig, upjet Azure's
 	// ClusterProviderConfig.
-	for _, f := range []string{"mirror.yaml", "azure-runtime.yaml", "azure-providerconfig.yaml", "gcp-runtime.yaml"} {
+	for _, f := range []string{"mirror.yaml", "verify.yaml", "azure-runtime.yaml", "azure-providerconfig.yaml", "gcp-runtime.yaml"} {
 		files = append(files, filepath.Join(root, "examples", "install", f))
 	}
 	upjet, err := controlplane.Tool(root, "upjet-azure-crds")

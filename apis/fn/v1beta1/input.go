@@ -107,6 +107,26 @@ type ADXMon struct {
 	// Autoscalers. Defaults to ClusterProviderConfig "default".
 	// +optional
 	ProviderConfigRef *ProviderConfigReference `json:"providerConfigRef,omitempty"`
+
+	// Images of adx-mon's components for stacks that name none. Default
+	// adx-mon's release v0.3.0 (ghcr.io/azure/adx-mon/<component>:v0.3.0);
+	// pin them by digest (…@sha256:…) so that what runs cannot change
+	// under a stack.
+	// +optional
+	Images *ADXMonImages `json:"images,omitempty"`
+}
+
+// ADXMonImages are the images of adx-mon's components.
+type ADXMonImages struct {
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Ingestor string `json:"ingestor,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Collector string `json:"collector,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Alerter string `json:"alerter,omitempty"`
 }
 
 // Experiments tunes the composition of Experiments.
