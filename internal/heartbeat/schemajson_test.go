@@ -145,7 +145,7 @@ func TestHostileSchemasAreBounded(t *testing.T) {
 		schema string
 		want   string
 	}{
-		"an 8 MiB row of empty databases": {schema: manyDatabases, want: "lists more than 1000 databases"},
+		"an 8 MiB row of empty databases":    {schema: manyDatabases, want: "lists more than 1000 databases"},
 		"two million tables in one database": {schema: manyTables, want: "lists more than 10000 tables"},
 	} {
 		t.Run(name, func(t *testing.T) {

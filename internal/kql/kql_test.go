@@ -212,13 +212,13 @@ func TestIdentShortcutKeepsTheRules(t *testing.T) {
 
 func TestRedact(t *testing.T) {
 	for in, want := range map[string]string{
-		"https://hub.kusto.windows.net":                "https://hub.kusto.windows.net",
-		"https://user:pw@hub.kusto.windows.net":        "https://REDACTED@hub.kusto.windows.net",
-		"https://user@hub.kusto.windows.net:8443/db":   "https://REDACTED@hub.kusto.windows.net:8443/db",
-		"https://hub.kusto.windows.net/?sig=abc&x=1":   "https://hub.kusto.windows.net/?REDACTED",
-		"https://us%zzer:pw@hub/x?sig=abc":             "https://REDACTED@hub/x?REDACTED",
-		"https://a@b@hub.kusto.windows.net/p@th":       "https://REDACTED@hub.kusto.windows.net/p@th",
-		"not a url at all":                             "not a url at all",
+		"https://hub.kusto.windows.net":               "https://hub.kusto.windows.net",
+		"https://user:pw@hub.kusto.windows.net":       "https://REDACTED@hub.kusto.windows.net",
+		"https://user@hub.kusto.windows.net:8443/db":  "https://REDACTED@hub.kusto.windows.net:8443/db",
+		"https://hub.kusto.windows.net/?sig=abc&x=1":  "https://hub.kusto.windows.net/?REDACTED",
+		"https://us%zzer:pw@hub/x?sig=abc":            "https://REDACTED@hub/x?REDACTED",
+		"https://a@b@hub.kusto.windows.net/p@th":      "https://REDACTED@hub.kusto.windows.net/p@th",
+		"not a url at all":                            "not a url at all",
 		"https://hub.kusto.windows.net').database('x": "https://hub.kusto.windows.net').database('x",
 	} {
 		if got := Redact(in); got != want {

@@ -47,7 +47,7 @@ func TestAnswersAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, ctx := range map[string]context.Context{
-		"a listing, at its own limit": WithLimit(context.Background(), MaxListBytes),
+		"a listing, at its own limit":  WithLimit(context.Background(), MaxListBytes),
 		"any command, at the client's": context.Background(),
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -284,7 +284,7 @@ func TestScrapesAreBounded(t *testing.T) {
 	})
 	t.Run("a line too long, too many labels", func(t *testing.T) {
 		for body, want := range map[string]string{
-			"x " + strings.Repeat("1", MaxLineBytes) + "\n": "a line longer than 65536 bytes",
+			"x " + strings.Repeat("1", MaxLineBytes) + "\n":                                 "a line longer than 65536 bytes",
 			"adxmon_ingestor_queue_size{" + strings.Repeat(`a="1",`, MaxLabels+1) + "} 1\n": "more than 64 labels",
 		} {
 			got := Ingestor(context.Background(), http.DefaultClient, []Pod{{Name: "a", URL: serve(t, func() string { return body })}}, metrics)
