@@ -2,10 +2,9 @@ package kusto
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
+
+	"github.com/fleetplane/fleetplane/internal/httplimit"
 )
 
 // Limits on what one call reads from a cluster, fitted to what fleetplane
@@ -27,7 +26,7 @@ const (
 
 // ErrTooLarge is wrapped by the error of a call whose answer is larger
 // than its limit.
-var ErrTooLarge = errors.New("the answer is larger than fleetplane reads")
+var ErrTooLarge = httplimit.ErrTooLarge
 
 type limitKey struct{}
 
@@ -58,37 +57,5 @@ func (t limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !ok {
 		n = DefaultMaxQueryBytes
 	}
-	if resp.ContentLength > n {
-		_ = resp.Body.Close()
-		return nil, fmt.Errorf("%w: %d bytes, the limit for this call is %d", ErrTooLarge, resp.ContentLength, n)
-	}
-	resp.Body = &limitedBody{r: resp.Body, left: n, limit: n}
-	return resp, nil
+	return httplimit.Response(resp, n)
 }
-
-// limitedBody fails a read past its limit, while it reads: the SDK never
-// gets more than the limit to hold.
-type limitedBody struct {
-	r           io.ReadCloser
-	left, limit int64
-}
-
-func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		// One byte more tells a body of exactly the limit from a longer
-		// one.
-		var one [1]byte
-		if n, _ := b.r.Read(one[:]); n > 0 {
-			return 0, fmt.Errorf("%w: more than %d bytes, the limit for this call", ErrTooLarge, b.limit)
-		}
-		return b.r.Read(p)
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.r.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
-
-func (b *limitedBody) Close() error { return b.r.Close() }

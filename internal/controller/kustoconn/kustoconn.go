@@ -6,6 +6,7 @@ package kustoconn
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/fleetplane/fleetplane/internal/controller/grants"
 	"github.com/fleetplane/fleetplane/internal/credentials"
+	"github.com/fleetplane/fleetplane/internal/httplimit"
 	"github.com/fleetplane/fleetplane/internal/kusto"
 	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
@@ -79,6 +81,12 @@ func (s *Session) Client(endpoint, managedIdentityClientID string) (*kusto.Clien
 	return kusto.New(endpoint, cred, s.options)
 }
 
+// Limits of one Azure Resource Manager call.
+const (
+	ARMTimeout  = 30 * time.Second
+	MaxARMBytes = 4 << 20
+)
+
 // ARM is the credential and client options for an Azure Resource Manager
 // client (armkusto, armmonitor) at endpoint, Azure's when empty.
 // Credentials source None, meant for local stand-ins, sends an empty
@@ -91,6 +99,10 @@ func (s *Session) ARM(endpoint string) (azcore.TokenCredential, *arm.ClientOptio
 		return nil, nil, err
 	}
 	opts := &arm.ClientOptions{DisableRPRegistration: true}
+	// Every answer bounded while it is read, every call under a deadline
+	// shorter than a reconcile's: ARM and Azure Monitor answer what
+	// fleetplane asks in kilobytes.
+	opts.Transport = httplimit.Client{HTTP: &http.Client{Timeout: ARMTimeout}, Max: MaxARMBytes}
 	if endpoint != "" {
 		opts.Cloud = cloud.Configuration{
 			ActiveDirectoryAuthorityHost: cloud.AzurePublic.ActiveDirectoryAuthorityHost,
