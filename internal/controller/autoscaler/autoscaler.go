@@ -47,8 +47,15 @@ type Config struct {
 	LoopbackPods bool
 }
 
-// scrapeTimeout bounds one evaluation's scrapes, all its pods together.
-const scrapeTimeout = 10 * time.Second
+// scrapeTimeout bounds one evaluation's scrapes, all its pods together;
+// measureTimeout one evaluation of an ADX cluster, its size and every
+// metric. Both are well inside crossplane-runtime's reconcile timeout
+// (a minute), so a slow target costs its own evaluation, never the
+// worker's whole reconcile.
+const (
+	scrapeTimeout  = 10 * time.Second
+	measureTimeout = 30 * time.Second
+)
 
 // Setup adds the Autoscaler controller to mgr. Services, Pods and
 // StatefulSets are read uncached (mgr.GetAPIReader): the provider reads a
@@ -264,6 +271,10 @@ func (e *external) measure(ctx context.Context, mg *v1alpha1.Autoscaler) (*int32
 		if e.monitor == nil || e.clusters == nil {
 			return nil, nil, errors.New("no Azure clients")
 		}
+		// The cluster's size and every metric within one deadline, well
+		// inside the reconcile's minute however many metrics there are.
+		ctx, cancel := context.WithTimeout(ctx, measureTimeout)
+		defer cancel()
 		resp, err := e.clusters.Get(ctx, p.ADX.ResourceGroup, p.ADX.ClusterName, nil)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cannot read cluster %s: %s", measure.ClusterURI(*p.ADX), measure.AzureError(err))

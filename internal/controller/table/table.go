@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/Azure/azure-kusto-go/azkustodata/query"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
@@ -30,9 +31,18 @@ import (
 // AnnotationCreated records the table a Table created, as database.table.
 const AnnotationCreated = "kusto.fleetplane.io/created-table"
 
+// ReconcileTimeout bounds one reconcile of a Table: it makes up to three
+// Kusto calls (read, then create or alter, or drop), each within the
+// client's own deadline (--kusto-timeout, a minute), so the reconcile's
+// is longer than their sum rather than crossplane-runtime's default
+// minute, which one slow call would spend.
+const ReconcileTimeout = 4 * time.Minute
+
 // Setup adds the Table controller to mgr.
 func Setup(mgr ctrl.Manager, o controller.Options, c *kustoconn.Connector) error {
-	return setup.Managed(mgr, o, v1alpha1.TableGroupVersionKind, &v1alpha1.Table{}, &connector{c: c}, setup.Options{})
+	return setup.Managed(mgr, o, v1alpha1.TableGroupVersionKind, &v1alpha1.Table{}, &connector{c: c}, setup.Options{
+		Reconciler: []managed.ReconcilerOption{managed.WithTimeout(ReconcileTimeout)},
+	})
 }
 
 type connector struct{ c *kustoconn.Connector }
