@@ -15,7 +15,6 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -75,7 +74,6 @@ func asCreatedByUser(u *unstructured.Unstructured) *unstructured.Unstructured {
 // else: what a team gets on a shared control plane.
 func tenantClient(t *testing.T, ns string) client.Client {
 	t.Helper()
-	ctx := context.Background()
 	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"}, Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{"placement.fleetplane.io"}, Resources: []string{"placements"}, Verbs: []string{"*"}},
 		{APIGroups: []string{"", "apps", "batch"}, Resources: []string{"configmaps", "services", "deployments", "jobs"}, Verbs: []string{"*"}},
@@ -83,24 +81,7 @@ func tenantClient(t *testing.T, ns string) client.Client {
 	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "tenant"},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "tenant"}}}
-	for _, o := range []client.Object{role, binding} {
-		if err := env.Kube.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
-	}
-	kc, err := env.CP.ServiceAccountKubeconfig(ctx, ns, "tenant")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: env.Kube.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return serviceAccountClient(t, ns, "tenant", role, binding)
 }
 
 func getIn(c client.Client, apiVersion, kind, ns, name string) *unstructured.Unstructured {

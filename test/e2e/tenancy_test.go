@@ -38,14 +38,23 @@ func teamConfig(name string, spec v1alpha1.ClusterProviderConfigSpec) *v1alpha1.
 // else: a team's namespaced rights on a shared control plane.
 func teamClient(t *testing.T, ns string) client.Client {
 	t.Helper()
-	ctx := context.Background()
 	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "team"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "fleetplane:tenant"},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: "team"}}}
-	if err := env.Kube.Create(ctx, binding); err != nil {
-		t.Fatal(err)
+	return serviceAccountClient(t, ns, "team", binding)
+}
+
+// serviceAccountClient creates objs (the ServiceAccount's grants) and
+// returns a client acting as ServiceAccount sa of ns.
+func serviceAccountClient(t *testing.T, ns, sa string, objs ...client.Object) client.Client {
+	t.Helper()
+	ctx := context.Background()
+	for _, o := range objs {
+		if err := env.Kube.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
 	}
-	kc, err := env.CP.ServiceAccountKubeconfig(ctx, ns, "team")
+	kc, err := env.CP.ServiceAccountKubeconfig(ctx, ns, sa)
 	if err != nil {
 		t.Fatal(err)
 	}
