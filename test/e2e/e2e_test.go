@@ -599,10 +599,7 @@ func TestDeletion(t *testing.T) {
 			eventually(t, 2*time.Minute, "the ADXCluster and its managed resources gone", func() (bool, string) {
 				return getXR(t, ns, name) == nil && len(composedOf(t, ns, name)) == 0, fmt.Sprintf("left: %v", composedOf(t, ns, name))
 			})
-			for _, r := range []struct{ kind, ext, want string }{{"ResourceGroup", "rg-" + tc.cluster, tc.wantGroup}, {"Cluster", tc.cluster, tc.want}, {"Database", "Metrics", tc.want}} {
-				if r.kind == "Database" && tc.policy == "Delete" {
-					continue // database names repeat across clusters; the cluster says enough
-				}
+			for _, r := range []struct{ kind, ext, want string }{{"ResourceGroup", "rg-" + tc.cluster, tc.wantGroup}, {"Cluster", tc.cluster, tc.want}, {"Database", tc.cluster + "/Metrics", tc.want}} {
 				if got := env.Azure.State(r.kind, r.ext); got != r.want {
 					t.Errorf("Azure %s %s is %q after deleting the ADXCluster, want %q", r.kind, r.ext, got, r.want)
 				}

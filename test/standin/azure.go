@@ -100,7 +100,8 @@ func New(kube client.Client) *Azure {
 }
 
 // Exists records an external resource that is in Azure before any MR
-// names it, as a resource group a team made by hand.
+// names it, as a resource group a team made by hand. A database is named
+// cluster/database, a principal assignment cluster/database/name.
 func (a *Azure) Exists(kind, externalName string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -149,7 +150,7 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 	if ext == "" {
 		ext = mr.GetName()
 	}
-	key := kind + "/" + ext
+	key := kind + "/" + qualified(mr, ext)
 	pc, _, _ := unstructured.NestedString(mr.Object, "spec", "providerConfigRef", "name")
 
 	if mr.GetDeletionTimestamp() != nil {
@@ -292,6 +293,22 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 		a.mu.Unlock()
 	}
 	setStatus(ctx, a.kube, mr, atProvider, ready, "")
+}
+
+// qualified is a resource's name as Azure scopes it: a database within
+// its cluster, a principal assignment within its database; clusters and
+// resource groups by name alone. Two clusters' Metrics databases are two
+// databases.
+func qualified(mr *unstructured.Unstructured, ext string) string {
+	cluster, _, _ := unstructured.NestedString(mr.Object, "spec", "forProvider", "clusterName")
+	switch mr.GetKind() {
+	case Database.Kind:
+		return cluster + "/" + ext
+	case Principal.Kind:
+		db, _, _ := unstructured.NestedString(mr.Object, "spec", "forProvider", "databaseName")
+		return cluster + "/" + db + "/" + ext
+	}
+	return ext
 }
 
 // forProviderSets reports whether the MR's forProvider.sku sets field.
