@@ -105,7 +105,7 @@ func FuzzDecodeSchemaMatchesEncodingJSON(f *testing.F) {
 		runtime.ReadMemStats(&after)
 		// What a row may cost is a small multiple of its bytes, however
 		// many databases or names it claims.
-		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > maxAllocPerByte*uint64(len(s))+4<<10 {
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > maxAllocPerByte*uint64(len(s))+64<<10 {
 			t.Fatalf("%d bytes of schema allocated %d bytes", len(s), alloc)
 		}
 		var want []DatabaseSchema

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/csv"
 	"fmt"
 	"net/http"
@@ -56,14 +57,16 @@ func hostileKusto(t *testing.T) *httptest.Server {
 	return s
 }
 
-// TestHostileTenant: while one tenant's fleet federates, another applies
-// inputs made to exhaust what every tenant shares: partitions whose
-// cluster answers 22 MiB to .show databases, one pointed at the cloud
-// metadata address, and an 8 MiB heartbeat row of empty databases, with
-// credentials in its endpoint, written straight into the first tenant's
-// hub. The function and the provider stay up, each hostile input is
-// refused with its reason, no secret shows, and the first tenant's new
-// table reaches its hub as fast as before.
+// TestHostileTenant: while one tenant's fleet federates and its
+// experiment runs, another applies inputs made to exhaust what every
+// tenant shares: a template that doubles a variable sixty times,
+// partitions whose cluster answers 22 MiB to .show databases, one
+// pointed at the cloud metadata address, and an 8 MiB heartbeat row of
+// empty databases, and one with credentials in its endpoint, written
+// straight into the first tenant's hub. The function and the provider
+// stay up, each hostile input is refused with its reason, no secret
+// shows, the experiment completes, and the first tenant's new table
+// reaches its hub as fast as before.
 func TestHostileTenant(t *testing.T) {
 	calm := support.NamespaceNamed(t, env.Kube, "hostile-victim")
 	hostile := support.NamespaceNamed(t, env.Kube, "hostile-attacker")
@@ -87,7 +90,48 @@ func TestHostileTenant(t *testing.T) {
 	}
 	before := newTable("before")
 
-	// The hostile tenant's inputs.
+	// The calm tenant's experiment runs while the hostile inputs arrive.
+	applyComponents(t)
+	workflowTemplate(t, "hostile-calm-validation", "Succeeded")
+	experimentStart := time.Now()
+	apply(t, xr(t, fmt.Sprintf(`
+apiVersion: experiments.fleetplane.io/v1alpha1
+kind: Experiment
+metadata: {name: steady, namespace: %s}
+spec:
+  targets:
+  - name: hub
+    cluster: {type: hub}
+    components: [{app: gateway-demo, params: {route.hostname: steady.example.com}}]
+  workflow: {template: hostile-calm-validation, completion: {mode: workflow}}
+`, calm)))
+
+	// The hostile tenant's inputs. A cluster of the inventory it may
+	// place on (no cluster answers behind it: templates expand in the
+	// function before anything is delivered), and a ConfigMap whose
+	// template doubles a variable sixty times.
+	nowhere := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "ClusterProviderConfig",
+		"metadata": map[string]any{"name": "hostile-nowhere", "labels": map[string]any{"placement.fleetplane.io/inventory": "true", "hostile": "yes"}},
+		"spec":     map[string]any{"credentials": map[string]any{"source": "Secret", "secretRef": map[string]any{"namespace": "crossplane-system", "name": "nowhere", "key": "kubeconfig"}}},
+	}}
+	apply(t, nowhere)
+	t.Cleanup(func() { _ = env.Kube.Delete(context.Background(), nowhere) })
+	apply(t,
+		xr(t, `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: doubling, namespace: hostile-attacker, annotations: {control.kubestellar.io/expand-templates: "true"}}
+data: {x: '{{$x := .clusterName}}`+strings.Repeat(`{{$x = print $x $x}}`, 60)+`{{len $x}}'}
+`),
+		xr(t, `
+apiVersion: placement.fleetplane.io/v1alpha1
+kind: Placement
+metadata: {name: doubling, namespace: hostile-attacker}
+spec:
+  objects: [{apiVersion: v1, kind: ConfigMap, names: [doubling]}]
+  clusters: {matchLabels: {hostile: "yes"}}
+`))
 	evil := hostileKusto(t)
 	apply(t,
 		xr(t, partitionXR(hostile, "huge-answers", evil.URL, hub.URL)),
@@ -126,6 +170,15 @@ func TestHostileTenant(t *testing.T) {
 		return strings.Contains(s, "lists more than 1000 databases") && strings.Contains(s, "REDACTED"), s
 	})
 
+	eventually(t, 2*time.Minute, "the doubling template stopped at its Placement's budget", func() (bool, string) {
+		s, r, msg := condition(get(t, placementAPI, "Placement", hostile, "doubling"), "Delivered")
+		return s == "False" && r == "ExpansionFailed" && strings.Contains(msg, "more than their budget"), r + ": " + msg
+	})
+	eventually(t, 3*time.Minute, "the calm tenant's experiment Complete", func() (bool, string) {
+		p, msg := phaseOf(get(t, experimentAPI, "Experiment", calm, "steady"))
+		return p == "Complete", p + ": " + msg
+	})
+	t.Logf("the calm tenant's experiment ran to Complete in %s beside the hostile inputs", time.Since(experimentStart).Round(100*time.Millisecond))
 	after := newTable("after")
 	t.Logf("the calm tenant's new table reached its hub in %s before the hostile inputs, %s with them", before.Round(100*time.Millisecond), after.Round(100*time.Millisecond))
 	if after > 2*before+10*time.Second {
