@@ -57,16 +57,17 @@ func hostileKusto(t *testing.T) *httptest.Server {
 	return s
 }
 
-// TestHostileTenant: while one tenant's fleet federates and its
-// experiment runs, another applies inputs made to exhaust what every
+// TestHostileTenant: while one tenant's fleet federates, its experiment
+// runs and its Placement delivers, another applies inputs made to exhaust what every
 // tenant shares: a template that doubles a variable sixty times,
 // partitions whose cluster answers 22 MiB to .show databases, one
 // pointed at the cloud metadata address, and an 8 MiB heartbeat row of
 // empty databases, and one with credentials in its endpoint, written
-// straight into the first tenant's hub. The function and the provider
-// stay up, each hostile input is refused with its reason, no secret
-// shows, the experiment completes, and the first tenant's new table
-// reaches its hub as fast as before.
+// straight into the first tenant's hub, and ingestor pods that dribble
+// their metrics to an Autoscaler. The function and the provider stay up,
+// each hostile input is refused with its reason, no secret shows, the
+// experiment completes, the copy arrives, and the first tenant's new
+// table reaches its hub as fast as before.
 func TestHostileTenant(t *testing.T) {
 	calm := support.NamespaceNamed(t, env.Kube, "hostile-victim")
 	hostile := support.NamespaceNamed(t, env.Kube, "hostile-attacker")
@@ -90,7 +91,30 @@ func TestHostileTenant(t *testing.T) {
 	}
 	before := newTable("before")
 
-	// The calm tenant's experiment runs while the hostile inputs arrive.
+	// The calm tenant's experiment runs, and its Placement delivers, while
+	// the hostile inputs arrive.
+	wec, err := env.StartWEC(t.Context(), "hostile-victim", map[string]string{"victim": "yes"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wec.Stop)
+	placed := xr(t, fmt.Sprintf(`
+apiVersion: placement.fleetplane.io/v1alpha1
+kind: Placement
+metadata: {name: settings, namespace: %s}
+spec:
+  objects: [{apiVersion: v1, kind: ConfigMap, names: [settings]}]
+  clusters: {matchLabels: {victim: "yes"}}
+`, calm))
+	apply(t, xr(t, fmt.Sprintf(`
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: %s}
+data: {tier: gold}
+`, calm)), placed)
+	// Before the cluster stops (cleanups run last first): the copy goes
+	// while provider-kubernetes can still reach it.
+	t.Cleanup(func() { _ = env.Kube.Delete(context.Background(), placed) })
 	applyComponents(t)
 	workflowTemplate(t, "hostile-calm-validation", "Succeeded")
 	experimentStart := time.Now()
@@ -131,6 +155,57 @@ metadata: {name: doubling, namespace: hostile-attacker}
 spec:
   objects: [{apiVersion: v1, kind: ConfigMap, names: [doubling]}]
   clusters: {matchLabels: {hostile: "yes"}}
+`))
+	// Ingestor pods that dribble their metrics, measured by an Autoscaler.
+	env.Kubelet.Serve(hostile)
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	env.Kubelet.ServePort(hostile, "metrics", func(string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+				if _, err := fmt.Fprint(w, "#\n"); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+			}
+		})
+	})
+	apply(t,
+		xr(t, `
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: slow, namespace: hostile-attacker}
+spec:
+  replicas: 4
+  serviceName: slow
+  selector: {matchLabels: {app: slow}}
+  template:
+    metadata: {labels: {app: slow}}
+    spec: {containers: [{name: ingestor, image: ingestor, ports: [{name: metrics, containerPort: 9091}]}]}
+`),
+		xr(t, `
+apiVersion: v1
+kind: Service
+metadata: {name: slow, namespace: hostile-attacker}
+spec: {selector: {app: slow}, ports: [{port: 9091}]}
+`),
+		xr(t, `
+apiVersion: scaling.m.fleetplane.io/v1alpha1
+kind: Autoscaler
+metadata: {name: slow, namespace: hostile-attacker}
+spec:
+  providerConfigRef: {kind: ClusterProviderConfig, name: default}
+  forProvider:
+    schedule: "* * * * *"
+    ingestor: {statefulSet: slow, service: slow}
+    metrics: [{type: QueueLength, scaleUpThreshold: 1000, scaleDownThreshold: 100, weight: 1}]
+    min: 1
+    max: 5
 `))
 	evil := hostileKusto(t)
 	apply(t,
@@ -174,11 +249,21 @@ spec:
 		s, r, msg := condition(get(t, placementAPI, "Placement", hostile, "doubling"), "Delivered")
 		return s == "False" && r == "ExpansionFailed" && strings.Contains(msg, "more than their budget"), r + ": " + msg
 	})
+	eventually(t, 2*time.Minute, "the dribbling pods cost their evaluation its deadline, once", func() (bool, string) {
+		a := get(t, "scaling.m.fleetplane.io/v1alpha1", "Autoscaler", hostile, "slow")
+		ms, _, _ := unstructured.NestedSlice(a.Object, "status", "atProvider", "metrics")
+		s := fmt.Sprint(ms)
+		return strings.Contains(s, "4 of 4 pods"), s
+	})
 	eventually(t, 3*time.Minute, "the calm tenant's experiment Complete", func() (bool, string) {
 		p, msg := phaseOf(get(t, experimentAPI, "Experiment", calm, "steady"))
 		return p == "Complete", p + ": " + msg
 	})
 	t.Logf("the calm tenant's experiment ran to Complete in %s beside the hostile inputs", time.Since(experimentStart).Round(100*time.Millisecond))
+	eventually(t, time.Minute, "the calm tenant's ConfigMap on its cluster", func() (bool, string) {
+		return getIn(wec.Kube, "v1", "ConfigMap", calm, "settings") != nil, "not there"
+	})
+	t.Logf("the calm tenant's Placement delivered in %s beside the hostile inputs", time.Since(experimentStart).Round(100*time.Millisecond))
 	after := newTable("after")
 	t.Logf("the calm tenant's new table reached its hub in %s before the hostile inputs, %s with them", before.Round(100*time.Millisecond), after.Round(100*time.Millisecond))
 	if after > 2*before+10*time.Second {
