@@ -246,11 +246,9 @@ func TestFederatedFleet(t *testing.T) {
 	})
 
 	t.Run("a blocked partition leaves the groups", func(t *testing.T) {
-		h := getXR(t, ns, "hub")
-		if err := unstructured.SetNestedStringSlice(h.Object, []string{parts[2].URL}, "spec", "federation", "blockedClusters", "static"); err != nil {
-			t.Fatal(err)
-		}
-		if err := env.Kube.Update(context.Background(), h); err != nil {
+		// A merge patch: Crossplane writes the XR too.
+		patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"federation":{"blockedClusters":{"static":[%q]}}}}`, parts[2].URL))
+		if err := env.Kube.Patch(context.Background(), getXR(t, ns, "hub"), patch); err != nil {
 			t.Fatal(err)
 		}
 		want := []string{parts[0].URL, parts[1].URL}

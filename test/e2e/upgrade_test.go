@@ -9,6 +9,7 @@ import (
 
 	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetplane/fleetplane/test/environment"
@@ -75,11 +76,10 @@ func TestUpgrade(t *testing.T) {
 
 	// The XR is composed again, by the new revision: an edit of its
 	// spec reaches its composed resources, which are the same objects.
-	x := getXR(t, ns, "hub")
-	if err := unstructured.SetNestedField(x.Object, "2h", "spec", "federation", "heartbeatTTL"); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Kube.Update(ctx, x); err != nil {
+	// A merge patch, as kubectl edit sends: Crossplane writes the XR
+	// too, and an update of a copy read before it would conflict.
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"federation":{"heartbeatTTL":"2h"}}}`))
+	if err := env.Kube.Patch(ctx, getXR(t, ns, "hub"), patch); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 2*time.Minute, "the hub Ready with the edit applied after the upgrade", func() (bool, string) {
