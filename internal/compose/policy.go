@@ -44,10 +44,14 @@ func (r *Request[X]) Policy() (g *tenancy.Grant, resolved bool, err error) {
 		return nil, true, fmt.Errorf("a %s is cluster-scoped: it has no namespace policy", r.kind)
 	}
 	nss, nsResolved := r.RequireByName(NamespaceRequirement, "v1", "Namespace", ns)
-	name := tenancy.DefaultConfigName
+	name, badLabel := tenancy.DefaultConfigName, false
 	if nsResolved && len(nss) > 0 {
 		if l := nss[0].Resource.GetLabels()[PolicyLabel]; l != "" {
-			name = l
+			// A label that is no object name is never asked for: Crossplane
+			// would fail the whole composition fetching it.
+			if badLabel = len(validation.IsDNS1123Subdomain(l)) > 0; !badLabel {
+				name = l
+			}
 		}
 	}
 	// Asked for with the namespace, under the default name: when the
@@ -64,7 +68,7 @@ func (r *Request[X]) Policy() (g *tenancy.Grant, resolved bool, err error) {
 	if labels[PolicyLabel] != "" {
 		which = fmt.Sprintf("ClusterProviderConfig %s (the namespace's label %s)", name, PolicyLabel)
 	}
-	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+	if badLabel {
 		return nil, true, fmt.Errorf("namespace %s is granted nothing: its label %s is no ClusterProviderConfig name", ns, PolicyLabel)
 	}
 	// The answer may still be for the name asked before the namespace

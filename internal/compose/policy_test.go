@@ -71,7 +71,7 @@ func TestPolicy(t *testing.T) {
 		},
 		"a label that is no name": {
 			call:   composetest.Call{NamespaceLabels: map[string]string{compose.PolicyLabel: "Team_B"}},
-			reason: compose.ReasonNotGranted, asked: "Team_B",
+			reason: compose.ReasonNotGranted, asked: "default",
 			message: "namespace ns is granted nothing: its label fleetplane.io/policy is no ClusterProviderConfig name",
 		},
 	}
