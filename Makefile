@@ -27,9 +27,9 @@ generate: ## Regenerate deepcopy code, method sets, XRDs, CRDs and the function 
 	$$cg crd:crdVersions=v1,allowDangerousTypes=true $$(tools/apis.sh managed) output:crd:dir=package/provider/crds; \
 	$$cg crd:crdVersions=v1 $$(tools/apis.sh input) output:crd:dir=package/function/input; \
 	$(GO) run ./tools/xrdgen -in $(GEN)/xr -out package/configuration/xrds; \
-	crds=$$($(TOOLS) adx-mon-crds); rm -rf internal/adxmon/crds && mkdir -p internal/adxmon/crds; \
+	crds=$$($(TOOLS) adx-mon-crds); rm -rf internal/function/adxmon/crds && mkdir -p internal/function/adxmon/crds; \
 	for c in functions managementcommands summaryrules alertrules; do \
-	  { echo "# Copied from github.com/Azure/adx-mon v0.3.0 operator/manifests/crds by \`make generate\`. DO NOT EDIT."; cat $$crds/$${c}_crd.yaml; } > internal/adxmon/crds/$$c.yaml; \
+	  { echo "# Copied from github.com/Azure/adx-mon v0.3.0 operator/manifests/crds by \`make generate\`. DO NOT EDIT."; cat $$crds/$${c}_crd.yaml; } > internal/function/adxmon/crds/$$c.yaml; \
 	done
 
 .PHONY: package
@@ -77,7 +77,7 @@ bench: ## Run the benchmarks with allocation figures.
 
 .PHONY: footprint
 footprint: ## Measure provider-fleetplane beside provider-kubernetes on a local control plane (minutes; flags: FOOTPRINT_ARGS).
-	$(GO) run ./test/footprint $(FOOTPRINT_ARGS)
+	$(GO) run ./hack/footprint $(FOOTPRINT_ARGS)
 
 .PHONY: demo
 demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a federated fleet on local Kusto servers, an experiment on stand-ins, an adx-mon stack.
@@ -87,7 +87,7 @@ demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a fede
 	@# The tools first, in the open: on a first run their builds are most
 	@# of the wait, and tools.sh says what it builds and how long it took.
 	@$(TOOLS) $(DEMO_TOOLS) >/dev/null
-	@mkdir -p .cache/bin && $(GO) build -o .cache/bin/demo ./test/demo && exec .cache/bin/demo $(DEMO_ARGS)
+	@mkdir -p .cache/bin && $(GO) build -o .cache/bin/demo ./hack/demo && exec .cache/bin/demo $(DEMO_ARGS)
 
 # What the demo runs or reads; the linters and generators are left for
 # make test.

@@ -3,7 +3,7 @@ package scaling
 import (
 	"testing"
 
-	"github.com/fleetplane/fleetplane/test/support"
+	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
 // scheduleSchemas are the schedule fields users write, generated from

@@ -24,10 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fleetplane/fleetplane/internal/kql"
-	"github.com/fleetplane/fleetplane/test/environment"
-	"github.com/fleetplane/fleetplane/test/kustoserver"
-	"github.com/fleetplane/fleetplane/test/support"
+	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
+	"github.com/fleetplane/fleetplane/test/harness/environment"
+	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
+	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
 var env *environment.Env

@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fleetplane/fleetplane/test/environment"
-	"github.com/fleetplane/fleetplane/test/standin"
+	"github.com/fleetplane/fleetplane/test/harness/environment"
+	"github.com/fleetplane/fleetplane/test/harness/standin"
 )
 
 const experimentAPI = "experiments.fleetplane.io/v1alpha1"

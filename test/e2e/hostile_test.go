@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fleetplane/fleetplane/test/support"
+	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
 // rawHeartbeat is a heartbeat row as anyone with ingest rights on a hub's

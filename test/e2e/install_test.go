@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetplane/fleetplane/test/environment"
+	"github.com/fleetplane/fleetplane/test/harness/environment"
 )
 
 // TestInstalled checks the install as the README tells a user to: `kubectl

@@ -18,11 +18,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fleetplane/fleetplane/internal/expand"
-	placementfn "github.com/fleetplane/fleetplane/internal/placement"
-	"github.com/fleetplane/fleetplane/test/environment"
-	"github.com/fleetplane/fleetplane/test/standin"
-	"github.com/fleetplane/fleetplane/test/support"
+	placementfn "github.com/fleetplane/fleetplane/internal/function/placement"
+	"github.com/fleetplane/fleetplane/internal/function/placement/expand"
+	"github.com/fleetplane/fleetplane/test/harness/environment"
+	"github.com/fleetplane/fleetplane/test/harness/standin"
+	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
 const placementAPI = "placement.fleetplane.io/v1alpha1"

@@ -19,10 +19,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
-	placementfn "github.com/fleetplane/fleetplane/internal/placement"
-	"github.com/fleetplane/fleetplane/test/environment"
-	"github.com/fleetplane/fleetplane/test/standin"
-	"github.com/fleetplane/fleetplane/test/support"
+	placementfn "github.com/fleetplane/fleetplane/internal/function/placement"
+	"github.com/fleetplane/fleetplane/test/harness/environment"
+	"github.com/fleetplane/fleetplane/test/harness/standin"
+	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
 // teamConfig is a team's policy: the namespace labelled

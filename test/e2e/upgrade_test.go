@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fleetplane/fleetplane/test/environment"
+	"github.com/fleetplane/fleetplane/test/harness/environment"
 )
 
 // TestUpgrade releases v0.2.0 (a new function package; fleetplane-adx

@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/fleetplane/fleetplane/test/environment"
+	"github.com/fleetplane/fleetplane/test/harness/environment"
 )
 
 // TestZeroConfig: an ADXCluster with provision.auto and nothing else is

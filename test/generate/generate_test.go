@@ -10,11 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetplane/fleetplane/test/support"
+	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
 // generated are the paths `make generate` owns.
-var generated = []string{"apis", "package/configuration/xrds", "package/provider/crds", "package/function/input", "internal/adxmon/crds"}
+var generated = []string{"apis", "package/configuration/xrds", "package/provider/crds", "package/function/input", "internal/function/adxmon/crds"}
 
 func TestGeneratedFilesAreCurrent(t *testing.T) {
 	support.NeedsTools(t)

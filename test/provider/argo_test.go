@@ -20,8 +20,8 @@ import (
 	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
 	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
-	"github.com/fleetplane/fleetplane/internal/workflow"
-	"github.com/fleetplane/fleetplane/test/support"
+	"github.com/fleetplane/fleetplane/internal/provider/workflow"
+	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
 func kubeconfigSecret(ns, name, token string) *corev1.Secret {

@@ -19,9 +19,9 @@ import (
 
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
-	"github.com/fleetplane/fleetplane/internal/workflow"
-	"github.com/fleetplane/fleetplane/test/kustoserver"
-	"github.com/fleetplane/fleetplane/test/support"
+	"github.com/fleetplane/fleetplane/internal/provider/workflow"
+	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
+	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
 // The fault tests break one thing at a time under a running fleet and

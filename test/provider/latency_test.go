@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetplane/fleetplane/test/support"
+	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
 // TestNewTableLatency measures how long a new table on a partition takes

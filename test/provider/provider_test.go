@@ -27,11 +27,11 @@ import (
 	"github.com/fleetplane/fleetplane/apis"
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
-	"github.com/fleetplane/fleetplane/internal/kql"
-	"github.com/fleetplane/fleetplane/test/controlplane"
-	"github.com/fleetplane/fleetplane/test/kustoserver"
-	"github.com/fleetplane/fleetplane/test/standin"
-	"github.com/fleetplane/fleetplane/test/support"
+	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
+	"github.com/fleetplane/fleetplane/test/harness/controlplane"
+	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
+	"github.com/fleetplane/fleetplane/test/harness/standin"
+	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
 var (
@@ -77,10 +77,10 @@ func run(m *testing.M) int {
 		return 1
 	}
 	bin := filepath.Join(dir, "provider-fleetplane")
-	build := exec.Command("go", "build", "-o", bin, "./provider")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/provider-fleetplane")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build ./provider: %v\n%s", err, out)
+		fmt.Fprintf(os.Stderr, "go build ./cmd/provider-fleetplane: %v\n%s", err, out)
 		return 1
 	}
 	// The provider runs as its ServiceAccount under exactly the RBAC a

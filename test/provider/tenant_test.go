@@ -19,7 +19,7 @@ import (
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
 	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
-	"github.com/fleetplane/fleetplane/test/support"
+	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
 // tenant is a client acting as a team that may do anything with

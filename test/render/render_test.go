@@ -23,8 +23,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fleetplane/fleetplane/test/controlplane"
-	"github.com/fleetplane/fleetplane/test/support"
+	"github.com/fleetplane/fleetplane/test/harness/controlplane"
+	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -44,10 +44,10 @@ func tool(t testing.TB, root, name string) string {
 func startFunction(t testing.TB, root string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "function-fleetplane")
-	build := exec.Command("go", "build", "-o", bin, "./function")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/function-fleetplane")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./function: %v\n%s", err, out)
+		t.Fatalf("go build ./cmd/function-fleetplane: %v\n%s", err, out)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -242,7 +242,7 @@ func TestRenderExamples(t *testing.T) {
 	} {
 		copyFile(t, f, filepath.Join(schemas, filepath.Base(f)))
 	}
-	for _, glob := range []string{"package/provider/crds/*.yaml", "package/configuration/xrds/*.yaml", "test/standin/crds/*.yaml"} {
+	for _, glob := range []string{"package/provider/crds/*.yaml", "package/configuration/xrds/*.yaml", "test/harness/standin/crds/*.yaml"} {
 		fs, _ := filepath.Glob(filepath.Join(root, glob))
 		for _, f := range fs {
 			copyFile(t, f, filepath.Join(schemas, filepath.Base(f)))

@@ -1,0 +1,41 @@
+// Package component checks Components: reusable sets of Argo CD sources
+// that Experiments deploy. A Component composes nothing; its condition
+// says whether Experiments can use it as written.
+package component
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/function/compose"
+)
+
+// ConditionType is the custom condition a Component carries.
+const ConditionType = "component.fleetplane.io"
+
+// Reasons of the Component condition.
+const (
+	ReasonValid   = "Valid"
+	ReasonInvalid = "Invalid"
+)
+
+// Composer checks Components.
+var Composer = compose.Run(plan)
+
+func plan(r *compose.Request[v1alpha1.Component]) (compose.Outcome, error) {
+	c := r.XR
+	for _, p := range c.Spec.Parameters {
+		if p.Required && p.Default != "" {
+			return compose.Outcome{Pending: true, Condition: compose.Condition{
+				Type: ConditionType, Status: corev1.ConditionFalse, Reason: ReasonInvalid, Warning: true,
+				Message: fmt.Sprintf("parameter %s is required and has a default: a default makes it optional", p.Name),
+			}}, nil
+		}
+	}
+	return compose.Outcome{Condition: compose.Condition{
+		Type: ConditionType, Status: corev1.ConditionTrue, Reason: ReasonValid,
+		Message: fmt.Sprintf("%s component with %d sources and %d declared parameters", c.Spec.Type, len(c.Spec.Sources), len(c.Spec.Parameters)),
+	}}, nil
+}

@@ -1,0 +1,56 @@
+package component
+
+import (
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
+	ct "github.com/fleetplane/fleetplane/internal/function/compose/composetest"
+)
+
+func TestComponentIsChecked(t *testing.T) {
+	component := func(params ...v1alpha1.Parameter) *v1alpha1.Component {
+		return &v1alpha1.Component{
+			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.ComponentKind},
+			ObjectMeta: metav1.ObjectMeta{Name: "envoy-gateway"},
+			Spec: v1alpha1.ComponentSpec{
+				Type:       v1alpha1.ComponentApp,
+				Sources:    []v1alpha1.Source{{RepoURL: "https://charts.example.org/envoy", Chart: "gateway-helm"}, {RepoURL: "https://github.com/example/lab.git", Ref: "values"}},
+				Parameters: params,
+			},
+		}
+	}
+	cases := map[string]struct {
+		c      *v1alpha1.Component
+		status fnv1.Status
+		reason string
+		msg    string
+		event  fnv1.Severity
+	}{
+		"valid": {
+			c:      component(v1alpha1.Parameter{Name: "replicas", Default: "1"}, v1alpha1.Parameter{Name: "logLevel", Required: true}),
+			status: fnv1.Status_STATUS_CONDITION_TRUE, reason: ReasonValid, msg: "app component with 2 sources and 2 declared parameters",
+			event: fnv1.Severity_SEVERITY_NORMAL,
+		},
+		"a required parameter with a default": {
+			c:      component(v1alpha1.Parameter{Name: "replicas", Default: "1", Required: true}),
+			status: fnv1.Status_STATUS_CONDITION_FALSE, reason: ReasonInvalid, msg: "parameter replicas is required and has a default",
+			event: fnv1.Severity_SEVERITY_WARNING,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := ct.Run(t, Composer, ct.Call{XR: tc.c})
+			r.WantNames()
+			r.WantCondition(ConditionType, tc.status, tc.reason, tc.msg)
+			r.WantEvent(tc.event, tc.reason)
+			if tc.status == fnv1.Status_STATUS_CONDITION_FALSE {
+				r.WantNotReady()
+			} else {
+				r.WantDerivedReadiness()
+			}
+		})
+	}
+}

@@ -1,0 +1,406 @@
+package experiment
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	argocdv1alpha1 "github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
+	"github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
+	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
+	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/function/compose"
+)
+
+// Composition resource names.
+func clusterName(t string) resource.Name      { return resource.Name("cluster-" + t) }
+func nodePoolName(t string) resource.Name     { return resource.Name("nodepool-" + t) }
+func registrationName(t string) resource.Name { return resource.Name("registration-" + t) }
+func applicationName(t string) resource.Name  { return resource.Name("application-" + t) }
+
+const (
+	workflowName     resource.Name = "workflow"
+	expiryName       resource.Name = "expiry"
+	argocdAccessName resource.Name = "argocd-access"
+)
+
+// Labels on what an experiment creates outside its namespace.
+const (
+	labelExperiment = "experiments.fleetplane.io/experiment"
+	labelNamespace  = "experiments.fleetplane.io/namespace"
+	labelTarget     = "experiments.fleetplane.io/target"
+)
+
+const (
+	gcpAPIVersion    = "container.gcp.m.upbound.io/v1beta1"
+	gcpIAMAPIVersion = "cloudplatform.gcp.m.upbound.io/v1beta1"
+)
+
+// gkeExecCommand is Argo CD's own helper, which reaches GKE as Argo CD's
+// Google service account.
+const gkeExecCommand = "argocd-k8s-auth"
+
+// healthyAndSynced is what provider-kubernetes evaluates to call an Argo
+// CD Application ready.
+const healthyAndSynced = `object.status.health.status == 'Healthy' && object.status.sync.status == 'Synced'`
+
+type renderer struct {
+	xr  *v1alpha1.Experiment
+	cfg Config
+}
+
+// gkeName is a target's GKE cluster name: at most 40 characters, starting
+// with a letter, unique across namespaces (the experiment's namespace and
+// name are hashed in, as the operator this replaces did not).
+func (r renderer) gkeName(target string) string {
+	sum := sha256.Sum256([]byte(r.xr.Namespace + "/" + r.xr.Name + "/" + target))
+	// GKE takes lowercase letters, digits and dashes; an XR name may hold
+	// dots too. The hash keeps a.b and a-b apart.
+	base := strings.Trim(strings.ReplaceAll(r.xr.Name, ".", "-")+"-"+target, "-")
+	if len(base) > 33 {
+		base = strings.TrimRight(base[:33], "-")
+	}
+	name := base + "-" + hex.EncodeToString(sum[:])[:6]
+	if name[0] < 'a' || name[0] > 'z' {
+		name = "x" + name[:len(name)-1]
+	}
+	return name
+}
+
+// kubeconfigSecret is the connection Secret of a target's cluster.
+func (r renderer) kubeconfigSecret(target string) string {
+	return r.gkeName(target) + "-kubeconfig"
+}
+
+func (r renderer) gcp(kind string, forProvider map[string]any) *composed.Unstructured {
+	o := composed.New()
+	o.SetAPIVersion(gcpAPIVersion)
+	o.SetKind(kind)
+	o.Object["spec"] = map[string]any{
+		"forProvider":       forProvider,
+		"providerConfigRef": map[string]any{"kind": r.cfg.GCP.Kind, "name": r.cfg.GCP.Name},
+	}
+	return o
+}
+
+func (r renderer) cluster(t v1alpha1.Target) *composed.Unstructured {
+	fp := map[string]any{
+		"location": t.Cluster.Zone,
+		// The node pool is its own resource, so the default one goes.
+		"initialNodeCount":      int64(1),
+		"removeDefaultNodePool": true,
+		"deletionProtection":    false,
+		// No client certificate: GKE gives it no RBAC and cannot revoke it.
+		// Argo CD authenticates as its Google service account instead (see
+		// registration), and the connection Secret's kubeconfig serves for
+		// the server and its CA.
+	}
+	if r.cfg.GCPProject != "" {
+		fp["workloadIdentityConfig"] = map[string]any{"workloadPool": r.cfg.GCPProject + ".svc.id.goog"}
+	}
+	o := r.gcp("Cluster", fp)
+	o.SetAnnotations(map[string]string{"crossplane.io/external-name": r.gkeName(t.Name)})
+	o.Object["spec"].(map[string]any)["writeConnectionSecretToRef"] = map[string]any{"name": r.kubeconfigSecret(t.Name)} //nolint:forcetypeassert // gcp sets spec as a map
+	return o
+}
+
+func (r renderer) nodePool(t v1alpha1.Target) *composed.Unstructured {
+	c := t.Cluster
+	nodeCount, machine, disk := int64(c.NodeCount), c.MachineType, int64(c.DiskSizeGb)
+	if nodeCount == 0 {
+		nodeCount = 1
+	}
+	if machine == "" {
+		machine = "e2-medium"
+	}
+	if disk == 0 {
+		disk = 50
+	}
+	o := r.gcp("NodePool", map[string]any{
+		"cluster":   r.gkeName(t.Name),
+		"location":  c.Zone,
+		"nodeCount": nodeCount,
+		"nodeConfig": map[string]any{
+			"machineType": machine,
+			"diskSizeGb":  disk,
+			"preemptible": c.Preemptible,
+			"oauthScopes": []any{"https://www.googleapis.com/auth/cloud-platform"},
+		},
+	})
+	o.SetAnnotations(map[string]string{"crossplane.io/external-name": r.gkeName(t.Name) + "-nodes"})
+	return o
+}
+
+func (r renderer) fleetplaneSpec() xpv2.ManagedResourceSpec {
+	pc := r.cfg.Fleetplane
+	return xpv2.ManagedResourceSpec{ProviderConfigReference: &pc}
+}
+
+// registration registers a target's GKE cluster with Argo CD the way Argo
+// CD documents it for GKE: its argocd-k8s-auth helper gets a token for the
+// Google service account Argo CD runs as (workload identity on the hub);
+// the server and CA come from the cluster's kubeconfig. Where, and in
+// which project, is the ClusterProviderConfig's to say.
+func (r renderer) registration(t v1alpha1.Target) (*composed.Unstructured, error) {
+	return compose.Typed(&argocdv1alpha1.ClusterRegistration{Spec: argocdv1alpha1.ClusterRegistrationSpec{
+		ManagedResourceSpec: r.fleetplaneSpec(),
+		ForProvider: argocdv1alpha1.ClusterRegistrationParameters{
+			ClusterName:         r.gkeName(t.Name),
+			KubeconfigSecretRef: argocdv1alpha1.SecretKeyRef{Name: r.kubeconfigSecret(t.Name), Key: "kubeconfig"},
+			ExecCredential:      &argocdv1alpha1.ExecCredential{Command: gkeExecCommand, Args: []string{"gcp"}, APIVersion: "client.authentication.k8s.io/v1beta1"},
+			Labels:              r.labels(t.Name),
+		},
+	}})
+}
+
+// argocdAccess grants Argo CD's Google service account its role on the
+// project, so that GKE lets it deploy. The binding serves every experiment
+// in the project: it is created if missing and never deleted with one
+// experiment (no Delete in its management policies).
+func (r renderer) argocdAccess() *composed.Unstructured {
+	o := composed.New()
+	o.SetAPIVersion(gcpIAMAPIVersion)
+	o.SetKind("ProjectIAMMember")
+	o.Object["spec"] = map[string]any{
+		"forProvider": map[string]any{
+			"project": r.cfg.GCPProject,
+			"role":    r.cfg.ArgoCDRole,
+			"member":  "serviceAccount:" + r.cfg.ArgoCDServiceAccount,
+		},
+		"managementPolicies": []any{"Observe", "Create", "Update", "LateInitialize"},
+		"providerConfigRef":  map[string]any{"kind": r.cfg.GCP.Kind, "name": r.cfg.GCP.Name},
+	}
+	return o
+}
+
+func (r renderer) labels(target string) map[string]string {
+	l := map[string]string{labelExperiment: r.xr.Name, labelNamespace: r.xr.Namespace}
+	if target != "" {
+		l[labelTarget] = target
+	}
+	return l
+}
+
+// appName is the Argo CD Application of a target; the namespace is part
+// of it so experiments of the same name in two namespaces do not collide.
+// 63 characters at most, so that it fits Argo CD's tracking label.
+func (r renderer) appName(target string) string {
+	return shorten(r.xr.Namespace+"-"+r.xr.Name+"-"+target, 63)
+}
+
+// application wraps one multi-source Argo CD Application per target in a
+// provider-kubernetes Object, ready when Argo CD reports it Healthy and
+// Synced.
+//
+// Until the Object has created the Application it may only create it:
+// an Application of that name, another Experiment's or anyone's, is
+// observed, never overwritten nor deleted (created).
+func (r renderer) application(t v1alpha1.Target, server string, comps []Resolved, created bool) *composed.Unstructured {
+	var sources []any
+	for _, c := range comps {
+		for _, s := range c.Sources {
+			sources = append(sources, argoSource(s))
+		}
+	}
+	app := map[string]any{
+		"apiVersion": "argoproj.io/v1alpha1",
+		"kind":       "Application",
+		"metadata": map[string]any{
+			"name":      r.appName(t.Name),
+			"namespace": r.cfg.ArgoCDNamespace,
+			"labels":    toAny(r.labels(t.Name)),
+			// Deleting the Application deletes what it deployed.
+			"finalizers": []any{"resources-finalizer.argocd.argoproj.io"},
+		},
+		"spec": map[string]any{
+			"project":     r.cfg.ArgoCDProject,
+			"destination": map[string]any{"server": server, "namespace": r.destination(t)},
+			"sources":     sources,
+			"syncPolicy": map[string]any{
+				"automated":   map[string]any{"prune": true, "selfHeal": true},
+				"syncOptions": syncOptions(t),
+			},
+		},
+	}
+	o := composed.New()
+	o.SetAPIVersion("kubernetes.m.crossplane.io/v1alpha1")
+	o.SetKind("Object")
+	spec := map[string]any{
+		"forProvider":       map[string]any{"manifest": app},
+		"readiness":         map[string]any{"policy": "DeriveFromCelQuery", "celQuery": healthyAndSynced},
+		"providerConfigRef": map[string]any{"kind": r.cfg.Kubernetes.Kind, "name": r.cfg.Kubernetes.Name},
+	}
+	if r.cfg.WatchApplications {
+		spec["watch"] = true
+	}
+	if !created {
+		spec["managementPolicies"] = []any{"Observe", "Create"}
+	}
+	o.Object["spec"] = spec
+	return o
+}
+
+// destination is the namespace a target's application deploys to. On the
+// hub, the control plane every tenant shares, it is the Experiment's own
+// namespace, which exists and which the tenant may use; never its name,
+// which could be any namespace of the hub. A GKE cluster is the
+// experiment's own: there each experiment gets a namespace of its name.
+func (r renderer) destination(t v1alpha1.Target) string {
+	if t.Cluster.Type == v1alpha1.ClusterHub {
+		return r.xr.Namespace
+	}
+	return r.xr.Name
+}
+
+// syncOptions of a target's application: Argo CD creates the namespace
+// on an experiment's own cluster, never on the hub.
+func syncOptions(t v1alpha1.Target) []any {
+	if t.Cluster.Type == v1alpha1.ClusterHub {
+		return []any{"ServerSideApply=true"}
+	}
+	return []any{"CreateNamespace=true", "ServerSideApply=true"}
+}
+
+func argoSource(s v1alpha1.Source) map[string]any {
+	out := map[string]any{"repoURL": s.RepoURL, "targetRevision": s.TargetRevision}
+	switch {
+	case s.Chart != "":
+		out["chart"] = s.Chart
+	case s.Path != "":
+		out["path"] = s.Path
+	}
+	if s.Ref != "" {
+		out["ref"] = s.Ref
+	}
+	if helm := argoHelm(s.Helm); len(helm) > 0 {
+		out["helm"] = helm
+	}
+	return out
+}
+
+// argoHelm is a source's helm section as Argo CD spells it, empty when
+// there is nothing to say.
+func argoHelm(h *v1alpha1.Helm) map[string]any {
+	helm := map[string]any{}
+	if h == nil {
+		return helm
+	}
+	if h.ReleaseName != "" {
+		helm["releaseName"] = h.ReleaseName
+	}
+	if len(h.ValueFiles) > 0 {
+		files := make([]any, len(h.ValueFiles))
+		for i, f := range h.ValueFiles {
+			files[i] = f
+		}
+		helm["valueFiles"] = files
+	}
+	if len(h.Parameters) > 0 {
+		params := make([]any, len(h.Parameters))
+		for i, p := range h.Parameters {
+			m := map[string]any{"name": p.Name, "value": p.Value}
+			if p.ForceString {
+				m["forceString"] = true
+			}
+			params[i] = m
+		}
+		helm["parameters"] = params
+	}
+	return helm
+}
+
+func (r renderer) workflowRun(params []workflowsv1alpha1.Parameter) (*composed.Unstructured, error) {
+	onMissing := workflowsv1alpha1.MissingTemplateFail
+	if c := r.xr.Spec.Workflow.Completion; c != nil && c.Mode == v1alpha1.CompletionManual {
+		onMissing = workflowsv1alpha1.MissingTemplateSuspend
+	}
+	return compose.Typed(&workflowsv1alpha1.WorkflowRun{Spec: workflowsv1alpha1.WorkflowRunSpec{
+		ManagedResourceSpec: r.fleetplaneSpec(),
+		ForProvider: workflowsv1alpha1.WorkflowRunParameters{
+			WorkflowTemplateRef: r.xr.Spec.Workflow.Template,
+			RunName:             r.runName(),
+			Parameters:          params,
+			OnMissingTemplate:   onMissing,
+			Labels:              r.labels(""),
+		},
+	}})
+}
+
+// runName names the validation Workflow. It carries a digest of what the
+// run validates, the targets and the workflow: a run that finished is
+// never submitted again for the same experiment, and a changed experiment
+// is validated anew. The generation would not do: Crossplane bumps it
+// each time it records a composed resource in the XR's spec. Argo
+// Workflows wants at most 63 characters.
+func (r renderer) runName() string {
+	b, _ := json.Marshal(struct { //nolint:errchkjson // strings, numbers and maps of strings always marshal
+		Targets  []v1alpha1.Target     `json:"targets"`
+		Workflow v1alpha1.WorkflowSpec `json:"workflow"`
+	}{r.xr.Spec.Targets, r.xr.Spec.Workflow})
+	sum := sha256.Sum256(b)
+	suffix := "-validation-" + hex.EncodeToString(sum[:])[:8]
+	return shorten(r.xr.Namespace+"-"+r.xr.Name, 63-len(suffix)) + suffix
+}
+
+// shorten makes s, built from namespace and object names (which may hold
+// dots), a DNS label of at most n bytes: it keeps s when it already is
+// one; otherwise dots become dashes, it is cut to fit, and a hash of the
+// original keeps different inputs different (a.b and a-b included).
+func shorten(s string, n int) string {
+	clean := strings.ReplaceAll(s, ".", "-")
+	if clean == s && len(s) <= n {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return strings.TrimRight(clean[:min(len(clean), n-7)], "-") + "-" + hex.EncodeToString(sum[:])[:6]
+}
+
+// expiresAt is creation plus the TTL.
+func (r renderer) expiresAt() time.Time {
+	days := r.xr.Spec.TTLDays
+	if days == 0 {
+		days = 1
+	}
+	return r.xr.CreationTimestamp.Add(time.Duration(days) * 24 * time.Hour).UTC()
+}
+
+func (r renderer) expiry() (*composed.Unstructured, error) {
+	return compose.Typed(&lifecyclev1alpha1.Expiry{Spec: lifecyclev1alpha1.ExpirySpec{
+		ManagedResourceSpec: r.fleetplaneSpec(),
+		ForProvider: lifecyclev1alpha1.ExpiryParameters{
+			Target: lifecyclev1alpha1.ObjectRef{
+				APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.ExperimentKind,
+				Name: r.xr.Name, UID: string(r.xr.UID),
+			},
+			ExpiresAt: metav1.Time{Time: r.expiresAt()},
+		},
+	}})
+}
+
+// usage keeps of from being deleted while by exists, so that an
+// experiment is torn down in reverse dependency order.
+func usage(of, by *composed.Unstructured, reason string) *composed.Unstructured {
+	ref := func(o *composed.Unstructured) map[string]any {
+		return map[string]any{"apiVersion": o.GetAPIVersion(), "kind": o.GetKind(), "resourceRef": map[string]any{"name": o.GetName()}}
+	}
+	u := composed.New()
+	u.SetAPIVersion("protection.crossplane.io/v1beta1")
+	u.SetKind("Usage")
+	u.Object["spec"] = map[string]any{"of": ref(of), "by": ref(by), "reason": reason, "replayDeletion": true}
+	return u
+}
+
+func toAny(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

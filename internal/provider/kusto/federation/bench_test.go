@@ -1,0 +1,310 @@
+package federation
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fleetplane/fleetplane/internal/provider/kusto/heartbeat"
+	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
+	"github.com/fleetplane/fleetplane/test/harness/support"
+)
+
+// fleet is n partitions, each reporting dbs databases of tables tables.
+func fleet(n, dbs, tables int) []heartbeat.Partition {
+	names := make([][]string, dbs)
+	for d := range dbs {
+		for t := range tables {
+			names[d] = append(names[d], fmt.Sprintf("Table%03d", t))
+		}
+	}
+	parts := make([]heartbeat.Partition, n)
+	for i := range n {
+		p := heartbeat.Partition{Endpoint: fmt.Sprintf("https://partition%04d.westeurope.kusto.windows.net", i), LastHeartbeat: time.Now()}
+		for d := range dbs {
+			p.Databases = append(p.Databases, heartbeat.DatabaseSchema{Database: fmt.Sprintf("Db%d", d), Tables: names[d], Views: []string{}})
+		}
+		parts[i] = p
+	}
+	return parts
+}
+
+func emptyHub(dbs int) Hub {
+	h := Hub{Databases: map[string]*Database{}}
+	for d := range dbs {
+		h.Databases[fmt.Sprintf("Db%d", d)] = &Database{Tables: map[string]bool{}, Functions: map[string]Function{}, EntityGroups: map[string][]string{}}
+	}
+	return h
+}
+
+// converged is the hub state a plan leaves behind, built without Kusto.
+func converged(parts []heartbeat.Partition, dbs int) Hub {
+	h := emptyHub(dbs)
+	for name, live := range h.Databases {
+		var ents []kql.Entity
+		for _, p := range parts {
+			for _, d := range p.Databases {
+				if d.Database != name {
+					continue
+				}
+				ents = append(ents, kql.Entity{Endpoint: p.Endpoint, Database: name})
+				for _, t := range d.Tables {
+					if live.Tables[t] {
+						continue
+					}
+					live.Tables[t] = true
+					body, _ := kql.MacroExpandBody(GroupName(name), t)
+					live.Functions[t] = Function{Body: body, Folder: FunctionFolder}
+				}
+			}
+		}
+		for _, e := range ents {
+			r, _ := e.Render()
+			live.EntityGroups[GroupName(name)] = append(live.EntityGroups[GroupName(name)], r)
+		}
+	}
+	return h
+}
+
+func benchmarkPlan(b *testing.B, parts []heartbeat.Partition, hub Hub) {
+	b.Helper()
+	var plan Plan
+	var peak uint64
+	b.ReportAllocs()
+	for b.Loop() {
+		plan = Compute(parts, hub)
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		if m.HeapAlloc > peak {
+			peak = m.HeapAlloc
+		}
+	}
+	b.ReportMetric(float64(plan.Count()), "commands")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+}
+
+// BenchmarkPlanFresh1000x5x200 plans a fleet of 1,000 partitions, 5
+// databases each of 200 tables, against an empty hub.
+func BenchmarkPlanFresh1000x5x200(b *testing.B) {
+	benchmarkPlan(b, fleet(1000, 5, 200), emptyHub(5))
+}
+
+// BenchmarkPlanSteady1000x5x200 plans the same fleet against a hub that is
+// already converged: the plan must be empty.
+func BenchmarkPlanSteady1000x5x200(b *testing.B) {
+	parts := fleet(1000, 5, 200)
+	hub := converged(parts, 5)
+	if n := Compute(parts, hub).Count(); n != 0 {
+		b.Fatalf("steady plan has %d commands", n)
+	}
+	benchmarkPlan(b, parts, hub)
+}
+
+// BenchmarkPlanOneNewTable: one partition adds one table.
+func BenchmarkPlanOneNewTable1000x5x200(b *testing.B) {
+	parts := fleet(1000, 5, 200)
+	hub := converged(parts, 5)
+	parts[0].Databases[0].Tables = append(append([]string(nil), parts[0].Databases[0].Tables...), "TableNew")
+	benchmarkPlan(b, parts, hub)
+}
+
+// rowsOf are the heartbeat rows of a fleet as fleetplane's partitions
+// write them (names only), with the digests the hub would compute.
+func rowsOf(parts []heartbeat.Partition) []HeartbeatRow {
+	out := make([]HeartbeatRow, len(parts))
+	for i, p := range parts {
+		rec := heartbeat.Row{Timestamp: p.LastHeartbeat, Endpoint: p.Endpoint, Schema: p.Databases, Metadata: map[string]string{"region": "westeurope"}}
+		schema, _ := json.Marshal(rec.Schema)
+		meta, _ := json.Marshal(rec.Metadata)
+		sum := sha256.Sum256(append(append(schema, 0), meta...))
+		out[i] = HeartbeatRow{Timestamp: p.LastHeartbeat, Endpoint: p.Endpoint, Digest: hex.EncodeToString(sum[:]), Schema: string(schema), Metadata: string(meta)}
+	}
+	return out
+}
+
+func digestsOf(rows []HeartbeatRow) []DigestRow {
+	out := make([]DigestRow, len(rows))
+	for i, r := range rows {
+		out[i] = DigestRow{Timestamp: r.Timestamp, Endpoint: r.Endpoint, Digest: r.Digest}
+	}
+	return out
+}
+
+// served answers a cycle's fetch from rows in memory, as the hub would.
+func served(rows []HeartbeatRow) func([]string, func(HeartbeatRow, error)) error {
+	return func(endpoints []string, fn func(HeartbeatRow, error)) error {
+		want := map[string]bool{}
+		for _, e := range endpoints {
+			want[e] = true
+		}
+		for _, r := range rows {
+			if len(want) == 0 || want[r.Endpoint] {
+				fn(r, nil)
+			}
+		}
+		return nil
+	}
+}
+
+var benchKey = readKey{db: "FleetDiscovery", table: "Heartbeats"}
+
+// cycleOnce reads and plans one federation cycle from the hub's rows.
+func cycleOnce(b *testing.B, s *Schemas, rows []HeartbeatRow, hub Hub) (Plan, ReadStats) {
+	b.Helper()
+	parts, rej, stats, err := s.cycle(benchKey, digestsOf(rows), served(rows))
+	if err != nil || len(rej) > 0 {
+		b.Fatal(err, rej)
+	}
+	return Input{Partitions: parts, Hub: hub}.Plan(), stats
+}
+
+// benchmarkCycle measures cycles of a fleet whose rows are versions[i%2]
+// in iteration i, with s warmed by versions[1] first (unless fresh, when
+// every cycle starts with an empty cache). After timing it runs one more
+// cycle to sample the heap's peak, and reports the heap still live with
+// input, cache and plan held.
+func benchmarkCycle(b *testing.B, versions [2][]HeartbeatRow, hub Hub, fresh bool) {
+	b.Helper()
+	s := NewSchemas()
+	if !fresh {
+		cycleOnce(b, s, versions[1], hub)
+	}
+	commands, decoded, read := 0, 0, 0
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if fresh {
+			s = NewSchemas()
+		}
+		plan, stats := cycleOnce(b, s, versions[i%2], hub)
+		commands, decoded, read = max(commands, plan.Count()), max(decoded, stats.Decoded), max(read, stats.Bytes)
+		i++
+	}
+	b.StopTimer()
+	if fresh {
+		s = NewSchemas()
+	}
+	peak := peakHeap(func() { cycleOnce(b, s, versions[i%2], hub) })
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(m.HeapAlloc)/(1<<20), "live-MB")
+	b.ReportMetric(float64(commands), "commands")
+	b.ReportMetric(float64(decoded), "decoded")
+	b.ReportMetric(float64(read)/(1<<10), "read-KiB")
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(versions)
+}
+
+// peakHeap is the most heap that objects, live or not yet collected,
+// took while f ran, sampled every 50µs from runtime/metrics, which does
+// not stop the world; it starts from a collected heap.
+func peakHeap(f func()) uint64 {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	peak := read()
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(50 * time.Microsecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				peak = max(peak, read())
+			}
+		}
+	}()
+	f()
+	close(done)
+	<-stopped
+	return max(peak, read())
+}
+
+// changed is a fleet with every step-th partition's first database given
+// one more table.
+func changed(parts []heartbeat.Partition, step int) []heartbeat.Partition {
+	out := slices.Clone(parts)
+	for i := 0; i < len(out); i += step {
+		p := out[i]
+		p.Databases = slices.Clone(p.Databases)
+		p.Databases[0].Tables = append(slices.Clone(p.Databases[0].Tables), "Table-new")
+		out[i] = p
+	}
+	return out
+}
+
+// BenchmarkCycle measures federation cycles from heartbeat rows to plan,
+// for fleets of partitions × databases × tables: 100, 1,000 and 5,000
+// partitions of 5 databases of 200 tables, and 1,000 partitions with five
+// times the databases or five times the tables.
+//   - fresh: nothing cached, every row decoded, planned against an empty hub;
+//   - steady: the cache warm, nothing changed, against a converged hub;
+//   - one-new-table: one partition adds a table (and removes it the next
+//     cycle), against a converged hub;
+//   - ten-percent: a tenth of the partitions change each cycle.
+func BenchmarkCycle(b *testing.B) {
+	for _, shape := range [][3]int{{100, 5, 200}, {1000, 5, 200}, {5000, 5, 200}, {1000, 25, 200}, {1000, 5, 1000}} {
+		n, dbs, tables := shape[0], shape[1], shape[2]
+		name := fmt.Sprintf("%dx%dx%d", n, dbs, tables)
+		var parts []heartbeat.Partition
+		var rows []HeartbeatRow
+		var hub Hub
+		setup := func() {
+			if parts == nil {
+				parts = fleet(n, dbs, tables)
+				rows, hub = rowsOf(parts), converged(parts, dbs)
+			}
+		}
+		b.Run("fresh/"+name, func(b *testing.B) {
+			setup()
+			benchmarkCycle(b, [2][]HeartbeatRow{rows, rows}, emptyHub(dbs), true)
+		})
+		b.Run("steady/"+name, func(b *testing.B) {
+			setup()
+			benchmarkCycle(b, [2][]HeartbeatRow{rows, rows}, hub, false)
+		})
+		b.Run("one-new-table/"+name, func(b *testing.B) {
+			setup()
+			benchmarkCycle(b, [2][]HeartbeatRow{rowsOf(changed(parts, n)), rows}, hub, false)
+		})
+		b.Run("ten-percent/"+name, func(b *testing.B) {
+			setup()
+			benchmarkCycle(b, [2][]HeartbeatRow{rowsOf(changed(parts, 10)), rows}, hub, false)
+		})
+	}
+}
+
+// BenchmarkReadHub reads a converged hub of 5 databases, each with 200
+// tables, 200 functions and a group of 1,000 partitions, from the
+// in-memory Kusto server over loopback: what a steady cycle reads besides
+// the digests. The figure includes the server's own work, in the same
+// process.
+func BenchmarkReadHub(b *testing.B) {
+	parts := fleet(1000, 5, 200)
+	c := support.KustoClient(b, support.KustoServer(b, "Db0", "Db1", "Db2", "Db3", "Db4"))
+	ctx := context.Background()
+	plan := Compute(parts, emptyHub(5))
+	if failures, err := Apply(ctx, c, Plan{Commands: plan.Commands}); err != nil || len(failures) > 0 {
+		b.Fatal(failures, err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		hub, err := ReadHub(ctx, c)
+		if err != nil || len(hub.Databases) != 5 {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,356 @@
+package federation
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/Azure/azure-kusto-go/azkustodata/query"
+
+	"github.com/fleetplane/fleetplane/internal/provider/kusto/heartbeat"
+	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
+)
+
+// DigestRow is what the hub says of a partition's latest heartbeat when
+// asked only what changed: its time and the digest of its content.
+type DigestRow struct {
+	Timestamp time.Time `kusto:"Timestamp"`
+	Endpoint  string    `kusto:"ClusterEndpoint"`
+	Digest    string    `kusto:"Digest"`
+}
+
+// HeartbeatRow is a partition's latest heartbeat, whole, with its digest.
+type HeartbeatRow struct {
+	Timestamp time.Time `kusto:"Timestamp"`
+	Endpoint  string    `kusto:"ClusterEndpoint"`
+	Digest    string    `kusto:"Digest"`
+	Schema    string    `kusto:"Schema"`
+	Metadata  string    `kusto:"PartitionMetadata"`
+}
+
+// ReadStats says what a read cost.
+type ReadStats struct {
+	// Partitions with a heartbeat in the window.
+	Partitions int
+	// Fetched is how many whole rows the hub sent; Decoded how many of
+	// them were decoded (the rest were already known by digest).
+	Fetched, Decoded int
+	// Queries sent to the hub.
+	Queries int
+	// Bytes of the values read: endpoints, digests, schemas and metadata
+	// (the wire adds framing to each).
+	Bytes int
+}
+
+// Schemas keeps the partitions a hub's cycles decoded, by endpoint and
+// digest of the latest heartbeat, so that a cycle reads digests, fetches
+// and decodes whole rows only for partitions whose digest is new, and
+// reuses the rest. It holds only the partitions the last cycle saw.
+//
+// Equal lists of table and view names are shared between partitions
+// (fleets run the same schema everywhere), which keeps a large fleet
+// small in memory and lets planning union each distinct list once.
+//
+// A Schemas is used by one cycle at a time.
+type Schemas struct {
+	// read is what the entries were read with; another read starts over.
+	read    readKey
+	entries map[string]entry // by ClusterEndpoint as stored
+	names   map[uint64][]string
+	seed    maphash.Seed
+}
+
+type readKey struct {
+	db, table string
+	allowHTTP bool
+}
+
+// entry is one partition's decoded heartbeat.
+type entry struct {
+	digest    string
+	partition heartbeat.Partition
+	rejected  []heartbeat.Rejection
+	// refused is set when the whole row was refused.
+	refused bool
+}
+
+// NewSchemas makes an empty cache.
+func NewSchemas() *Schemas {
+	return &Schemas{entries: map[string]entry{}, names: map[uint64][]string{}, seed: maphash.MakeSeed()}
+}
+
+// Len is how many partitions the cache holds.
+func (s *Schemas) Len() int { return len(s.entries) }
+
+// Warm reports whether a Read has filled the cache, if only with nothing.
+func (s *Schemas) Warm() bool { return s.read != readKey{} }
+
+// Read reads the latest heartbeat of every partition within window and
+// decodes each whose content is new. Rows that fail validation are
+// returned as rejections and never reach the plan; they are rejected again
+// every cycle for as long as they are the partition's latest.
+func (s *Schemas) Read(ctx context.Context, c Kusto, db, table string, window time.Duration, allowHTTP bool) ([]heartbeat.Partition, []heartbeat.Rejection, ReadStats, error) {
+	q, err := kql.HeartbeatDigests(table, window)
+	if err != nil {
+		return nil, nil, ReadStats{}, err
+	}
+	var digests []DigestRow
+	err = c.Query(ctx, db, q, func(r query.Row) error {
+		var d DigestRow
+		if err := r.ToStruct(&d); err != nil {
+			return fmt.Errorf("unreadable heartbeat digest: %w", err)
+		}
+		digests = append(digests, d)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, ReadStats{Queries: 1}, err
+	}
+	fetch := func(endpoints []string, fn func(HeartbeatRow, error)) error {
+		q, err := kql.HeartbeatRows(table, window, endpoints)
+		if err != nil {
+			return err
+		}
+		return c.Query(ctx, db, q, func(r query.Row) error {
+			var h HeartbeatRow
+			err := r.ToStruct(&h)
+			fn(h, err)
+			return nil
+		})
+	}
+	parts, rejected, stats, err := s.cycle(readKey{db: db, table: table, allowHTTP: allowHTTP}, digests, fetch)
+	stats.Queries++
+	return parts, rejected, stats, err
+}
+
+// cycle is Read after the digests are in: it fetches the rows it needs
+// through fetch (nil endpoints: every row) and decodes them. fetch passes
+// a row that could not be read with its error.
+func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints []string, fn func(HeartbeatRow, error)) error) ([]heartbeat.Partition, []heartbeat.Rejection, ReadStats, error) {
+	if key != s.read {
+		s.read, s.entries, s.names = key, map[string]entry{}, map[uint64][]string{}
+	}
+	stats := ReadStats{Partitions: len(digests)}
+	for _, d := range digests {
+		stats.Bytes += len(d.Endpoint) + len(d.Digest)
+	}
+	var rejected []heartbeat.Rejection
+	var need []string
+	wanted := make(map[string]bool, len(digests))
+	refused := map[string]entry{}
+	for _, d := range digests {
+		if e, ok := s.entries[d.Endpoint]; ok && e.digest == d.Digest && validDigest(d.Digest) {
+			continue
+		}
+		// An endpoint no query can name is refused here, as decoding
+		// would refuse it, and remembered by digest like the rest.
+		if _, err := kql.Endpoint(d.Endpoint, key.allowHTTP); err != nil {
+			refused[d.Endpoint] = entry{digest: d.Digest, refused: true, rejected: []heartbeat.Rejection{{Endpoint: boundEndpoint(d.Endpoint), Reason: err.Error()}}}
+			continue
+		}
+		if !wanted[d.Endpoint] {
+			wanted[d.Endpoint] = true
+			need = append(need, d.Endpoint)
+		}
+	}
+
+	fetched := map[string]HeartbeatRow{}
+	if len(need) > 0 {
+		names := need
+		// A long list costs the hub more than reading every row; rows
+		// already known are then skipped by digest, undecoded.
+		if len(need) > kql.MaxEndpointsInQuery || len(need) == len(digests) {
+			names = nil
+		}
+		stats.Queries++
+		err := fetch(names, func(h HeartbeatRow, err error) {
+			stats.Fetched++
+			stats.Bytes += len(h.Endpoint) + len(h.Digest) + len(h.Schema) + len(h.Metadata)
+			if err != nil {
+				// One bad row is reported and skipped; the rest are read.
+				rejected = append(rejected, heartbeat.Rejection{Reason: "unreadable row: " + err.Error()})
+				return
+			}
+			if !wanted[h.Endpoint] {
+				return
+			}
+			if prev, ok := fetched[h.Endpoint]; !ok || h.Timestamp.After(prev.Timestamp) {
+				fetched[h.Endpoint] = h
+			}
+		})
+		if err != nil {
+			return nil, nil, stats, err
+		}
+	}
+
+	// One decoder for the cycle: its memory is reused from row to row,
+	// and what partitions keep goes through the cache's shared lists.
+	dec := &heartbeat.Decoder{Keep: s.intern, Find: s.find}
+	next := make(map[string]entry, len(digests))
+	var parts []heartbeat.Partition
+	for _, d := range digests {
+		e, ts := s.entries[d.Endpoint], d.Timestamp
+		if r, ok := refused[d.Endpoint]; ok {
+			e = r
+		} else if h, ok := fetched[d.Endpoint]; ok {
+			// The row may be newer than its digest: a heartbeat landed
+			// between the two queries. Its own digest keys it.
+			e, ts = s.decode(dec, h, key.allowHTTP), h.Timestamp
+			stats.Decoded++
+		} else if e.digest != d.Digest || !validDigest(d.Digest) {
+			// Gone from the window between the queries.
+			continue
+		}
+		if validDigest(e.digest) {
+			next[d.Endpoint] = e
+		}
+		rejected = append(rejected, e.rejected...)
+		if e.refused {
+			continue
+		}
+		p := e.partition
+		p.LastHeartbeat = ts
+		parts = append(parts, p)
+	}
+	s.entries = next
+	s.prune()
+	// In endpoint order, as planning wants them and status shows them;
+	// the hub's order is its own.
+	slices.SortFunc(parts, byEndpoint)
+	slices.SortStableFunc(rejected, func(a, b heartbeat.Rejection) int { return strings.Compare(a.Endpoint, b.Endpoint) })
+	return parts, rejected, stats, nil
+}
+
+// Changed asks the hub for the digests alone and reports whether any
+// partition's differs from what the last Read decoded, or a partition came
+// or went: a cheap check a hub can make far more often than it plans.
+// Before the first Read, or after one with other settings, everything has
+// changed; after a Read that found no partition, the first one is a change.
+func (s *Schemas) Changed(ctx context.Context, c Kusto, db, table string, window time.Duration, allowHTTP bool) (bool, error) {
+	if !s.Warm() || s.read != (readKey{db: db, table: table, allowHTTP: allowHTTP}) {
+		return true, nil
+	}
+	q, err := kql.HeartbeatDigests(table, window)
+	if err != nil {
+		return false, err
+	}
+	n, changed := 0, false
+	err = c.Query(ctx, db, q, func(r query.Row) error {
+		var d DigestRow
+		if err := r.ToStruct(&d); err != nil {
+			return fmt.Errorf("unreadable heartbeat digest: %w", err)
+		}
+		n++
+		if e, ok := s.entries[d.Endpoint]; !ok || e.digest != d.Digest {
+			changed = true
+		}
+		return nil
+	})
+	return changed || n != len(s.entries), err
+}
+
+// decode validates one whole row.
+func (s *Schemas) decode(dec *heartbeat.Decoder, h HeartbeatRow, allowHTTP bool) entry {
+	e := entry{digest: h.Digest}
+	p, rej, err := dec.Decode(time.Time{}, h.Endpoint, h.Schema, allowHTTP)
+	e.rejected = rej
+	if err != nil {
+		e.refused = true
+		e.rejected = append(e.rejected, heartbeat.Rejection{Endpoint: boundEndpoint(h.Endpoint), Reason: err.Error()})
+		return e
+	}
+	// Metadata only describes the partition: refused, it is reported and
+	// left out, and the partition is still federated.
+	if p.Metadata, err = heartbeat.DecodeMetadata(h.Metadata); err != nil {
+		e.rejected = append(e.rejected, heartbeat.Rejection{Endpoint: p.Endpoint, Reason: err.Error()})
+	}
+	e.partition = p
+	return e
+}
+
+// find returns the cache's list equal to l, or nil. Only lists intern
+// kept are in the cache, and they are valid, sorted and without repeats.
+func (s *Schemas) find(l []string) []string {
+	if have, ok := s.names[s.hash(l)]; ok && slices.Equal(have, l) {
+		return have
+	}
+	return nil
+}
+
+func (s *Schemas) hash(l []string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(s.seed)
+	for _, n := range l {
+		_, _ = h.WriteString(n) // a maphash.Hash never fails to write
+		_ = h.WriteByte(0)
+	}
+	return h.Sum64()
+}
+
+// intern returns the cache's copy of a list of names equal to l. A new
+// list is copied, names included: l is the decoder's and its names are
+// slices of the row, which the cache must not keep alive.
+func (s *Schemas) intern(l []string) []string {
+	k := s.hash(l)
+	if have, ok := s.names[k]; ok {
+		if slices.Equal(have, l) {
+			return have
+		}
+		return cloneNames(l) // a collision: keep this one unshared
+	}
+	l = cloneNames(l)
+	s.names[k] = l
+	return l
+}
+
+func cloneNames(l []string) []string {
+	out := make([]string, len(l))
+	for i, n := range l {
+		out[i] = strings.Clone(n)
+	}
+	return out
+}
+
+// prune forgets name lists no partition uses any more, once they are as
+// many as those in use: a fleet whose schemas churn keeps only what it has.
+func (s *Schemas) prune() {
+	if len(s.names) < 64 {
+		return
+	}
+	inUse := map[*string]bool{}
+	for _, e := range s.entries {
+		for _, d := range e.partition.Databases {
+			if len(d.Tables) > 0 {
+				inUse[&d.Tables[0]] = true
+			}
+			if len(d.Views) > 0 {
+				inUse[&d.Views[0]] = true
+			}
+		}
+	}
+	if len(s.names) <= 2*len(inUse) {
+		return
+	}
+	for k, l := range s.names {
+		if !inUse[&l[0]] {
+			delete(s.names, k)
+		}
+	}
+}
+
+// validDigest is a SHA-256 in hex as Kusto's hash_sha256 writes it; any
+// other value is never trusted to stand for a row's content.
+func validDigest(d string) bool {
+	if len(d) != 64 {
+		return false
+	}
+	for i := range len(d) {
+		if c := d[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') && (c < 'A' || c > 'F') {
+			return false
+		}
+	}
+	return true
+}

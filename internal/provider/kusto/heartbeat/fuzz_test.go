@@ -1,0 +1,86 @@
+package heartbeat
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
+)
+
+// FuzzDecode feeds arbitrary heartbeat rows to the hub's decoder: whatever
+// it accepts must be a valid endpoint and valid names, nothing else.
+func FuzzDecode(f *testing.F) {
+	f.Add("https://p1.kusto.windows.net", `[{"database":"Metrics","tables":["a","b"],"views":["v"]}]`)
+	f.Add("https://x').database('y", `[{"database":"x'] | .drop table T //","tables":["\n"]}]`)
+	f.Add("HTTPS://P1/", `[{"database":"D","tables":null,"views":[1,2]}]`)
+	f.Add("https://p1", `[{"database":"","tables":["`+"\u2028"+`"]}]`)
+	f.Fuzz(func(t *testing.T, endpoint, schema string) {
+		p, _, err := Decode(time.Unix(0, 0), endpoint, schema, false)
+		if err != nil {
+			return
+		}
+		if ep, err := kql.Endpoint(p.Endpoint, false); err != nil || ep != p.Endpoint {
+			t.Fatalf("accepted endpoint %q is not in normal form: %v", p.Endpoint, err)
+		}
+		for _, d := range p.Databases {
+			for _, n := range append(append([]string{d.Database}, d.Tables...), d.Views...) {
+				if err := kql.ValidateName(n); err != nil {
+					t.Fatalf("accepted name %q: %v", n, err)
+				}
+			}
+		}
+	})
+}
+
+// FuzzDecoderReuse decodes two rows with one Decoder: each result is what
+// a fresh Decode gives, and the first is untouched by the second, though
+// the decoder reused its memory for it.
+func FuzzDecoderReuse(f *testing.F) {
+	f.Add(`[{"database":"M","tables":["b","a","b"],"views":["v"]},{"database":"M","tables":["c"]}]`, `[{"database":"N","tables":["x","y","z","w"]}]`)
+	f.Add(`[{"database":"M","tables":[]}]`, `[{"database":"M","tables":["a;b","c"],"views":null}]`)
+	f.Add(`[{"database":"M","tables":["a","b"],"views":["c"]}]`, `[{"database":"N","tables":["c"],"views":["a","b"]},{"database":"M","tables":["b","a"]}]`)
+	f.Add(`[{"database":"M","tables":["a","b"]}]`, `[{"database":"M","tables":["a","b"]},{"database":"M","tables":["a"]}]`)
+	f.Fuzz(func(t *testing.T, a, b string) {
+		// A decoder that shares lists, as the hub's cache does, and one
+		// that copies them.
+		kept := map[string][]string{}
+		shared := Decoder{
+			Keep: func(l []string) []string {
+				k := strings.Join(l, "\x00")
+				if _, ok := kept[k]; !ok {
+					kept[k] = slices.Clone(l)
+				}
+				return kept[k]
+			},
+			Find: func(l []string) []string {
+				if k := kept[strings.Join(l, "\x00")]; slices.Equal(k, l) {
+					return k
+				}
+				return nil
+			},
+		}
+		for _, dec := range []*Decoder{{}, &shared} {
+			decodeTwice(t, dec, a, b)
+		}
+	})
+}
+
+// decodeTwice decodes a then b with dec and holds both to a fresh Decode,
+// a also after b.
+func decodeTwice(t *testing.T, dec *Decoder, a, b string) {
+	t.Helper()
+	pa, ra, ea := dec.Decode(time.Unix(0, 0), "https://p1", a, false)
+	wantA := fmt.Sprint(pa, ra, ea)
+	pb, rb, eb := dec.Decode(time.Unix(0, 0), "https://p1", b, false)
+	fa, fra, fea := Decode(time.Unix(0, 0), "https://p1", a, false)
+	fb, frb, feb := Decode(time.Unix(0, 0), "https://p1", b, false)
+	if got := fmt.Sprint(pa, ra, ea); got != wantA || got != fmt.Sprint(fa, fra, fea) {
+		t.Fatalf("first row: %s after the second, %s when decoded, %s fresh", got, wantA, fmt.Sprint(fa, fra, fea))
+	}
+	if got, want := fmt.Sprint(pb, rb, eb), fmt.Sprint(fb, frb, feb); got != want {
+		t.Fatalf("second row: %s, fresh %s", got, want)
+	}
+}

@@ -1,0 +1,274 @@
+// Package heartbeat is the record a partition cluster writes to its hubs:
+// what it encodes on the partition side and what a hub may believe of it.
+//
+// A heartbeat row is Timestamp, ClusterEndpoint, Schema and
+// PartitionMetadata, as the adx-mon operator writes them, so that hubs and
+// partitions of both can share a heartbeat table. On the hub the row is
+// untrusted: anyone with ingest rights on the table can write one, so every
+// endpoint and name is validated and every size capped before the row is
+// used.
+package heartbeat
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
+)
+
+// DatabaseSchema is what a heartbeat says about one partition database.
+type DatabaseSchema struct {
+	Database string   `json:"database"`
+	Tables   []string `json:"tables"`
+	Views    []string `json:"views"`
+}
+
+// Limits on what a hub accepts from one heartbeat. Kusto allows 10,000
+// tables per database; a partition claiming more is lying or broken.
+const (
+	MaxSchemaBytes       = 8 << 20
+	MaxMetadataBytes     = 64 << 10
+	MaxDatabases         = 1000
+	MaxTablesPerDatabase = 10000
+)
+
+// Row is one heartbeat.
+type Row struct {
+	Timestamp time.Time
+	Endpoint  string
+	Schema    []DatabaseSchema
+	Metadata  map[string]string
+}
+
+// Digest is the SHA-256, in hex, of a schema as a heartbeat sends it: two
+// schemas have the same digest when a hub would federate the same names.
+func Digest(schema []DatabaseSchema) (string, error) {
+	if schema == nil {
+		schema = []DatabaseSchema{}
+	}
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// Record renders the row as the single CSV record .ingest inline takes.
+// JSON never holds a raw line break and encoding/csv quotes what needs it,
+// so the record is one line.
+func (r Row) Record() (string, error) {
+	schema := r.Schema
+	if schema == nil {
+		schema = []DatabaseSchema{}
+	}
+	s, err := json.Marshal(schema)
+	if err != nil {
+		return "", err
+	}
+	meta := r.Metadata
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	m, err := json.Marshal(meta) // map keys marshal sorted
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	if err := w.Write([]string{r.Timestamp.UTC().Format(time.RFC3339Nano), r.Endpoint, string(s), string(m)}); err != nil {
+		return "", err
+	}
+	w.Flush()
+	rec := strings.TrimSuffix(b.String(), "\n")
+	if strings.ContainsAny(rec, "\r\n") {
+		return "", errors.New("heartbeat record spans lines")
+	}
+	return rec, nil
+}
+
+// Rejection is a part of a heartbeat the hub refused, and why.
+type Rejection struct {
+	Endpoint string
+	Reason   string
+}
+
+func (r Rejection) String() string { return r.Endpoint + ": " + r.Reason }
+
+// Partition is what a hub takes from a partition's latest heartbeat.
+type Partition struct {
+	Endpoint      string
+	LastHeartbeat time.Time
+	Databases     []DatabaseSchema
+	// Metadata is the partition's PartitionMetadata; empty when it had
+	// none or the hub refused it.
+	Metadata map[string]string
+}
+
+// Decode validates a heartbeat read from the hub's table. A row whose
+// endpoint is invalid is rejected whole; a database, table or view with an
+// invalid name is left out and reported; the rest is kept, deduplicated and
+// sorted.
+func Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP bool) (Partition, []Rejection, error) {
+	var d Decoder
+	return d.Decode(ts, endpoint, schemaJSON, allowHTTP)
+}
+
+// Decoder decodes heartbeats one after another into memory it reuses: a
+// hub decoding a fleet allocates only the lists it keeps.
+type Decoder struct {
+	// Keep gets every list of names a partition keeps, validated, sorted
+	// and without duplicates, and returns the list to keep in its place.
+	// It must not keep l, which the decoder reuses, nor the names in it,
+	// which are slices of the row. Nil keeps a copy of l.
+	Keep func(l []string) []string
+	// Find, when set, returns a list Keep returned before that is equal
+	// to l, or nil. A list found is known valid, sorted and without
+	// repeats, and is kept as it is, unchecked.
+	Find  func(l []string) []string
+	arena []string
+}
+
+// keep hands a decoded list to Keep, or copies it.
+func (dec *Decoder) keep(l []string) []string {
+	switch {
+	case l == nil:
+		return nil
+	case len(l) == 0:
+		return []string{}
+	case dec.Keep != nil:
+		return dec.Keep(l)
+	}
+	out := make([]string, len(l))
+	for i, n := range l {
+		out[i] = strings.Clone(n)
+	}
+	return out
+}
+
+// Decode is the package's Decode, reusing the decoder's memory.
+func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP bool) (Partition, []Rejection, error) {
+	ep, err := kql.Endpoint(endpoint, allowHTTP)
+	if err != nil {
+		return Partition{}, nil, err
+	}
+	if len(schemaJSON) > MaxSchemaBytes {
+		return Partition{}, nil, fmt.Errorf("schema of %s is %d bytes, the limit is %d", ep, len(schemaJSON), MaxSchemaBytes)
+	}
+	raw, err := decodeSchemaInto(schemaJSON, &dec.arena)
+	if errors.Is(err, errTooManyDatabases) {
+		return Partition{}, nil, fmt.Errorf("schema of %s lists more than %d databases, the limit", ep, MaxDatabases)
+	}
+	if err != nil {
+		return Partition{}, nil, fmt.Errorf("schema of %s is not a JSON list of databases: %w", ep, err)
+	}
+	if len(raw) > MaxDatabases {
+		return Partition{}, nil, fmt.Errorf("schema of %s lists %d databases, the limit is %d", ep, len(raw), MaxDatabases)
+	}
+	var rejected []Rejection
+	reject := func(format string, a ...any) {
+		rejected = append(rejected, Rejection{Endpoint: ep, Reason: fmt.Sprintf(format, a...)})
+	}
+	byName := map[string]*decoded{}
+	for _, d := range raw {
+		if err := kql.ValidateName(d.Database); err != nil {
+			reject("database %v", err)
+			continue
+		}
+		if len(d.Tables) > MaxTablesPerDatabase || len(d.Views) > MaxTablesPerDatabase {
+			reject("database %q lists more than %d tables or views", d.Database, MaxTablesPerDatabase)
+			continue
+		}
+		tables := dec.names(d.Tables, func(err error) { reject("table in %q: %v", d.Database, err) })
+		views := dec.names(d.Views, func(err error) { reject("view in %q: %v", d.Database, err) })
+		if db := byName[d.Database]; db != nil {
+			// Listed twice: one database with both lists, checked again.
+			db.tables = list{names: append(slices.Clip(db.tables.names), tables.names...)}
+			db.views = list{names: append(slices.Clip(db.views.names), views.names...)}
+			continue
+		}
+		// The name is a slice of the row; the partition keeps a copy.
+		byName[d.Database] = &decoded{name: strings.Clone(d.Database), tables: tables, views: views}
+	}
+	p := Partition{Endpoint: ep, LastHeartbeat: ts}
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		db := byName[name]
+		p.Databases = append(p.Databases, DatabaseSchema{Database: db.name, Tables: dec.finish(db.tables), Views: dec.finish(db.views)})
+	}
+	return p, rejected, nil
+}
+
+// decoded is a database while its heartbeat is decoded.
+type decoded struct {
+	name          string
+	tables, views list
+}
+
+// list is a list of names and whether it is already one Find returned.
+type list struct {
+	names []string
+	found bool
+}
+
+// names checks a decoded list of names: one equal to a list Find knows
+// is valid, sorted and without repeats as it stands, and taken as found;
+// any other has its invalid names reported and left out.
+func (dec *Decoder) names(l []string, reject func(error)) list {
+	if dec.Find != nil && len(l) > 0 {
+		if kept := dec.Find(l); kept != nil {
+			return list{names: kept, found: true}
+		}
+	}
+	return list{names: validNames(l, reject)}
+}
+
+// finish is the list a partition keeps.
+func (dec *Decoder) finish(l list) []string {
+	if l.found {
+		return l.names
+	}
+	return dec.keep(uniqueSorted(l.names))
+}
+
+// validNames keeps the valid names, in place: the list is the decoder's.
+func validNames(names []string, reject func(error)) []string {
+	out := names[:0]
+	for _, n := range names {
+		if err := kql.ValidateName(n); err != nil {
+			reject(err)
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// uniqueSorted sorts s in place and drops repeats. Partitions list their
+// names sorted, so one pass usually finds both done.
+func uniqueSorted(s []string) []string {
+	strict := true
+	for i := 1; i < len(s) && strict; i++ {
+		strict = s[i-1] < s[i]
+	}
+	if strict {
+		return s
+	}
+	sort.Strings(s)
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}

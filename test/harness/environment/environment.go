@@ -1,0 +1,543 @@
+// Package environment brings up fleetplane for real on one machine, offline,
+// installed the way a user installs it: etcd, kube-apiserver and Crossplane
+// core; an OCI registry on loopback holding fleetplane's packages (built
+// with `crossplane xpkg build`, pushed with `crossplane xpkg push`) and
+// those it depends on, under their upstream names, which ImageConfigs
+// rewrite to the registry as an air-gapped mirror would; `crossplane xpkg
+// install` of the provider and the Configuration, whose dependencies the
+// package manager resolves. The function and the providers run as local
+// processes in Crossplane's External runtime; stand-ins play the upjet
+// providers' controllers, and Kusto servers partitions and hubs. The
+// end-to-end tests and `make demo` both use it.
+package environment
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fleetplane/fleetplane/apis"
+	"github.com/fleetplane/fleetplane/apis/v1alpha1"
+	"github.com/fleetplane/fleetplane/test/harness/controlplane"
+	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
+	"github.com/fleetplane/fleetplane/test/harness/registry"
+	"github.com/fleetplane/fleetplane/test/harness/standin"
+)
+
+// Package sources, as the Configurations' dependsOn name them.
+const (
+	FunctionSource      = "ghcr.io/fleetplane/function-fleetplane"
+	ProviderSource      = "ghcr.io/fleetplane/provider-fleetplane"
+	ConfigurationSource = "ghcr.io/fleetplane/fleetplane"
+
+	// FunctionName is the Function object's name, which the package
+	// manager derives from its source and the Compositions' functionRef
+	// uses.
+	FunctionName = "fleetplane-function-fleetplane"
+	// ProviderName is the Provider object's name: the README installs the
+	// provider by name, with its runtime config, before the Configuration.
+	ProviderName = "provider-fleetplane"
+	// ConfigurationName is the installed Configuration's name.
+	ConfigurationName = "fleetplane"
+	// LocalComposition is the packaged Composition with a short federation
+	// interval, for local use.
+	LocalComposition = "adxclusters-local"
+)
+
+// Options tune an environment.
+type Options struct {
+	// Interval of heartbeats and federation in LocalComposition.
+	Interval time.Duration
+	// ChangeCheck, when set, is LocalComposition's kusto.changeCheckInterval:
+	// how often partitions and hubs look for a new table in between.
+	ChangeCheck time.Duration
+	// Logf reports progress.
+	Logf func(format string, a ...any)
+	// Poll, when set, is both providers' --poll instead of the tests'
+	// (5s for provider-fleetplane, 10s for provider-kubernetes): for
+	// measurements that compare them at the same interval.
+	Poll time.Duration
+	// Quiet runs both providers at their default log level, as in
+	// production, instead of --debug.
+	Quiet bool
+	// ProviderArgs are further flags of provider-fleetplane.
+	ProviderArgs []string
+	// AuditLog, when set, makes kube-apiserver log every request there
+	// (controlplane.Options.AuditLog).
+	AuditLog string
+}
+
+// poll is the --poll of a provider whose tests' value is def.
+func (o Options) poll(def string) string {
+	if o.Poll > 0 {
+		return o.Poll.String()
+	}
+	return def
+}
+
+// debug is the log flag of both providers.
+func (o Options) debug() []string {
+	if o.Quiet {
+		return nil
+	}
+	return []string{"--debug"}
+}
+
+// Env is a running environment.
+type Env struct {
+	Root, Dir  string
+	CP         *controlplane.ControlPlane
+	Crossplane *controlplane.Crossplane
+	Azure      *standin.Azure
+	// AzureAPI plays IMDS and Azure Resource Manager's SKU list for
+	// ProvisioningDefaults.
+	AzureAPI *standin.AzureAPI
+	// Kubelet runs the pods of the namespaces it serves on one stand-in
+	// node.
+	Kubelet *standin.Kubelet
+	// Kube knows fleetplane's, Crossplane's and core types; use
+	// unstructured objects for the rest.
+	Kube     client.Client
+	Function *controlplane.Process
+	Provider *controlplane.Process
+	// ProviderKubernetes is provider-kubernetes, installed as a
+	// dependency of the Configuration.
+	ProviderKubernetes *controlplane.Process
+	// Registry holds every package, fleetplane's and its dependencies'.
+	Registry *registry.Registry
+	// Experiments are Argo CD's, Argo Workflows' and GKE's stand-ins.
+	Experiments *Experiments
+
+	opts    Options
+	cancel  context.CancelFunc
+	servers []*kustoserver.Server
+	logf    func(string, ...any)
+	// Timings of start-up phases, for reports.
+	Timings []Timing
+}
+
+// Timing is how long a phase of start-up took.
+type Timing struct {
+	Phase    string
+	Duration time.Duration
+}
+
+func (e *Env) phase(name string, start time.Time) {
+	d := time.Since(start)
+	e.Timings = append(e.Timings, Timing{name, d})
+	e.logf("%s: %s", name, d.Round(100*time.Millisecond))
+}
+
+// Start brings the environment up in dir. root is the repository root.
+func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
+	if o.Interval == 0 {
+		o.Interval = 10 * time.Second
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	e := &Env{Root: root, Dir: dir, logf: o.Logf, opts: o}
+	// The harness's own clients (stand-ins, waits) log through
+	// controller-runtime: to a file, not into the demo's story, and
+	// without its stack trace about a logger never set.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	harnessLog, err := os.OpenFile(filepath.Join(dir, "harness.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	ctrllog.SetLogger(zap.New(zap.WriteTo(harnessLog)))
+	ok := false
+	defer func() {
+		if !ok {
+			e.Stop()
+		}
+	}()
+
+	t := time.Now()
+	pkgs, err := buildPackages(root, dir)
+	if err != nil {
+		return nil, err
+	}
+	e.phase("packages built", t)
+
+	t = time.Now()
+	if e.Registry, err = registry.Start(filepath.Join(dir, "registry")); err != nil {
+		return nil, err
+	}
+	if err := e.publish(ctx, pkgs); err != nil {
+		return nil, err
+	}
+	e.phase("packages pushed to the registry", t)
+
+	t = time.Now()
+	if e.CP, err = controlplane.StartWith(ctx, root, dir, controlplane.Options{AuditLog: o.AuditLog}); err != nil {
+		return nil, err
+	}
+	e.phase("etcd and kube-apiserver ready", t)
+
+	t = time.Now()
+	// Crossplane trusts the registry's CA, and rolls a dependency when a
+	// Configuration's constraint moves past it (an alpha feature in v2.4).
+	if e.Crossplane, err = controlplane.StartCrossplaneWith(ctx, e.CP, root, controlplane.CrossplaneOptions{
+		CABundle: e.Registry.CAFile, Args: []string{"--enable-dependency-version-upgrades"},
+	}); err != nil {
+		return nil, err
+	}
+	e.phase("crossplane ready", t)
+
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, pkgv1.AddToScheme, apis.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
+	}
+	if e.Kube, err = client.New(e.CP.Config, client.Options{Scheme: scheme}); err != nil {
+		return nil, err
+	}
+
+	// The upjet Azure kinds come with their packages; the stand-in serves
+	// them once they are.
+	sctx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
+	e.Azure = standin.New(e.Kube)
+	go e.Azure.Run(sctx)
+	e.AzureAPI = standin.NewAzureAPI()
+	e.AzureAPI.ServeClusters(e.Azure.Capacity)
+	e.Kubelet = standin.NewKubelet(e.Kube, "node-1")
+	go e.Kubelet.Run(sctx)
+
+	// Argo's CRDs are large: the API server takes half a minute on two
+	// cores to establish them, which it does while Crossplane installs
+	// the packages rather than after.
+	argoCRDs := make(chan error, 1)
+	go func() { argoCRDs <- e.installArgoCRDs(ctx) }()
+
+	t = time.Now()
+	if err := e.install(ctx, pkgs); err != nil {
+		return nil, err
+	}
+	e.phase("packages installed and healthy", t)
+
+	t = time.Now()
+	if err := <-argoCRDs; err != nil {
+		return nil, err
+	}
+	if e.Experiments, err = e.startExperiments(ctx, sctx); err != nil {
+		return nil, err
+	}
+	e.phase("Argo CD, Argo Workflows and GKE stand-ins ready", t)
+
+	if err := e.configure(ctx, o); err != nil {
+		return nil, err
+	}
+	ok = true
+	return e, nil
+}
+
+type built struct {
+	// dir holds the six .xpkg files, as _output/ does after make package.
+	dir                      string
+	functionBin, providerBin string
+}
+
+// buildPackages runs tools/package.sh, the same script `make package`
+// runs, into dir.
+func buildPackages(root, dir string) (built, error) {
+	out := filepath.Join(dir, "packages")
+	cmd := exec.Command(filepath.Join(root, "tools", "package.sh"), out)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if _, err := cmd.Output(); err != nil {
+		return built{}, fmt.Errorf("tools/package.sh: %w\n%s", err, stderr.String())
+	}
+	return built{
+		dir:         out,
+		functionBin: filepath.Join(out, "bin", "function-fleetplane"), providerBin: filepath.Join(out, "bin", "provider-fleetplane"),
+	}, nil
+}
+
+// install installs fleetplane as the README says: the provider's RBAC and
+// runtime config, the ImageConfigs of the mirror, `crossplane xpkg
+// install` of the provider and then of the Configuration, whose
+// dependencies the package manager resolves from the registry. Then it
+// plays the runtime of every package that has one and waits until every
+// package is healthy and the Lock lists them all.
+func (e *Env) install(ctx context.Context, b built) error {
+	runtimeConfig, err := e.applyProviderRBAC(ctx)
+	if err != nil {
+		return err
+	}
+	if err := e.mirror(ctx); err != nil {
+		return err
+	}
+	if err := e.CrossplaneCLI(ctx, "xpkg", "install", "provider", ProviderSource+":"+Version, ProviderName, "--runtime-config="+runtimeConfig); err != nil {
+		return err
+	}
+	if err := e.CrossplaneCLI(ctx, "xpkg", "install", "configuration", ConfigurationSource+":"+Version, ConfigurationName); err != nil {
+		return err
+	}
+	if e.Function, err = e.Crossplane.ServeFunction(ctx, FunctionName, b.functionBin, "--metrics-address="); err != nil {
+		return err
+	}
+	args := append([]string{"--poll", e.opts.poll("5s"), "--metrics-address", "0", "--health-address", "0",
+		"--imds-endpoint", e.AzureAPI.URL, "--azure-resource-manager-endpoint", e.AzureAPI.URL,
+		// The kubelet stand-in's pods listen on loopback IPs.
+		"--scrape-loopback-pods"}, e.opts.debug()...)
+	args = append(args, e.opts.ProviderArgs...)
+	if e.Provider, err = e.Crossplane.RunProvider(ctx, ProviderName, b.providerBin, args...); err != nil {
+		return err
+	}
+	if e.ProviderKubernetes, err = e.runProviderKubernetes(ctx); err != nil {
+		return err
+	}
+	for _, s := range standIns {
+		if err := e.Crossplane.StandInProvider(ctx, PackageName(s.source)); err != nil {
+			return err
+		}
+	}
+	var pkgs []client.Object
+	for _, c := range []string{"fleetplane-adx", "fleetplane-experiments", "fleetplane-placement"} {
+		pkgs = append(pkgs, &pkgv1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: PackageName("ghcr.io/fleetplane/" + c)}})
+	}
+	pkgs = append(pkgs, &pkgv1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName}},
+		&pkgv1.Function{ObjectMeta: metav1.ObjectMeta{Name: FunctionName}})
+	for _, n := range append([]string{ProviderName, PackageName(ProviderKubernetesSource)}, standInNames()...) {
+		pkgs = append(pkgs, &pkgv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: n}})
+	}
+	for _, o := range pkgs {
+		if err := e.Crossplane.WaitHealthy(ctx, o, 3*time.Minute); err != nil {
+			return err
+		}
+	}
+	if err := e.waitLocked(ctx, time.Minute); err != nil {
+		return err
+	}
+	if err := e.Crossplane.WaitXRDsEstablished(ctx, time.Minute); err != nil {
+		return err
+	}
+	return e.Alive()
+}
+
+// Alive returns an error, with the end of its log, for the first of the
+// function's and providers' processes that has exited: a wait for
+// something one of them should do would otherwise only time out.
+func (e *Env) Alive() error {
+	for _, p := range []*controlplane.Process{e.Function, e.Provider, e.ProviderKubernetes} {
+		if p != nil && p.Exited() {
+			return fmt.Errorf("%s exited; the end of %s:\n%s", p.Name, p.Log, p.Tail(2000))
+		}
+	}
+	return nil
+}
+
+func standInNames() []string {
+	var out []string
+	for _, s := range standIns {
+		out = append(out, PackageName(s.source))
+	}
+	return out
+}
+
+// applyProviderRBAC applies package/rbac: the ClusterRole and binding the
+// provider needs beyond its system role, and the DeploymentRuntimeConfig
+// naming the ServiceAccount they bind. It returns that config's name.
+func (e *Env) applyProviderRBAC(ctx context.Context) (string, error) {
+	dir := filepath.Join(e.Root, "package", "rbac")
+	// The roles adx-mon's components run with, which an ADXMon binds.
+	for _, f := range []string{"provider-fleetplane.yaml", "adxmon-roles.yaml"} {
+		if err := e.CP.ApplyRBAC(ctx, filepath.Join(dir, f)); err != nil {
+			return "", err
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "runtime-config.yaml"))
+	if err != nil {
+		return "", err
+	}
+	rc := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &rc.Object); err != nil {
+		return "", err
+	}
+	if err := e.Kube.Create(ctx, rc); err != nil && !kerrors.IsAlreadyExists(err) {
+		return "", err
+	}
+	return rc.GetName(), nil
+}
+
+// configure creates what a platform team adds after installing: the
+// ProviderConfig for local Kusto servers and a Composition with a short
+// interval.
+func (e *Env) configure(ctx context.Context, o Options) error {
+	pc := DefaultProviderConfig()
+	if err := e.Kube.Create(ctx, pc); err != nil && !kerrors.IsAlreadyExists(err) {
+		return err
+	}
+	b, err := os.ReadFile(filepath.Join(e.Root, "package", "configuration", "compositions", "adxcluster.yaml"))
+	if err != nil {
+		return err
+	}
+	comp := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &comp.Object); err != nil {
+		return err
+	}
+	comp.SetName(LocalComposition)
+	pipeline, _, _ := unstructured.NestedSlice(comp.Object, "spec", "pipeline")
+	step := pipeline[0].(map[string]any)
+	kusto := map[string]any{"interval": o.Interval.String()}
+	if o.ChangeCheck > 0 {
+		kusto["changeCheckInterval"] = o.ChangeCheck.String()
+	}
+	step["input"] = map[string]any{"apiVersion": "fn.fleetplane.io/v1beta1", "kind": "Input", "kusto": kusto}
+	if err := unstructured.SetNestedSlice(comp.Object, pipeline, "spec", "pipeline"); err != nil {
+		return err
+	}
+	if err := e.Kube.Create(ctx, comp); err != nil {
+		return err
+	}
+	// The example Compositions a platform team would add: the convention
+	// repository's.
+	files, _ := filepath.Glob(filepath.Join(e.Root, "examples", "experiment", "compositions", "*.yaml"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(b, &u.Object); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if err := e.Kube.Create(ctx, u); err != nil && !kerrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// DefaultProviderConfig is the policy a platform team writes for local
+// use, governing every namespace without a fleetplane.io/policy label: no
+// Kusto credentials (local plain-http servers); provisioning in the test
+// subscriptions (any resource group, with upjet's ClusterProviderConfig
+// "default"), discovery and monitoring there; Argo CD registrations in the
+// default project with Argo CD's own exec helper; every WorkflowTemplate
+// of the argo namespace; Experiments on the hub and on GKE (the project
+// and Argo CD's Google service account); and Placement of the workload
+// kinds on every inventory cluster, reading every property.
+func DefaultProviderConfig() *v1alpha1.ClusterProviderConfig {
+	azure := func(sub string) v1alpha1.AzureProvisioning {
+		return v1alpha1.AzureProvisioning{
+			SubscriptionID: sub, ResourceGroups: []string{"*"}, UserAssignedIdentities: []string{"*"}, DatabasePrincipals: []string{"*"},
+			ProviderConfigRef: v1alpha1.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"},
+		}
+	}
+	return &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ClusterProviderConfigSpec{
+		Credentials:       v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone},
+		NamespaceSelector: metav1.LabelSelector{},
+		Azure: &v1alpha1.AzurePolicy{AllowDiscovery: true, AllowMonitoring: true, Provisioning: []v1alpha1.AzureProvisioning{
+			azure(TestSubscription), azure(DiscoveredSubscription),
+		}},
+		ArgoCD:    &v1alpha1.ArgoCDPolicy{Namespace: ArgoCDNamespace, Project: "default", AllowedExecCommands: []string{"argocd-k8s-auth"}},
+		Workflows: &v1alpha1.WorkflowsPolicy{Namespace: WorkflowsNamespace, AllowedTemplates: []string{"*"}},
+		Experiments: &v1alpha1.ExperimentsPolicy{AllowHubTargets: true, GCP: &v1alpha1.GCPPolicy{
+			Project: "fleetplane-lab", ArgoCDServiceAccount: "argocd@fleetplane-lab.iam.gserviceaccount.com",
+		}},
+		Placement: &v1alpha1.PlacementPolicy{
+			Kinds:              []string{"apps/*", "batch/*", "/ConfigMap", "/Service", "/Secret", "/ServiceAccount", "policy/*", "networking.k8s.io/*"},
+			ReportedStateKinds: []string{"apps/*", "batch/*"},
+			PodSecurity:        v1alpha1.PodSecurityBaseline, Properties: []string{"*"},
+		},
+	}}
+}
+
+// Subscriptions the e2e and the demo provision in: the one their specs
+// name, and the one the IMDS stand-in reports.
+const (
+	TestSubscription       = "00000000-0000-0000-0000-000000000000"
+	DiscoveredSubscription = "44444444-4444-4444-4444-444444444444"
+)
+
+// KustoServer starts a Kusto server with the given databases; it stops
+// with the environment.
+func (e *Env) KustoServer(dbs ...string) (*kustoserver.Server, error) {
+	s := kustoserver.New(dbs...)
+	if err := s.Start("127.0.0.1:0"); err != nil {
+		return nil, err
+	}
+	e.servers = append(e.servers, s)
+	return s, nil
+}
+
+// Trace runs `crossplane beta trace` on an object (cluster-scoped when
+// namespace is empty) and returns its output.
+func (e *Env) Trace(kind, name, namespace string, args ...string) (string, error) {
+	cli, err := controlplane.Tool(e.Root, "crossplane")
+	if err != nil {
+		return "", err
+	}
+	base := []string{"beta", "trace", kind, name}
+	if namespace != "" {
+		base = append(base, "-n", namespace)
+	}
+	cmd := exec.Command(cli, append(base, args...)...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.CP.Kubeconfig)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// Logs returns the tail of every process log, for failure reports.
+func (e *Env) Logs(n int) string {
+	var b strings.Builder
+	files, _ := filepath.Glob(filepath.Join(e.Dir, "*.log"))
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		if len(data) > n {
+			data = data[len(data)-n:]
+		}
+		fmt.Fprintf(&b, "==> %s <==\n", filepath.Base(f))
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			b.WriteString(sc.Text())
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// Stop stops everything.
+func (e *Env) Stop() {
+	if e.cancel != nil {
+		e.cancel()
+	}
+	for _, s := range e.servers {
+		_ = s.Close()
+	}
+	if e.AzureAPI != nil {
+		e.AzureAPI.Close()
+	}
+	if e.CP != nil {
+		e.CP.Stop()
+	}
+	if e.Registry != nil {
+		e.Registry.Close()
+	}
+}

@@ -1,0 +1,121 @@
+package environment
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/fleetplane/fleetplane/test/harness/controlplane"
+	"github.com/fleetplane/fleetplane/test/harness/standin"
+	"github.com/fleetplane/fleetplane/test/harness/support"
+)
+
+// Where the Experiment composition's defaults put things.
+const (
+	ArgoCDNamespace    = "argocd"
+	WorkflowsNamespace = "argo"
+	// ProviderKubernetesSource is provider-kubernetes' package source.
+	ProviderKubernetesSource = "xpkg.crossplane.io/crossplane-contrib/provider-kubernetes"
+)
+
+// Experiments is what Experiments need besides fleetplane's packages and
+// their dependencies: Argo CD and Argo Workflows (their real CRDs,
+// stand-in controllers) and a GKE stand-in (its kinds come with the
+// stand-in provider-gcp packages).
+type Experiments struct {
+	GKE       *standin.GKE
+	ArgoCD    *standin.ArgoCD
+	Workflows *standin.Workflows
+}
+
+// startExperiments starts the stand-ins Experiments need, once
+// installArgoCRDs has installed the kinds they serve.
+func (e *Env) startExperiments(ctx context.Context, sctx context.Context) (*Experiments, error) {
+	for _, ns := range []string{ArgoCDNamespace, WorkflowsNamespace} {
+		if err := e.Kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !kerrors.IsAlreadyExists(err) {
+			return nil, err
+		}
+	}
+	x := &Experiments{GKE: standin.NewGKE(e.Kube), ArgoCD: standin.NewArgoCD(e.Kube, ArgoCDNamespace), Workflows: standin.NewWorkflows(e.Kube)}
+	// Long enough for a poll of the provider to see the workflow Running.
+	x.Workflows.RunFor = 8 * time.Second
+	go x.GKE.Run(sctx)
+	go x.ArgoCD.Run(sctx)
+	go x.Workflows.Run(sctx)
+	return x, nil
+}
+
+// installArgoCRDs installs Argo CD's and Argo Workflows' CRDs, which the
+// stand-ins serve, and waits until they are established.
+func (e *Env) installArgoCRDs(ctx context.Context) error {
+	crds, err := support.ArgoCRDs(e.Root)
+	if err != nil {
+		return err
+	}
+	return controlplane.InstallCRDs(ctx, e.CP.Config, crds...)
+}
+
+// runProviderKubernetes runs provider-kubernetes' binary for the Provider
+// the package manager installed as a dependency, as the External runtime
+// would, and gives it a ClusterProviderConfig for this control plane.
+func (e *Env) runProviderKubernetes(ctx context.Context) (*controlplane.Process, error) {
+	bin, err := controlplane.Tool(e.Root, "provider-kubernetes")
+	if err != nil {
+		return nil, err
+	}
+	p, err := e.Crossplane.RunProvider(ctx, PackageName(ProviderKubernetesSource), bin, append([]string{"--poll", e.opts.poll("10s"), "--enable-watches"}, e.opts.debug()...)...)
+	if err != nil {
+		return nil, err
+	}
+	// Out of a cluster there is no injected identity: the provider reaches
+	// this control plane with its kubeconfig.
+	kc, err := os.ReadFile(e.CP.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: controlplane.CrossplaneNamespace, Name: "provider-kubernetes-kubeconfig"}, Data: map[string][]byte{"kubeconfig": kc}}
+	if err := e.Kube.Create(ctx, secret); err != nil && !kerrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	pc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+		"kind":       "ClusterProviderConfig",
+		"metadata":   map[string]any{"name": "default"},
+		"spec": map[string]any{"credentials": map[string]any{
+			"source":    "Secret",
+			"secretRef": map[string]any{"namespace": controlplane.CrossplaneNamespace, "name": secret.Name, "key": "kubeconfig"},
+		}},
+	}}
+	// The kind is served once the package's CRDs are established.
+	var last error
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+		if last = e.Kube.Create(ctx, pc); last == nil || kerrors.IsAlreadyExists(last) {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("cannot create provider-kubernetes' ClusterProviderConfig: %w", last)
+}
+
+// WorkflowTemplate creates a WorkflowTemplate in the workflow namespace
+// whose Workflows the Argo Workflows stand-in ends with outcome
+// (Succeeded, Failed); one that exists is left as it is.
+func (e *Env) WorkflowTemplate(ctx context.Context, name, outcome string) error {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "argoproj.io/v1alpha1", "kind": "WorkflowTemplate",
+		"metadata": map[string]any{"namespace": WorkflowsNamespace, "name": name, "labels": map[string]any{standin.OutcomeLabel: outcome}},
+		"spec": map[string]any{
+			"entrypoint": "validate",
+			"templates":  []any{map[string]any{"name": "validate", "container": map[string]any{"image": "alpine:3.20", "command": []any{"true"}}}},
+		},
+	}}
+	if err := e.Kube.Create(ctx, u); err != nil && !kerrors.IsAlreadyExists(err) {
+		return fmt.Errorf("WorkflowTemplate %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package kustoserver
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
+)
+
+// scalar is a compiled scalar expression of one row: a column, a string
+// literal, or one of the functions fleetplane's queries call.
+type scalar struct {
+	typ  string
+	eval func(row []any) any
+}
+
+func columnScalar(rs *result, name string) (scalar, error) {
+	i := columnIndex(rs, name)
+	if i < 0 {
+		return scalar{}, badRequest("Semantic error: no column '%s'", name)
+	}
+	return scalar{typ: rs.columns[i].Type, eval: func(r []any) any { return r[i] }}, nil
+}
+
+// parseScalar reads a column, a string literal or a call of tostring,
+// pack_array or hash_sha256.
+func parseScalar(rs *result, c *cursor) (scalar, error) {
+	t := c.peek()
+	if t.Kind == kql.String {
+		c.next()
+		return scalar{typ: "string", eval: func([]any) any { return t.Value }}, nil
+	}
+	name, err := c.name()
+	if err != nil {
+		return scalar{}, err
+	}
+	if !c.accept("(") {
+		return columnScalar(rs, name)
+	}
+	var args []scalar
+	err = c.items(func() error {
+		a, err := parseScalar(rs, c)
+		args = append(args, a)
+		return err
+	})
+	if err != nil {
+		return scalar{}, err
+	}
+	one := func() error {
+		if len(args) != 1 {
+			return badRequest("Semantic error: %s() takes one argument, got %d", name, len(args))
+		}
+		return nil
+	}
+	switch name {
+	case "tostring":
+		if err := one(); err != nil {
+			return scalar{}, err
+		}
+		return scalar{typ: "string", eval: func(r []any) any { return toString(args[0].eval(r)) }}, nil
+	case "hash_sha256":
+		if err := one(); err != nil {
+			return scalar{}, err
+		}
+		return scalar{typ: "string", eval: func(r []any) any {
+			sum := sha256.Sum256([]byte(toString(args[0].eval(r))))
+			return hex.EncodeToString(sum[:])
+		}}, nil
+	case "pack_array":
+		return scalar{typ: "dynamic", eval: func(r []any) any {
+			vals := make([]json.RawMessage, len(args))
+			for i, a := range args {
+				vals[i] = toDynamic(a.eval(r))
+			}
+			b, _ := json.Marshal(vals)
+			return json.RawMessage(b)
+		}}, nil
+	}
+	return scalar{}, badRequest("Semantic error: this server does not support the function %s()", name)
+}
+
+// toString is Kusto's tostring(): a dynamic string unquoted, any other
+// dynamic value as compact JSON, null as the empty string.
+func toString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case time.Time:
+		return x.UTC().Format("2006-01-02T15:04:05.0000000Z")
+	case json.RawMessage:
+		var s string
+		if json.Unmarshal(x, &s) == nil {
+			return s
+		}
+		var b bytes.Buffer
+		if json.Compact(&b, x) != nil {
+			return string(x)
+		}
+		return b.String()
+	default:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+}
+
+// toDynamic is a value as a dynamic element.
+func toDynamic(v any) json.RawMessage {
+	switch x := v.(type) {
+	case json.RawMessage:
+		var b bytes.Buffer
+		if json.Compact(&b, x) != nil {
+			return x
+		}
+		return b.Bytes()
+	case time.Time:
+		b, _ := json.Marshal(toString(x))
+		return b
+	default:
+		b, _ := json.Marshal(x)
+		return b
+	}
+}
