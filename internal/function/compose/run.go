@@ -202,11 +202,14 @@ func (k kind[X]) Compose(req *fnwire.Request, rsp *fnwire.Response, in *v1beta1.
 
 	r.Resources.Write(rsp)
 	// The desired XR of earlier steps, with this plan's status: a new
-	// top-level map, so the request's is left as it came.
+	// top-level map, so the request's is left as it came. Its fields this
+	// function does not know go on too (the SDK's SetDesiredComposite
+	// would drop them).
 	desired := &fnwire.Resource{Object: map[string]any{}}
 	if c := req.Desired.Composite; c != nil {
 		maps.Copy(desired.Object, c.Object)
 		desired.ConnectionDetails = c.ConnectionDetails
+		desired.Unknown = c.Unknown
 	}
 	if out.Status != nil {
 		st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(out.Status)

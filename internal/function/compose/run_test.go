@@ -9,6 +9,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -306,4 +308,31 @@ func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestRunPassesOnWhatItDoesNotKnow: fields a newer Crossplane or an
+// earlier step sets on the desired state, the desired XR or a resource
+// this step leaves alone reach the next step unchanged.
+func TestRunPassesOnWhatItDoesNotKnow(t *testing.T) {
+	var plan compose.Plan[toy] = func(r *compose.Request[toy]) (compose.Outcome, error) {
+		r.Resources.Add("thing", thing(r.XR.Spec.Size))
+		return compose.Outcome{Status: &toyStatus{Seen: 1}}, nil
+	}
+	unknown := protowire.AppendString(protowire.AppendTag(nil, 99, protowire.BytesType), "newer")
+	req := composetest.Call{XR: toyXR(map[string]any{"size": int64(1)})}.Request(t)
+	req.Desired.Resources = map[string]*fnv1.Resource{"earlier": {Resource: mustStruct(t, map[string]any{"kind": "Earlier"})}}
+	for _, m := range []proto.Message{req.GetDesired(), req.GetDesired().GetComposite(), req.GetDesired().GetResources()["earlier"]} {
+		m.ProtoReflect().SetUnknown(unknown)
+	}
+	w := composetest.Wire(t, req)
+	rsp := fnwire.NewResponse(w, time.Minute)
+	if err := compose.Run(plan).Compose(w, rsp, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := composetest.Proto(t, rsp).GetDesired()
+	for what, m := range map[string]proto.Message{"state": got, "composite": got.GetComposite(), "earlier step's resource": got.GetResources()["earlier"]} {
+		if u := m.ProtoReflect().GetUnknown(); string(u) != string(unknown) {
+			t.Errorf("the desired %s's unknown fields = %q, want %q", what, u, unknown)
+		}
+	}
 }

@@ -10,6 +10,11 @@
 // one pass each way. The small messages, whose shape the SDK's helpers
 // know (the request's meta, the response's results, conditions and
 // requirements), stay generated protobuf types.
+//
+// What fnwire does not know it keeps: the fields of State and Resource
+// that a newer Crossplane, or an earlier step built on a newer SDK, sets
+// are held as they came and written back, as protobuf-go holds unknown
+// fields, so a desired state passes through unchanged.
 package fnwire
 
 import (
@@ -64,6 +69,11 @@ type Request struct {
 type State struct {
 	Composite *Resource
 	Resources map[string]*Resource
+	// Unknown holds the fields fnwire does not know, encoded as they came
+	// (a newer Crossplane's, or an earlier step's of a newer SDK), and
+	// writes them back after the known ones, as protobuf-go does: a
+	// desired state passed on keeps them.
+	Unknown []byte
 }
 
 // Resource is a composite or composed resource.
@@ -73,6 +83,9 @@ type Resource struct {
 	Object            map[string]any
 	ConnectionDetails map[string][]byte
 	Ready             fnv1.Ready
+	// Unknown holds the fields fnwire does not know, as State.Unknown
+	// does.
+	Unknown []byte
 }
 
 // DecodeRequest decodes an encoded RunFunctionRequest. Later occurrences
@@ -117,8 +130,26 @@ func DecodeRequest(b []byte) (*Request, error) {
 	return r, nil
 }
 
+// stateKnows and resourceKnows say which fields of State and Resource
+// fnwire reads: a field of another number, or of a known number with
+// another wire type (which protobuf-go also keeps as unknown), is kept as
+// it came.
+func stateKnows(num protowire.Number, typ protowire.Type) bool {
+	return (num == stateComposite || num == stateResources) && typ == protowire.BytesType
+}
+
+func resourceKnows(num protowire.Number, typ protowire.Type) bool {
+	switch num { //nolint:exhaustive // other numbers are unknown
+	case resourceObject, resourceConnectionDetails:
+		return typ == protowire.BytesType
+	case resourceReady:
+		return typ == protowire.VarintType
+	}
+	return false
+}
+
 func (d *decoder) state(b []byte, s *State) error {
-	return fields(b, func(num protowire.Number, v []byte) error {
+	return walk(b, stateKnows, &s.Unknown, func(num protowire.Number, v []byte) error {
 		switch num { //nolint:exhaustive // every other field is skipped
 		case stateComposite:
 			if s.Composite == nil {
@@ -141,12 +172,12 @@ func (d *decoder) state(b []byte, s *State) error {
 			})
 		}
 		return nil
-	})
+	}, nil)
 }
 
 func (d *decoder) resource(b []byte, r *Resource) error {
 	// Ready is the one field that is not length-delimited.
-	return fieldsAndVarints(b, func(num protowire.Number, v []byte) error {
+	return walk(b, resourceKnows, &r.Unknown, func(num protowire.Number, v []byte) error {
 		switch num { //nolint:exhaustive // every other field is skipped
 		case resourceObject:
 			m, err := d.object(v, r.Object)
@@ -204,15 +235,28 @@ func (d *decoder) required(b []byte, into map[string][]map[string]any) error {
 // fields calls f with the number and bytes of every length-delimited field
 // of an encoded message, skipping every other field.
 func fields(b []byte, f func(protowire.Number, []byte) error) error {
-	return fieldsAndVarints(b, f, nil)
+	return walk(b, nil, nil, f, nil)
 }
 
-// fieldsAndVarints is fields that also hands varint fields to g.
-func fieldsAndVarints(b []byte, f func(protowire.Number, []byte) error, g func(protowire.Number, uint64)) error {
+// walk calls f with the number and bytes of every length-delimited field
+// of an encoded message and g, when not nil, with every varint field.
+// When known is not nil, a field it does not know is appended to unknown
+// whole (tag and value, as it came) and not handed on; other fields are
+// skipped.
+func walk(b []byte, known func(protowire.Number, protowire.Type) bool, unknown *[]byte, f func(protowire.Number, []byte) error, g func(protowire.Number, uint64)) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
 			return wireError(n)
+		}
+		if known != nil && !known(num, typ) {
+			m := protowire.ConsumeFieldValue(num, typ, b[n:])
+			if m < 0 {
+				return wireError(m)
+			}
+			*unknown = append(*unknown, b[:n+m]...)
+			b = b[n+m:]
+			continue
 		}
 		b = b[n:]
 		switch typ { //nolint:exhaustive // other types are skipped whole below

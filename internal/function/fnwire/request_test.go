@@ -90,10 +90,13 @@ func fromProto(req *fnv1.RunFunctionRequest) *Request {
 		if r == nil {
 			return nil
 		}
-		return &Resource{Object: object(r.GetResource()), ConnectionDetails: r.GetConnectionDetails(), Ready: r.GetReady()}
+		return &Resource{Object: object(r.GetResource()), ConnectionDetails: r.GetConnectionDetails(), Ready: r.GetReady(), Unknown: r.ProtoReflect().GetUnknown()}
 	}
 	state := func(s *fnv1.State) State {
 		out := State{Composite: resource(s.GetComposite())}
+		if s != nil {
+			out.Unknown = s.ProtoReflect().GetUnknown()
+		}
 		if s.GetResources() != nil {
 			out.Resources = map[string]*Resource{}
 			for k, r := range s.GetResources() {

@@ -44,6 +44,7 @@ func NewResponse(req *Request, ttl time.Duration) *Response {
 		Desired: State{
 			Composite: req.Desired.Composite,
 			Resources: maps.Clone(req.Desired.Resources),
+			Unknown:   req.Desired.Unknown,
 		},
 		Context: req.Context,
 	}
@@ -65,7 +66,7 @@ func (r *Response) AppendWire(b []byte) ([]byte, error) {
 		}
 	}
 	e := &encoder{}
-	if r.Desired.Composite != nil || len(r.Desired.Resources) > 0 {
+	if r.Desired.Composite != nil || len(r.Desired.Resources) > 0 || len(r.Desired.Unknown) > 0 {
 		b = protowire.AppendTag(b, responseDesired, protowire.BytesType)
 		at := open(&b)
 		var err error
@@ -105,7 +106,7 @@ func (e *encoder) state(b []byte, s *State) ([]byte, error) {
 			return nil, fmt.Errorf("composed resource %q: %w", name, err)
 		}
 	}
-	return b, nil
+	return append(b, s.Unknown...), nil
 }
 
 // appendEntry appends one entry of a protobuf map field with string keys;
@@ -152,5 +153,5 @@ func (e *encoder) resource(b []byte, r *Resource) ([]byte, error) {
 		// Negative enums are sign-extended to ten bytes, as protobuf does.
 		b = protowire.AppendVarint(b, uint64(int64(r.Ready))) //nolint:gosec // G115: the wire format's rule
 	}
-	return b, nil
+	return append(b, r.Unknown...), nil
 }

@@ -3,6 +3,7 @@ package fnwire
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/crossplane/function-sdk-go"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/proto/v1beta1"
+	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -170,5 +172,30 @@ func TestNewServerRefuses(t *testing.T) {
 	broken := func(*function.ServeOptions) error { return errors.New("broken option") }
 	if _, _, err := NewServer(copier{}, broken); err == nil || !strings.Contains(err.Error(), "broken option") {
 		t.Errorf("a failing option: %v", err)
+	}
+}
+
+// TestServeFollowsTheSDK fails when function-sdk-go's serve options
+// change: NewServer re-implements function.Serve around them (the SDK has
+// no hook for a codec), so a new option, or a changed type, must be read
+// here too before the SDK is upgraded.
+func TestServeFollowsTheSDK(t *testing.T) {
+	handled := map[string]string{
+		"Network":           "string",
+		"Address":           "string",
+		"MaxRecvMsgSize":    "int",
+		"Credentials":       "credentials.TransportCredentials",
+		"HealthServer":      "grpc_health_v1.HealthServer",
+		"MetricsAddress":    "string",
+		"MetricsRegistry":   "*prometheus.Registry",
+		"UnaryInterceptors": "[]grpc.UnaryServerInterceptor",
+		"MetricsServerOpts": "[]prometheus.ServerMetricsOption",
+	}
+	got := map[string]string{}
+	for f := range reflect.TypeFor[function.ServeOptions]().Fields() {
+		got[f.Name] = f.Type.String()
+	}
+	if diff := cmp.Diff(handled, got); diff != "" {
+		t.Errorf("function.ServeOptions changed (-what NewServer handles +the SDK's); follow it in NewServer:\n%s", diff)
 	}
 }
