@@ -16,7 +16,7 @@ tools: ## Build the pinned external tools into .cache/tools (skips what is cache
 	@$(TOOLS) >/dev/null
 
 .PHONY: generate
-generate: ## Regenerate deepcopy code, method sets, XRDs, CRDs and the function input schema from apis/.
+generate: ## Regenerate deepcopy code, method sets, XRDs, CRDs, the function input schema and docs/reference from apis/.
 	@cg=$$($(TOOLS) controller-gen); aj=$$($(TOOLS) angryjet); \
 	rm -rf $(GEN) && mkdir -p $(GEN)/xr; \
 	$$cg object paths=./apis/...; \
@@ -27,6 +27,9 @@ generate: ## Regenerate deepcopy code, method sets, XRDs, CRDs and the function 
 	$$cg crd:crdVersions=v1,allowDangerousTypes=true $$(tools/apis.sh managed) output:crd:dir=package/provider/crds; \
 	$$cg crd:crdVersions=v1 $$(tools/apis.sh input) output:crd:dir=package/function/input; \
 	$(GO) run ./tools/xrdgen -in $(GEN)/xr -out package/configuration/xrds; \
+	mkdir -p $(GEN)/help; \
+	for b in function-fleetplane provider-fleetplane; do COLUMNS=80 $(GO) run ./cmd/$$b --help > $(GEN)/help/$$b.txt; done; \
+	$(GO) run ./tools/docgen -out docs/reference -help $(GEN)/help package/configuration/xrds package/provider/crds package/function/input; \
 	crds=$$($(TOOLS) adx-mon-crds); rm -rf internal/function/adxmon/crds && mkdir -p internal/function/adxmon/crds; \
 	for c in functions managementcommands summaryrules alertrules; do \
 	  { echo "# Copied from github.com/Azure/adx-mon v0.3.0 operator/manifests/crds by \`make generate\`. DO NOT EDIT."; cat $$crds/$${c}_crd.yaml; } > internal/function/adxmon/crds/$$c.yaml; \

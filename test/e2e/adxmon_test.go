@@ -67,7 +67,7 @@ func TestADXMon(t *testing.T) {
 	// together with the ingestor's objects' and exceed the 100-event burst
 	// of Crossplane's per-XR circuit breaker, which then lets one event
 	// through every 30 seconds; half a minute keeps the stages apart as
-	// they are in Azure (README, "An adx-mon stack", watch events).
+	// they are in Azure (docs/adxmon.md, watch events).
 	env.Azure.ProvisionSlowly(name+"01", 30*time.Second)
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -89,7 +89,7 @@ func TestADXMon(t *testing.T) {
 	// loopback pod IP: a queue the test sets, and half their memory limit.
 	// Load stays between the thresholds (every metric votes 0) until the
 	// stack is installed: scaling while installing is correct, but its
-	// watch events would keep Crossplane's circuit breaker open (README).
+	// watch events would keep Crossplane's circuit breaker open (docs/adxmon.md).
 	var queue atomic.Int64
 	queue.Store(500)
 	env.Kubelet.ServePort(ns, "metrics", func(string) http.Handler {
@@ -321,7 +321,7 @@ func TestADXMon(t *testing.T) {
 		edit()
 		edited := time.Now()
 		// Within one reconcile; with Crossplane's circuit breaker open
-		// (README), that can be a few half-open probes. A reconcile already
+		// (docs/adxmon.md), that can be a few half-open probes. A reconcile already
 		// under way when the edit lands applies 2 over it without having
 		// seen it, as Crossplane's apply does whatever the function
 		// decides; nothing then records a change nobody saw, so the test

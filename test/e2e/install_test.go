@@ -8,7 +8,7 @@ import (
 	"github.com/fleetplane/fleetplane/test/harness/environment"
 )
 
-// TestInstalled checks the install as the README tells a user to: `kubectl
+// TestInstalled checks the install as docs/install.md tells a user to: `kubectl
 // get pkg` shows every package, fleetplane's and the dependencies the
 // package manager resolved, Installed and Healthy, and the Lock names each
 // by its upstream source and the version the registry served.

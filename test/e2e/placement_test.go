@@ -368,7 +368,7 @@ func TestPlacement(t *testing.T) {
 
 	// Fixing the template and deleting the Placement are left out: each
 	// would wait another half minute for Crossplane's per-XR circuit
-	// breaker, which ten Objects' watch events open (README, "Placement",
+	// breaker, which ten Objects' watch events open (docs/placement.md,
 	// event volume); the unit tables cover both (TestDelivers,
 	// TestNothingToDeliver).
 }

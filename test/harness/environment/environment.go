@@ -52,7 +52,7 @@ const (
 	// manager derives from its source and the Compositions' functionRef
 	// uses.
 	FunctionName = "fleetplane-function-fleetplane"
-	// ProviderName is the Provider object's name: the README installs the
+	// ProviderName is the Provider object's name: docs/install.md installs the
 	// provider by name, with its runtime config, before the Configuration.
 	ProviderName = "provider-fleetplane"
 	// ConfigurationName is the installed Configuration's name.
@@ -277,7 +277,7 @@ func buildPackages(root, dir string) (built, error) {
 	}, nil
 }
 
-// install installs fleetplane as the README says: the provider's RBAC and
+// install installs fleetplane as docs/install.md says: the provider's RBAC and
 // runtime config, the ImageConfigs of the mirror, `crossplane xpkg
 // install` of the provider and then of the Configuration, whose
 // dependencies the package manager resolves from the registry. Then it

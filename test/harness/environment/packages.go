@@ -209,7 +209,7 @@ func (e *Env) publish(ctx context.Context, b built) error {
 	return nil
 }
 
-// MirrorExample is the README's air-gapped install: one ImageConfig per
+// MirrorExample is the air-gapped install of docs/install.md: one ImageConfig per
 // upstream registry, rewriting its packages to mirror.example.com.
 const MirrorExample = "examples/install/mirror.yaml"
 

@@ -64,15 +64,17 @@ func TestDecodeSchema(t *testing.T) {
 		"an object, not a list":    {in: `{}`, err: true},
 	}
 	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got, err := decodeSchema(tc.in)
-			if (err != nil) != tc.err {
-				t.Fatalf("error = %v, want error: %v", err, tc.err)
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got %#v, want %#v", got, tc.want)
-			}
-		})
+		for decoder, decode := range map[string]func(string) ([]DatabaseSchema, error){"scanner": decodeSchema, "jsontext": jsontextDecode} {
+			t.Run(name+"/"+decoder, func(t *testing.T) {
+				got, err := decode(tc.in)
+				if (err != nil) != tc.err {
+					t.Fatalf("error = %v, want error: %v", err, tc.err)
+				}
+				if !reflect.DeepEqual(got, tc.want) {
+					t.Errorf("got %#v, want %#v", got, tc.want)
+				}
+			})
+		}
 	}
 	// Nesting up to encoding/json's limit, and one level past it.
 	deep := `[{"x":` + strings.Repeat("[", maxDepth-2) + strings.Repeat("]", maxDepth-2) + `}]`
@@ -173,25 +175,40 @@ func TestHostileSchemasAreBounded(t *testing.T) {
 }
 
 func BenchmarkDecodeSchema(b *testing.B) {
-	s := adxMonSchema(5, 200)
-	for _, bc := range []struct {
-		name   string
-		decode func(string) ([]DatabaseSchema, error)
-	}{
-		{"names-only", decodeSchema},
-		{"encoding-json", func(s string) ([]DatabaseSchema, error) {
-			var out []DatabaseSchema
-			return out, json.Unmarshal([]byte(s), &out)
-		}},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			b.SetBytes(int64(len(s)))
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := bc.decode(s); err != nil {
-					b.Fatal(err)
-				}
+	// fleetplane's Heartbeat writes names only; the adx-mon operator adds
+	// every table's columns, which the decoder skips.
+	names, _ := json.Marshal(func() []DatabaseSchema {
+		var out []DatabaseSchema
+		for d := range 5 {
+			db := DatabaseSchema{Database: fmt.Sprintf("Db%d", d), Views: []string{"Latest"}}
+			for t := range 200 {
+				db.Tables = append(db.Tables, fmt.Sprintf("Table%03d", t))
 			}
-		})
+			out = append(out, db)
+		}
+		return out
+	}())
+	for _, in := range []struct{ name, s string }{{"fleetplane", string(names)}, {"adx-mon", adxMonSchema(5, 200)}} {
+		for _, bc := range []struct {
+			name   string
+			decode func(string) ([]DatabaseSchema, error)
+		}{
+			{"scanner", decodeSchema},
+			{"jsontext", jsontextDecode},
+			{"encoding-json", func(s string) ([]DatabaseSchema, error) {
+				var out []DatabaseSchema
+				return out, json.Unmarshal([]byte(s), &out)
+			}},
+		} {
+			b.Run(in.name+"/"+bc.name, func(b *testing.B) {
+				b.SetBytes(int64(len(in.s)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := bc.decode(in.s); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
