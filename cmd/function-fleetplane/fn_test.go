@@ -13,10 +13,7 @@ import (
 
 	adxv1alpha1 "github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
 	expv1alpha1 "github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
-	"github.com/fleetplane/fleetplane/internal/function/adxcluster"
-	"github.com/fleetplane/fleetplane/internal/function/component"
 	ct "github.com/fleetplane/fleetplane/internal/function/compose/composetest"
-	"github.com/fleetplane/fleetplane/internal/function/experiment"
 )
 
 // The composers have their own tests beside them; these cover what the
@@ -51,21 +48,21 @@ func TestDispatchesByKind(t *testing.T) {
 				TypeMeta: metav1.TypeMeta{APIVersion: adxv1alpha1.SchemeGroupVersion.String(), Kind: adxv1alpha1.ADXClusterKind}, ObjectMeta: meta,
 				Spec: adxv1alpha1.ADXClusterSpec{ClusterName: "x", Endpoint: "https://x.kusto.windows.net"},
 			}},
-			wantCondition: adxcluster.ConditionType,
+			wantCondition: adxv1alpha1.ConditionADXCluster,
 		},
 		"Experiment": {
 			xr: ct.Call{XR: &expv1alpha1.Experiment{
 				TypeMeta: metav1.TypeMeta{APIVersion: expv1alpha1.SchemeGroupVersion.String(), Kind: expv1alpha1.ExperimentKind}, ObjectMeta: meta,
 				Spec: expv1alpha1.ExperimentSpec{Targets: []expv1alpha1.Target{{Name: "a", Cluster: expv1alpha1.ClusterSpec{Type: expv1alpha1.ClusterHub}}}},
 			}},
-			wantCondition: experiment.ConditionType,
+			wantCondition: expv1alpha1.ConditionExperiment,
 		},
 		"Component": {
 			xr: ct.Call{XR: &expv1alpha1.Component{
 				TypeMeta: metav1.TypeMeta{APIVersion: expv1alpha1.SchemeGroupVersion.String(), Kind: expv1alpha1.ComponentKind}, ObjectMeta: metav1.ObjectMeta{Name: "c"},
 				Spec: expv1alpha1.ComponentSpec{Type: expv1alpha1.ComponentApp},
 			}},
-			wantCondition: component.ConditionType,
+			wantCondition: expv1alpha1.ConditionComponent,
 		},
 	}
 	for name, tc := range cases {

@@ -16,6 +16,14 @@ const (
 	ConditionAlerterReady   = "AlerterReady"
 )
 
+// ConditionAutoscalerReady says whether an ADXMon's Autoscalers decide.
+// It is not a phase: a stack whose autoscaler cannot measure still runs,
+// so it does not hold the ADXMon's readiness.
+const ConditionAutoscalerReady = "AutoscalerReady"
+
+// ConditionADXCluster is the one custom condition an ADXCluster carries.
+const ConditionADXCluster = "adxcluster.fleetplane.io"
+
 // ADXMonSpec is an adx-mon installation: the ADX clusters it writes to and
 // the components that collect, ingest and alert. Any subset of the
 // components may be asked for, for federated topologies: a central cluster

@@ -28,9 +28,6 @@ import (
 	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
 
-// ConditionType is the one custom condition an ADXCluster carries.
-const ConditionType = "adxcluster.fleetplane.io"
-
 // Reasons of the ADXCluster condition.
 const (
 	ReasonProvisioningSkipped     = "ProvisioningSkipped"
@@ -75,11 +72,11 @@ func plan(r *compose.Request[v1alpha1.ADXCluster]) (compose.Outcome, error) {
 	g, resolved, err := r.Policy()
 	switch {
 	case !resolved:
-		out := r.ReadingPolicy(ConditionType)
+		out := r.ReadingPolicy(v1alpha1.ConditionADXCluster)
 		out.Status = &xr.Status
 		return out, nil
 	case err != nil:
-		out := r.Refused(ConditionType, err)
+		out := r.Refused(v1alpha1.ConditionADXCluster, err)
 		out.Status = &xr.Status
 		return out, nil
 	}
@@ -99,8 +96,8 @@ func plan(r *compose.Request[v1alpha1.ADXCluster]) (compose.Outcome, error) {
 	}
 	p.status.ObservedGeneration = xr.GetGeneration()
 	return compose.Outcome{
-		Status:    &p.status,
-		Condition: p.cond,
+		Status:     &p.status,
+		Conditions: []compose.Condition{p.cond},
 		// While discovering, nothing but the ProvisioningDefaults is
 		// composed, and the XR is not ready however ready that is.
 		Pending: p.frozen || p.cond.Status == corev1.ConditionFalse || p.cond.Reason == ReasonDiscovering,
@@ -452,7 +449,7 @@ func (p *planner) federation(endpoint string, usable bool) error {
 // the condition says why.
 func (p *planner) gate(r *compose.Request[v1alpha1.ADXCluster], cfg Config) {
 	name := cfg.EnvironmentConfigName
-	envs, resolved := r.RequireByName(labelsRequirement, environmentConfigAPIVersion, environmentConfigKind, name)
+	envs, resolved := r.Require(labelsRequirement, compose.Selector{APIVersion: environmentConfigAPIVersion, Kind: environmentConfigKind, Name: name})
 	switch {
 	case !resolved:
 		// Crossplane calls again with the EnvironmentConfig; only that
@@ -529,7 +526,7 @@ func (p *planner) observedString(n resource.Name, path string) string {
 }
 
 func condition(s corev1.ConditionStatus, reason, msg string) compose.Condition {
-	return compose.Condition{Type: ConditionType, Status: s, Reason: reason, Message: msg}
+	return compose.Condition{Type: v1alpha1.ConditionADXCluster, Status: s, Reason: reason, Message: msg}
 }
 
 func plural(n int, one, many string) string {

@@ -122,11 +122,11 @@ func run(t *testing.T, c ct.Call) ct.Response {
 
 func wantCondition(r ct.Response, status fnv1.Status, reason string, msgParts ...string) {
 	r.T.Helper()
-	r.WantCondition(ConditionType, status, reason, msgParts...)
+	r.WantCondition(v1alpha1.ConditionADXCluster, status, reason, msgParts...)
 }
 
 func reported(reason, status string) []ct.Condition {
-	return []ct.Condition{{Type: ConditionType, Status: status, Reason: reason}}
+	return []ct.Condition{{Type: v1alpha1.ConditionADXCluster, Status: status, Reason: reason}}
 }
 
 func TestBringYourOwnCluster(t *testing.T) {

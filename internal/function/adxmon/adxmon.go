@@ -109,7 +109,7 @@ func plan(r *compose.Request[v1alpha1.ADXMon]) (compose.Outcome, error) {
 		return compose.Outcome{}, err
 	}
 	out := compose.Outcome{Status: &p.status, Pending: p.status.Phase != PhaseInstalled, Settled: p.status.Phase == PhaseFailed}
-	for _, t := range []string{v1alpha1.ConditionADXReady, v1alpha1.ConditionDatabasesReady, v1alpha1.ConditionIngestorReady, v1alpha1.ConditionCollectorReady, v1alpha1.ConditionAlerterReady, ConditionAutoscalerReady} {
+	for _, t := range []string{v1alpha1.ConditionADXReady, v1alpha1.ConditionDatabasesReady, v1alpha1.ConditionIngestorReady, v1alpha1.ConditionCollectorReady, v1alpha1.ConditionAlerterReady, v1alpha1.ConditionAutoscalerReady} {
 		out.Conditions = append(out.Conditions, p.conds[t])
 	}
 	return out, nil
@@ -202,7 +202,7 @@ func (p *planner) notRequested(t, msg string) {
 // taken over, so deleting the ADXMon never deletes it.
 func (p *planner) namespace() (bool, error) {
 	if !p.set.Exists(NameNamespace) {
-		items, resolved := p.r.RequireByName(string(NameNamespace), "v1", "Namespace", p.ns)
+		items, resolved := p.r.Require(string(NameNamespace), compose.Selector{APIVersion: "v1", Kind: "Namespace", Name: p.ns})
 		if !resolved {
 			return false, nil
 		}

@@ -19,11 +19,6 @@ import (
 	"github.com/fleetplane/fleetplane/internal/scaling"
 )
 
-// ConditionAutoscalerReady says whether the stack's Autoscalers decide.
-// It is not a phase: a stack whose autoscaler cannot measure still runs,
-// so it does not hold the ADXMon's readiness.
-const ConditionAutoscalerReady = "AutoscalerReady"
-
 // Reasons of AutoscalerReady.
 const (
 	ReasonDeciding       = "Deciding"
@@ -243,7 +238,7 @@ func (p *planner) scaleStatus(all []*scaled) {
 		if a := p.xr.Spec.Autoscaler; a != nil && a.Enabled {
 			msg = "spec.autoscaler names no component this stack runs"
 		}
-		p.notRequested(ConditionAutoscalerReady, msg)
+		p.notRequested(v1alpha1.ConditionAutoscalerReady, msg)
 		return
 	}
 	var failing, waiting, missing, deciding []string
@@ -275,12 +270,12 @@ func (p *planner) scaleStatus(all []*scaled) {
 	}
 	switch {
 	case len(failing) > 0:
-		p.setCondition(ConditionAutoscalerReady, corev1.ConditionFalse, ReasonCannotEvaluate, strings.Join(failing, "; ")+"; sizes are held")
+		p.setCondition(v1alpha1.ConditionAutoscalerReady, corev1.ConditionFalse, ReasonCannotEvaluate, strings.Join(failing, "; ")+"; sizes are held")
 	case len(missing) > 0:
-		p.setCondition(ConditionAutoscalerReady, corev1.ConditionFalse, ReasonMetricsMissing, strings.Join(missing, "; ")+"; sizes are held")
+		p.setCondition(v1alpha1.ConditionAutoscalerReady, corev1.ConditionFalse, ReasonMetricsMissing, strings.Join(missing, "; ")+"; sizes are held")
 	case len(waiting) > 0:
-		p.setCondition(ConditionAutoscalerReady, corev1.ConditionFalse, ReasonWaiting, "waiting for the first evaluation of "+strings.Join(waiting, ", "))
+		p.setCondition(v1alpha1.ConditionAutoscalerReady, corev1.ConditionFalse, ReasonWaiting, "waiting for the first evaluation of "+strings.Join(waiting, ", "))
 	default:
-		p.setCondition(ConditionAutoscalerReady, corev1.ConditionTrue, ReasonDeciding, strings.Join(deciding, "; "))
+		p.setCondition(v1alpha1.ConditionAutoscalerReady, corev1.ConditionTrue, ReasonDeciding, strings.Join(deciding, "; "))
 	}
 }

@@ -53,7 +53,7 @@ func TestAutoscalerComposed(t *testing.T) {
 				t.Errorf("through %s: Autoscalers composed before the stack is installed: %v", step, rsp.Names())
 			}
 			rsp.WantNotReady()
-			rsp.WantCondition(ConditionAutoscalerReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonWaiting)
+			rsp.WantCondition(v1alpha1.ConditionAutoscalerReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonWaiting)
 		}
 	})
 	t.Run("composed once it is", func(t *testing.T) {
@@ -81,7 +81,7 @@ func TestAutoscalerComposed(t *testing.T) {
 		rsp.Want("ingestor", "spec.replicas", 3)
 		rsp.Want("adx-prodmetrics", "spec.provision.capacity", nil)
 		rsp.Want("", "status.ingestor.replicasOwner", OwnerAutoscaler)
-		rsp.WantCondition(ConditionAutoscalerReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonWaiting, "Autoscaler adx-mon/ingestor", "Autoscaler adx-mon/complete-prodmetrics")
+		rsp.WantCondition(v1alpha1.ConditionAutoscalerReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonWaiting, "Autoscaler adx-mon/ingestor", "Autoscaler adx-mon/complete-prodmetrics")
 		// The Autoscalers do not hold the stack's readiness.
 		if rsp.ReadyOf("autoscaler-ingestor") != fnv1.Ready_READY_TRUE {
 			t.Errorf("the ingestor's Autoscaler is %v, want ready for the XR's readiness", rsp.ReadyOf("autoscaler-ingestor"))
@@ -117,7 +117,7 @@ func TestAutoscalerComposed(t *testing.T) {
 		}
 		rsp.Want("ingestor", "spec.replicas", 3)
 		rsp.Want("", "status.ingestor.replicasOwner", OwnerADXMon)
-		rsp.WantCondition(ConditionAutoscalerReady, fnv1.Status_STATUS_CONDITION_TRUE, ReasonNotRequested, "not enabled")
+		rsp.WantCondition(v1alpha1.ConditionAutoscalerReady, fnv1.Status_STATUS_CONDITION_TRUE, ReasonNotRequested, "not enabled")
 	})
 }
 
@@ -139,7 +139,7 @@ func TestAutoscalerDecides(t *testing.T) {
 			map[string]any{"resource": "Autoscaler adx-mon/ingestor", "target": "StatefulSet adx-mon/ingestor", "size": 3, "desired": 4, "decision": "Up", "reason": "up: score 1.00 >= 0.50"},
 			map[string]any{"resource": "Autoscaler adx-mon/complete-prodmetrics", "target": "ADXCluster adx-mon/complete-prodmetrics", "size": 2, "desired": 3, "decision": "Up", "reason": "up: score 0.60 >= 0.50"},
 		})
-		rsp.WantCondition(ConditionAutoscalerReady, fnv1.Status_STATUS_CONDITION_TRUE, ReasonDeciding, "up: score 1.00")
+		rsp.WantCondition(v1alpha1.ConditionAutoscalerReady, fnv1.Status_STATUS_CONDITION_TRUE, ReasonDeciding, "up: score 1.00")
 		// The StatefulSet at the size the decision started from: not drift,
 		// even with no status from an earlier reconcile.
 		rsp.Want("", "status.drift", nil)
@@ -202,7 +202,7 @@ func TestAutoscalerDecides(t *testing.T) {
 		obs["autoscaler-adx-prodmetrics"] = ct.Observed(scalingv1alpha1.SchemeGroupVersion.String(), scalingv1alpha1.AutoscalerKind, "x").
 			Failing("ClusterProviderConfig default does not allow monitoring (spec.azure.allowMonitoring)")
 		rsp := ct.Run(t, Composer, ct.Call{XR: scaledStack(), Observed: obs})
-		rsp.WantCondition(ConditionAutoscalerReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonCannotEvaluate, "Autoscaler adx-mon/complete-prodmetrics: ClusterProviderConfig default does not allow monitoring", "sizes are held")
+		rsp.WantCondition(v1alpha1.ConditionAutoscalerReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonCannotEvaluate, "Autoscaler adx-mon/complete-prodmetrics: ClusterProviderConfig default does not allow monitoring", "sizes are held")
 		rsp.Want("adx-prodmetrics", "spec.provision.capacity", nil)
 	})
 	t.Run("an Autoscaler that cannot measure holds and says why", func(t *testing.T) {
@@ -211,7 +211,7 @@ func TestAutoscalerDecides(t *testing.T) {
 		obs["autoscaler-adx-prodmetrics"] = scaler(3, 3, "Hold", "hold: CPU: no value").Unavailable("hold: CPU: no value")
 		rsp := ct.Run(t, Composer, ct.Call{XR: scaledStack(), Observed: obs})
 		rsp.Want("adx-prodmetrics", "spec.provision.capacity", 3)
-		rsp.WantCondition(ConditionAutoscalerReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonMetricsMissing, "Autoscaler adx-mon/complete-prodmetrics: hold: CPU: no value", "sizes are held")
+		rsp.WantCondition(v1alpha1.ConditionAutoscalerReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonMetricsMissing, "Autoscaler adx-mon/complete-prodmetrics: hold: CPU: no value", "sizes are held")
 		warned := false
 		for _, r := range rsp.GetResults() {
 			warned = warned || (r.GetReason() == ReasonMetricsMissing && r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING)

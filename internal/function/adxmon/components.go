@@ -20,6 +20,7 @@ import (
 
 	"github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
 	scalingv1alpha1 "github.com/fleetplane/fleetplane/apis/scaling/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/function/compose"
 	"github.com/fleetplane/fleetplane/internal/observe"
 )
 
@@ -197,7 +198,7 @@ func (p *planner) collectorPhase(ok bool, dbs []endpointDB) (bool, error) {
 	// A collector pointed at the default in-cluster ingestor of a stack
 	// that runs none relies on another ADXMon's: say so when there is none.
 	if inCluster && p.xr.Spec.Ingestor == nil && ok {
-		items, resolved := p.r.RequireByNameIn("ingestor-service", "v1", "Service", p.ns, "ingestor")
+		items, resolved := p.r.Require("ingestor-service", compose.Selector{APIVersion: "v1", Kind: "Service", Namespace: p.ns, Name: "ingestor"})
 		if resolved && len(items) == 0 {
 			p.setCondition(v1alpha1.ConditionCollectorReady, corev1.ConditionFalse, ReasonIngestorMissing,
 				fmt.Sprintf("collectors send to %s, but namespace %s has no ingestor Service: nothing answers there until an ADXMon with spec.ingestor runs in it; set spec.collector.ingestorEndpoint to send elsewhere (collectors buffer meanwhile)", endpoint, p.ns))

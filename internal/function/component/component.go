@@ -12,9 +12,6 @@ import (
 	"github.com/fleetplane/fleetplane/internal/function/compose"
 )
 
-// ConditionType is the custom condition a Component carries.
-const ConditionType = "component.fleetplane.io"
-
 // Reasons of the Component condition.
 const (
 	ReasonValid   = "Valid"
@@ -28,14 +25,14 @@ func plan(r *compose.Request[v1alpha1.Component]) (compose.Outcome, error) {
 	c := r.XR
 	for _, p := range c.Spec.Parameters {
 		if p.Required && p.Default != "" {
-			return compose.Outcome{Pending: true, Condition: compose.Condition{
-				Type: ConditionType, Status: corev1.ConditionFalse, Reason: ReasonInvalid, Warning: true,
+			return compose.Outcome{Pending: true, Conditions: []compose.Condition{{
+				Type: v1alpha1.ConditionComponent, Status: corev1.ConditionFalse, Reason: ReasonInvalid, Warning: true,
 				Message: fmt.Sprintf("parameter %s is required and has a default: a default makes it optional", p.Name),
-			}}, nil
+			}}}, nil
 		}
 	}
-	return compose.Outcome{Condition: compose.Condition{
-		Type: ConditionType, Status: corev1.ConditionTrue, Reason: ReasonValid,
+	return compose.Outcome{Conditions: []compose.Condition{{
+		Type: v1alpha1.ConditionComponent, Status: corev1.ConditionTrue, Reason: ReasonValid,
 		Message: fmt.Sprintf("%s component with %d sources and %d declared parameters", c.Spec.Type, len(c.Spec.Sources), len(c.Spec.Parameters)),
-	}}, nil
+	}}}, nil
 }

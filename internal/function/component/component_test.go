@@ -44,7 +44,7 @@ func TestComponentIsChecked(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := ct.Run(t, Composer, ct.Call{XR: tc.c})
 			r.WantNames()
-			r.WantCondition(ConditionType, tc.status, tc.reason, tc.msg)
+			r.WantCondition(v1alpha1.ConditionComponent, tc.status, tc.reason, tc.msg)
 			r.WantEvent(tc.event, tc.reason)
 			if tc.status == fnv1.Status_STATUS_CONDITION_FALSE {
 				r.WantNotReady()

@@ -43,7 +43,7 @@ func (r *Request[X]) Policy() (g *tenancy.Grant, resolved bool, err error) {
 	if ns == "" {
 		return nil, true, fmt.Errorf("a %s is cluster-scoped: it has no namespace policy", r.kind)
 	}
-	nss, nsResolved := r.RequireByName(NamespaceRequirement, "v1", "Namespace", ns)
+	nss, nsResolved := r.Require(NamespaceRequirement, Selector{APIVersion: "v1", Kind: "Namespace", Name: ns})
 	name, badLabel := tenancy.DefaultConfigName, false
 	if nsResolved && len(nss) > 0 {
 		if l := nss[0].Resource.GetLabels()[PolicyLabel]; l != "" {
@@ -56,7 +56,7 @@ func (r *Request[X]) Policy() (g *tenancy.Grant, resolved bool, err error) {
 	}
 	// Asked for with the namespace, under the default name: when the
 	// namespace names none, Crossplane answers both in one round.
-	pcs, pcResolved := r.RequireByName(PolicyRequirement, v1alpha1.SchemeGroupVersion.String(), v1alpha1.ClusterProviderConfigKind, name)
+	pcs, pcResolved := r.Require(PolicyRequirement, Selector{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.ClusterProviderConfigKind, Name: name})
 	if !nsResolved || !pcResolved {
 		return nil, false, nil
 	}
@@ -101,17 +101,17 @@ func (r *Request[X]) Policy() (g *tenancy.Grant, resolved bool, err error) {
 // (type) says what grant is missing.
 func (r *Request[X]) Refused(conditionType string, err error) Outcome {
 	r.Resources.Freeze()
-	return Outcome{Pending: true, Settled: true, Condition: Condition{
+	return Outcome{Pending: true, Settled: true, Conditions: []Condition{{
 		Type: conditionType, Status: corev1.ConditionFalse, Reason: ReasonNotGranted, Warning: true, Message: observe.Bound(err.Error()),
-	}}
+	}}}
 }
 
 // ReadingPolicy is the outcome of a plan while Crossplane has not
 // supplied the policy yet: nothing new, nothing removed.
 func (r *Request[X]) ReadingPolicy(conditionType string) Outcome {
 	r.Resources.Freeze()
-	return Outcome{Pending: true, Condition: Condition{
+	return Outcome{Pending: true, Conditions: []Condition{{
 		Type: conditionType, Status: corev1.ConditionUnknown, Reason: "ReadingPolicy", Quiet: true,
 		Message: "reading the ClusterProviderConfig that governs the namespace",
-	}}
+	}}}
 }

@@ -25,7 +25,7 @@ var policyPlan compose.Plan[toy] = func(r *compose.Request[toy]) (compose.Outcom
 		return r.Refused(condType, err), nil
 	}
 	r.Resources.Add("thing", thing(1))
-	return compose.Outcome{Condition: compose.Condition{Type: condType, Status: "True", Reason: "Granted", Message: g.String()}}, nil
+	return compose.Outcome{Conditions: []compose.Condition{{Type: condType, Status: "True", Reason: "Granted", Message: g.String()}}}, nil
 }
 
 func config(name string, sel metav1.LabelSelector) *fpv1alpha1.ClusterProviderConfig {

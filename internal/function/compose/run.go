@@ -56,10 +56,8 @@ type Outcome struct {
 	// Status, when not nil, is written as the desired XR's status. It is
 	// a typed status struct of the XR.
 	Status any
-	// Condition is the kind's custom condition. Kinds that report one
-	// condition per phase put the others in Conditions.
-	Condition Condition
-	// Conditions are further custom conditions, reported in order.
+	// Conditions are the kind's custom conditions, reported in order:
+	// one for most kinds, one per phase for some.
 	Conditions []Condition
 	// Pending keeps the XR from being Ready although every composed
 	// resource is: the kind has more to do (a workflow to finish, a gate
@@ -87,38 +85,34 @@ type Request[X any] struct {
 	kind, namespace string
 }
 
-// RequireByName asks Crossplane for a resource by name under key and
+// Selector says which resources a requirement asks Crossplane for.
+type Selector struct {
+	APIVersion, Kind string
+	// Namespace of a namespaced kind, "" for a cluster-scoped one. A
+	// namespaced kind is always asked for in one namespace: without one,
+	// Crossplane would list across every namespace, never what a
+	// namespaced XR may read.
+	Namespace string
+	// Name asks for the one resource of that name, when Labels is nil.
+	Name string
+	// Labels, when not nil, asks for every resource whose labels include
+	// these, sorted by name; empty asks for every resource of the kind.
+	Labels map[string]string
+}
+
+// Require asks Crossplane for the resources sel selects, under key, and
 // returns what Crossplane supplied. resolved is false until Crossplane has
 // answered for key; only a resolved answer is meaningful, and an empty one
-// means the resource does not exist. (What Crossplane supplied was decoded
-// with the request, which fails as a whole if any of it is malformed.)
-func (r *Request[X]) RequireByName(key, apiVersion, kind, name string) (items []resource.Required, resolved bool) {
-	return r.RequireByNameIn(key, apiVersion, kind, "", name)
-}
-
-// RequireByNameIn is RequireByName for a namespaced resource.
-func (r *Request[X]) RequireByNameIn(key, apiVersion, kind, namespace, name string) (items []resource.Required, resolved bool) {
-	return r.require(key, &fnv1.ResourceSelector{
-		ApiVersion: apiVersion,
-		Kind:       kind,
-		Match:      &fnv1.ResourceSelector_MatchName{MatchName: name},
-	}, namespace)
-}
-
-// RequireByLabelsIn asks Crossplane for every resource of a kind in
-// namespace ("" for a cluster-scoped kind) whose labels include labels;
-// with no labels, every one. Items come sorted by name.
-func (r *Request[X]) RequireByLabelsIn(key, apiVersion, kind, namespace string, labels map[string]string) (items []resource.Required, resolved bool) {
-	if labels == nil {
-		// Empty, not nil: an empty selector matches everything, while a
-		// missing match means "by name" to crossplane render.
-		labels = map[string]string{}
+// means nothing matches. (What Crossplane supplied was decoded with the
+// request, which fails as a whole if any of it is malformed.)
+func (r *Request[X]) Require(key string, sel Selector) (items []resource.Required, resolved bool) {
+	s := &fnv1.ResourceSelector{ApiVersion: sel.APIVersion, Kind: sel.Kind}
+	if sel.Labels != nil {
+		s.Match = &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: sel.Labels}}
+	} else {
+		s.Match = &fnv1.ResourceSelector_MatchName{MatchName: sel.Name}
 	}
-	return r.require(key, &fnv1.ResourceSelector{
-		ApiVersion: apiVersion,
-		Kind:       kind,
-		Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}},
-	}, namespace)
+	return r.require(key, s, sel.Namespace)
 }
 
 func (r *Request[X]) require(key string, sel *fnv1.ResourceSelector, namespace string) ([]resource.Required, bool) {
@@ -235,11 +229,11 @@ func (k kind[X]) Compose(req *fnwire.Request, rsp *fnwire.Response, in *v1beta1.
 	case waiting || deaf:
 		r.ComposeAgainWithin(RecheckWhileWaiting)
 	}
-	if out.Condition.Type != "" {
-		Report(rsp.Rest, oxr, out.Condition)
-	}
 	for _, c := range out.Conditions {
-		Report(rsp.Rest, oxr, c)
+		// A plan that decided nothing yet leaves its condition unset.
+		if c.Type != "" {
+			Report(rsp.Rest, oxr, c)
+		}
 	}
 	return nil
 }

@@ -59,8 +59,8 @@ func TestRunWritesWhatThePlanDecided(t *testing.T) {
 	var plan compose.Plan[toy] = func(r *compose.Request[toy]) (compose.Outcome, error) {
 		r.Resources.Add("thing", thing(r.XR.Spec.Size))
 		return compose.Outcome{
-			Status:    &toyStatus{Seen: r.XR.Spec.Size},
-			Condition: compose.Condition{Type: condType, Status: corev1.ConditionTrue, Reason: "Fine", Message: "all fine"},
+			Status:     &toyStatus{Seen: r.XR.Spec.Size},
+			Conditions: []compose.Condition{{Type: condType, Status: corev1.ConditionTrue, Reason: "Fine", Message: "all fine"}},
 		}, nil
 	}
 	rsp := composetest.Run(t, compose.Run(plan), composetest.Call{XR: toyXR(map[string]any{"size": int64(3)})})
@@ -214,7 +214,7 @@ func TestRunReadiness(t *testing.T) {
 func TestRunEventsOnlyOnTransitions(t *testing.T) {
 	report := func(status corev1.ConditionStatus, reason string, warning bool) compose.Plan[toy] {
 		return func(*compose.Request[toy]) (compose.Outcome, error) {
-			return compose.Outcome{Condition: compose.Condition{Type: condType, Status: status, Reason: reason, Message: "m", Warning: warning}}, nil
+			return compose.Outcome{Conditions: []compose.Condition{{Type: condType, Status: status, Reason: reason, Message: "m", Warning: warning}}}, nil
 		}
 	}
 	cases := map[string]struct {
@@ -278,8 +278,8 @@ func TestRunErrors(t *testing.T) {
 func TestRequirementsAndTTL(t *testing.T) {
 	var resolved bool
 	plan := func(r *compose.Request[toy]) (compose.Outcome, error) {
-		_, resolved = r.RequireByName("labels", "example.org/v1", "Labels", "cluster")
-		_, _ = r.RequireByLabelsIn("all", "v1", "ConfigMap", "team-a", nil)
+		_, resolved = r.Require("labels", compose.Selector{APIVersion: "example.org/v1", Kind: "Labels", Name: "cluster"})
+		_, _ = r.Require("all", compose.Selector{APIVersion: "v1", Kind: "ConfigMap", Namespace: "team-a", Labels: map[string]string{}})
 		r.ComposeAgainWithin(20 * time.Second)
 		r.ComposeAgainWithin(time.Hour) // never lengthens
 		return compose.Outcome{}, nil

@@ -28,9 +28,6 @@ import (
 	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
 
-// ConditionType is the custom condition an Experiment carries.
-const ConditionType = "experiment.fleetplane.io"
-
 // Target phases.
 const (
 	targetPending      = "Pending"
@@ -51,7 +48,7 @@ func plan(r *compose.Request[v1alpha1.Experiment]) (compose.Outcome, error) {
 	g, resolved, err := r.Policy()
 	switch {
 	case !resolved:
-		out := r.ReadingPolicy(ConditionType)
+		out := r.ReadingPolicy(v1alpha1.ConditionExperiment)
 		out.Status = &xr.Status
 		return out, nil
 	case err != nil:
@@ -74,8 +71,8 @@ func plan(r *compose.Request[v1alpha1.Experiment]) (compose.Outcome, error) {
 		return compose.Outcome{}, err
 	}
 	return compose.Outcome{
-		Status:    &p.status,
-		Condition: p.cond,
+		Status:     &p.status,
+		Conditions: []compose.Condition{p.cond},
 		// Until the workflow succeeds the experiment is not done, even
 		// when every resource composed so far is ready.
 		Pending: p.status.Phase != v1alpha1.PhaseComplete,
@@ -90,7 +87,7 @@ func plan(r *compose.Request[v1alpha1.Experiment]) (compose.Outcome, error) {
 // the Experiment), and the Experiment has failed until the spec or the
 // policy changes.
 func refused(r *compose.Request[v1alpha1.Experiment], err error) compose.Outcome {
-	out := r.Refused(ConditionType, err)
+	out := r.Refused(v1alpha1.ConditionExperiment, err)
 	st := r.XR.Status
 	st.Phase = v1alpha1.PhaseFailed
 	out.Status = &st
@@ -139,7 +136,7 @@ func requiredComponents(r *compose.Request[v1alpha1.Experiment], xr *v1alpha1.Ex
 		for _, ref := range t.Components {
 			name, _ := refName(ref)
 			key := componentsRequirement(name)
-			items, ok := r.RequireByName(key, v1alpha1.SchemeGroupVersion.String(), v1alpha1.ComponentKind, name)
+			items, ok := r.Require(key, compose.Selector{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.ComponentKind, Name: name})
 			if !ok {
 				resolved = false
 				continue
@@ -489,7 +486,7 @@ func (p *planner) phase(allApps bool) {
 	}
 	set := func(ph v1alpha1.Phase, status corev1.ConditionStatus, msg string) {
 		p.status.Phase = ph
-		p.cond = compose.Condition{Type: ConditionType, Status: status, Reason: string(ph), Message: observe.Bound(msg)}
+		p.cond = compose.Condition{Type: v1alpha1.ConditionExperiment, Status: status, Reason: string(ph), Message: observe.Bound(msg)}
 	}
 	switch {
 	case len(p.failed) > 0:

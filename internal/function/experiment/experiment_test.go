@@ -131,7 +131,7 @@ func extName(r ct.Response, name string) string {
 func wantPhase(r ct.Response, phase v1alpha1.Phase, msgParts ...string) {
 	r.T.Helper()
 	r.Want("", "status.phase", phase)
-	r.WantCondition(ConditionType, conditionStatus(phase), string(phase), msgParts...)
+	r.WantCondition(v1alpha1.ConditionExperiment, conditionStatus(phase), string(phase), msgParts...)
 }
 
 func conditionStatus(p v1alpha1.Phase) fnv1.Status {

@@ -106,7 +106,7 @@ func TestPolicyRefuses(t *testing.T) {
 			}
 			r := run(t, ct.Call{XR: xr, Input: conventionInput, Policy: tc.policy, NamespaceLabels: labLabels, Required: components()})
 			r.WantNames()
-			r.WantCondition(ConditionType, fnv1.Status_STATUS_CONDITION_FALSE, "NotGranted", tc.message...)
+			r.WantCondition(v1alpha1.ConditionExperiment, fnv1.Status_STATUS_CONDITION_FALSE, "NotGranted", tc.message...)
 			r.WantEvent(fnv1.Severity_SEVERITY_WARNING, "NotGranted")
 			r.Want("", "status.phase", "Failed")
 			r.WantNotReady()
@@ -131,7 +131,7 @@ func TestNeverTakeOverApplications(t *testing.T) {
 	xr.Spec.Targets[0].Depends = nil
 	r := run(t, ct.Call{XR: xr, Input: conventionInput, Required: components(), Observed: map[string]*ct.Resource{"application-loadgen": found}})
 	r.Want("application-loadgen", "spec.managementPolicies", []string{"Observe", "Create"})
-	r.WantCondition(ConditionType, fnv1.Status_STATUS_CONDITION_FALSE, "Failed", "Argo CD Application argocd/lab-gateway-tutorial-loadgen existed before this Experiment, which never takes over what it did not create")
+	r.WantCondition(v1alpha1.ConditionExperiment, fnv1.Status_STATUS_CONDITION_FALSE, "Failed", "Argo CD Application argocd/lab-gateway-tutorial-loadgen existed before this Experiment, which never takes over what it did not create")
 
 	made := application("b").Ready().Annotate("crossplane.io/external-create-succeeded", "2026-11-23T10:00:00Z").AtProvider("manifest", map[string]any{"kind": "Application"})
 	r = run(t, ct.Call{XR: xr, Input: conventionInput, Required: components(), Observed: map[string]*ct.Resource{"application-loadgen": made}})

@@ -15,10 +15,6 @@ import (
 	"github.com/fleetplane/fleetplane/internal/function/placement/jsonpath"
 )
 
-// ConditionValid is the condition CustomTransforms and StatusCollectors
-// carry: whether Placements can use them as written.
-const ConditionValid = "Valid"
-
 // Reasons of the Valid condition.
 const (
 	ReasonValid   = "Valid"
@@ -40,7 +36,7 @@ func checkCustomTransform(r *compose.Request[v1alpha1.CustomTransform]) (compose
 	_, errs := removals(ct.Spec)
 	st := v1alpha1.CustomTransformStatus{Errors: errs}
 
-	all, resolved := r.RequireByLabelsIn(customTransformsKey, v1alpha1.SchemeGroupVersion.String(), v1alpha1.CustomTransformKind, "", nil)
+	all, resolved := r.Require(customTransformsKey, compose.Selector{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.CustomTransformKind, Labels: map[string]string{}})
 	var others []string
 	if resolved {
 		for _, o := range all {
@@ -60,20 +56,20 @@ func checkCustomTransform(r *compose.Request[v1alpha1.CustomTransform]) (compose
 	}
 
 	if len(errs) > 0 {
-		return compose.Outcome{Status: &st, Pending: true, Condition: compose.Condition{
-			Type: ConditionValid, Status: corev1.ConditionFalse, Reason: ReasonInvalid, Warning: true,
+		return compose.Outcome{Status: &st, Pending: true, Conditions: []compose.Condition{{
+			Type: v1alpha1.ConditionValid, Status: corev1.ConditionFalse, Reason: ReasonInvalid, Warning: true,
 			Message: fmt.Sprintf("%d of %d remove paths are invalid and skipped (see status.errors); the others apply to %s: %s", len(errs), len(ct.Spec.Remove), gr, errs[0]),
-		}}, nil
+		}}}, nil
 	}
 	if len(others) > 0 {
-		return compose.Outcome{Status: &st, Condition: compose.Condition{
-			Type: ConditionValid, Status: corev1.ConditionTrue, Reason: ReasonShared, Message: st.Warnings[0],
-		}}, nil
+		return compose.Outcome{Status: &st, Conditions: []compose.Condition{{
+			Type: v1alpha1.ConditionValid, Status: corev1.ConditionTrue, Reason: ReasonShared, Message: st.Warnings[0],
+		}}}, nil
 	}
-	return compose.Outcome{Status: &st, Condition: compose.Condition{
-		Type: ConditionValid, Status: corev1.ConditionTrue, Reason: ReasonValid,
+	return compose.Outcome{Status: &st, Conditions: []compose.Condition{{
+		Type: v1alpha1.ConditionValid, Status: corev1.ConditionTrue, Reason: ReasonValid,
 		Message: fmt.Sprintf("removes %d fields from every copy of %s", len(ct.Spec.Remove), gr),
-	}}, nil
+	}}}, nil
 }
 
 // removals parses a CustomTransform's paths: the valid ones, and an error
@@ -109,15 +105,15 @@ func checkStatusCollector(r *compose.Request[v1alpha1.StatusCollector]) (compose
 	// What is wrong is the user's to fix: a condition, not an error of
 	// the function.
 	if problem := errorText(err); problem != "" {
-		return compose.Outcome{Pending: true, Condition: compose.Condition{
-			Type: ConditionValid, Status: corev1.ConditionFalse, Reason: ReasonInvalid, Warning: true, Message: problem,
-		}}, nil
+		return compose.Outcome{Pending: true, Conditions: []compose.Condition{{
+			Type: v1alpha1.ConditionValid, Status: corev1.ConditionFalse, Reason: ReasonInvalid, Warning: true, Message: problem,
+		}}}, nil
 	}
 	cols := columns(c)
-	return compose.Outcome{Status: &v1alpha1.StatusCollectorStatus{Columns: cols}, Condition: compose.Condition{
-		Type: ConditionValid, Status: corev1.ConditionTrue, Reason: ReasonValid,
+	return compose.Outcome{Status: &v1alpha1.StatusCollectorStatus{Columns: cols}, Conditions: []compose.Condition{{
+		Type: v1alpha1.ConditionValid, Status: corev1.ConditionTrue, Reason: ReasonValid,
 		Message: "columns " + strings.Join(cols, ", "),
-	}}, nil
+	}}}, nil
 }
 
 // collector converts a StatusCollector's spec into what combine

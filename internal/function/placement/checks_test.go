@@ -28,15 +28,15 @@ func TestCustomTransformCheck(t *testing.T) {
 	unrelated := customTransform(t, "c", `{resource: clusterroles}`)
 
 	rsp := ct.Run(t, placement.CustomTransformComposer, ct.Call{XR: good, Required: map[string][]runtime.Object{"custom-transforms": {good, unrelated}}})
-	rsp.WantCondition(placement.ConditionValid, fnv1.Status_STATUS_CONDITION_TRUE, placement.ReasonValid, "1 fields", "clusterroles.rbac.authorization.k8s.io")
+	rsp.WantCondition(v1alpha1.ConditionValid, fnv1.Status_STATUS_CONDITION_TRUE, placement.ReasonValid, "1 fields", "clusterroles.rbac.authorization.k8s.io")
 
 	rsp = ct.Run(t, placement.CustomTransformComposer, ct.Call{XR: good, Required: map[string][]runtime.Object{"custom-transforms": {good, other, unrelated}}})
-	rsp.WantCondition(placement.ConditionValid, fnv1.Status_STATUS_CONDITION_TRUE, placement.ReasonShared, "CustomTransforms b also name clusterroles.rbac.authorization.k8s.io")
+	rsp.WantCondition(v1alpha1.ConditionValid, fnv1.Status_STATUS_CONDITION_TRUE, placement.ReasonShared, "CustomTransforms b also name clusterroles.rbac.authorization.k8s.io")
 	rsp.Want("", "status.warnings", []any{"CustomTransforms b also name clusterroles.rbac.authorization.k8s.io; the removals of all of them apply"})
 
 	bad := customTransform(t, "bad", `{apiGroup: apps, resource: deployments, remove: ["$.spec.replicas", "$.items[*]", "$"]}`)
 	rsp = ct.Run(t, placement.CustomTransformComposer, ct.Call{XR: bad, Required: map[string][]runtime.Object{"custom-transforms": {bad}}})
-	rsp.WantCondition(placement.ConditionValid, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonInvalid, "2 of 3 remove paths are invalid", `spec.remove[1] "$.items[*]"`)
+	rsp.WantCondition(v1alpha1.ConditionValid, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonInvalid, "2 of 3 remove paths are invalid", `spec.remove[1] "$.items[*]"`)
 	rsp.WantEvent(fnv1.Severity_SEVERITY_WARNING, placement.ReasonInvalid)
 	rsp.WantNotReady()
 	if errs, _ := rsp.Value("", "status.errors").([]any); len(errs) != 2 {
@@ -56,7 +56,7 @@ func TestStatusCollectorCheck(t *testing.T) {
 	for name, spec := range seedCollectors {
 		t.Run(name, func(t *testing.T) {
 			rsp := ct.Run(t, placement.StatusCollectorComposer, ct.Call{XR: sc(spec)})
-			rsp.WantCondition(placement.ConditionValid, fnv1.Status_STATUS_CONDITION_TRUE, placement.ReasonValid)
+			rsp.WantCondition(v1alpha1.ConditionValid, fnv1.Status_STATUS_CONDITION_TRUE, placement.ReasonValid)
 		})
 	}
 	rsp := ct.Run(t, placement.StatusCollectorComposer, ct.Call{XR: sc(seedCollectors["availablereplicashistogram"])})
@@ -64,6 +64,6 @@ func TestStatusCollectorCheck(t *testing.T) {
 
 	// What the schema cannot say: a path outside the subset.
 	rsp = ct.Run(t, placement.StatusCollectorComposer, ct.Call{XR: sc(`{select: [{name: a, def: {op: Path, path: "$.items[0]"}}]}`)})
-	rsp.WantCondition(placement.ConditionValid, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonInvalid, "column 0 (a)")
+	rsp.WantCondition(v1alpha1.ConditionValid, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonInvalid, "column 0 (a)")
 	rsp.WantNotReady()
 }

@@ -9,6 +9,7 @@ import (
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 
 	"github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/function/compose"
 	"github.com/fleetplane/fleetplane/internal/function/placement/expand"
 )
 
@@ -28,7 +29,7 @@ func (p *planner) inventory() bool {
 	maps.Copy(sel, p.r.XR.Spec.Clusters.MatchLabels)
 	// Set last: the admin's label decides, whatever the selector says.
 	sel[v1alpha1.InventoryLabel] = "true"
-	items, resolved := p.r.RequireByLabelsIn(inventoryKey, kubernetesAPIVersion, clusterProviderConfig, "", sel)
+	items, resolved := p.r.Require(inventoryKey, compose.Selector{APIVersion: kubernetesAPIVersion, Kind: clusterProviderConfig, Labels: sel})
 	if !resolved {
 		return false
 	}
@@ -49,7 +50,7 @@ func (p *planner) inventory() bool {
 // all clusters: the namespace holds nothing else, and one request beats
 // one per cluster.
 func (p *planner) properties() bool {
-	items, resolved := p.r.RequireByLabelsIn(propertiesKey, "v1", "ConfigMap", expand.PropertiesNamespace, nil)
+	items, resolved := p.r.Require(propertiesKey, compose.Selector{APIVersion: "v1", Kind: "ConfigMap", Namespace: expand.PropertiesNamespace, Labels: map[string]string{}})
 	if !resolved {
 		return false
 	}

@@ -44,18 +44,6 @@ import (
 	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
 
-// Conditions of a Placement.
-const (
-	// ConditionDelivered says whether every copy is on its cluster.
-	ConditionDelivered = "Delivered"
-	// ConditionStatusCombined says whether every named StatusCollector
-	// could be evaluated; only when the Placement names some.
-	ConditionStatusCombined = "StatusCombined"
-	// ConditionReportedState says what became of
-	// wantSingletonReportedState; only when it is set.
-	ConditionReportedState = "ReportedState"
-)
-
 // Reasons of the ReportedState condition.
 const (
 	ReasonReported     = "Reported"
@@ -211,11 +199,11 @@ func plan(r *compose.Request[v1alpha1.Placement]) (compose.Outcome, error) {
 	}
 	switch {
 	case !resolved:
-		out := r.ReadingPolicy(ConditionDelivered)
+		out := r.ReadingPolicy(v1alpha1.ConditionDelivered)
 		out.Status = &r.XR.Status
 		return out, nil
 	case err != nil:
-		out := r.Refused(ConditionDelivered, err)
+		out := r.Refused(v1alpha1.ConditionDelivered, err)
 		out.Status = &r.XR.Status
 		return out, nil
 	}
@@ -239,10 +227,10 @@ func plan(r *compose.Request[v1alpha1.Placement]) (compose.Outcome, error) {
 		// Crossplane has not answered every requirement yet: compose
 		// nothing new and keep what exists until it has.
 		r.Resources.Freeze()
-		return compose.Outcome{Pending: true, Condition: compose.Condition{
-			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonDelivering, Quiet: true,
+		return compose.Outcome{Pending: true, Conditions: []compose.Condition{{
+			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonDelivering, Quiet: true,
 			Message: "reading the inventory and the workload objects",
-		}}, nil
+		}}}, nil
 	}
 
 	for _, c := range p.clusters {
@@ -251,7 +239,7 @@ func plan(r *compose.Request[v1alpha1.Placement]) (compose.Outcome, error) {
 	delivered := p.deliver(transforms)
 	p.combine(collectors)
 	p.reportedState(delivered.Reason != ReasonTooLarge)
-	out := compose.Outcome{Status: &p.status, Condition: delivered, Conditions: p.conditions}
+	out := compose.Outcome{Status: &p.status, Conditions: append([]compose.Condition{delivered}, p.conditions...)}
 	out.Pending = delivered.Status != corev1.ConditionTrue
 	return out, nil
 }
@@ -277,7 +265,7 @@ func (p *planner) workloads() bool {
 		var found []resource.Required
 		if len(sel.Names) > 0 {
 			for _, n := range sel.Names {
-				items, resolved := p.r.RequireByNameIn(fmt.Sprintf("object-%d-%s", i, n), sel.APIVersion, sel.Kind, p.ns, n)
+				items, resolved := p.r.Require(fmt.Sprintf("object-%d-%s", i, n), compose.Selector{APIVersion: sel.APIVersion, Kind: sel.Kind, Namespace: p.ns, Name: n})
 				all = all && resolved
 				if resolved && len(items) == 0 {
 					p.missing = append(p.missing, workload{gvk: gvk, obj: map[string]any{"metadata": map[string]any{"name": n}}}.ref())
@@ -285,7 +273,12 @@ func (p *planner) workloads() bool {
 				found = append(found, items...)
 			}
 		} else {
-			items, resolved := p.r.RequireByLabelsIn(fmt.Sprintf("objects-%d", i), sel.APIVersion, sel.Kind, p.ns, sel.MatchLabels)
+			// No labels select every object of the kind.
+			labels := sel.MatchLabels
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			items, resolved := p.r.Require(fmt.Sprintf("objects-%d", i), compose.Selector{APIVersion: sel.APIVersion, Kind: sel.Kind, Namespace: p.ns, Labels: labels})
 			all = all && resolved
 			found = append(found, items...)
 		}
@@ -335,7 +328,7 @@ func plural(kind string) string {
 // customTransforms reads every CustomTransform and returns the removals of
 // each resource (group/resource), the valid paths of all of them.
 func (p *planner) customTransforms() (map[string][]jsonpath.Path, bool) {
-	items, resolved := p.r.RequireByLabelsIn(customTransformsKey, v1alpha1.SchemeGroupVersion.String(), v1alpha1.CustomTransformKind, "", nil)
+	items, resolved := p.r.Require(customTransformsKey, compose.Selector{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.CustomTransformKind, Labels: map[string]string{}})
 	if !resolved {
 		return nil, false
 	}
@@ -358,7 +351,7 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 	if len(p.objects) > MaxObjects || len(p.objects)*len(p.clusters) > MaxCopies {
 		set.Freeze()
 		return compose.Condition{
-			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonTooLarge, Warning: true,
+			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonTooLarge, Warning: true,
 			Message: fmt.Sprintf("%d objects on %d clusters is more than one Placement delivers (at most %d objects and %d copies); copies already delivered stay as they are; split the Placement", len(p.objects), len(p.clusters), MaxObjects, MaxCopies),
 		}
 	}
@@ -441,47 +434,47 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 	case len(failures) > 0:
 		f := failures[0]
 		return compose.Condition{
-			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonExpansionFailed, Warning: true,
+			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonExpansionFailed, Warning: true,
 			Message: observe.Bound(fmt.Sprintf("templates of %d objects fail to expand; their copies stay as they were on every cluster. %s for cluster %s: %s", len(failures), f.Object, f.Cluster, strings.Join(f.Errors, "; "))),
 		}
 	case len(p.clusters) == 0 && p.ungranted > 0:
 		return compose.Condition{
-			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNotGranted, Warning: true,
+			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNotGranted, Warning: true,
 			Message: fmt.Sprintf("%d inventory clusters match spec.clusters.matchLabels %s, but %s does not let this namespace deliver to them (spec.placement.clusterSelector %s)",
 				p.ungranted, labelString(p.r.XR.Spec.Clusters.MatchLabels), p.policy.Config, selectorString(p.policy.ClusterSelector)),
 		}
 	case len(p.clusters) == 0:
 		return compose.Condition{
-			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNoClusters, Warning: true,
+			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNoClusters, Warning: true,
 			Message: fmt.Sprintf("no ClusterProviderConfig labelled %s=true matches spec.clusters.matchLabels %s", v1alpha1.InventoryLabel, labelString(p.r.XR.Spec.Clusters.MatchLabels)),
 		}
 	case len(p.objects) == 0 && len(p.kindsRefused) > 0:
 		return p.kindsNotGranted()
 	case len(p.objects) == 0:
 		return compose.Condition{
-			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNoObjects, Warning: true,
+			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNoObjects, Warning: true,
 			Message: fmt.Sprintf("no object in namespace %s matches spec.objects%s", p.ns, missingNote(p.missing)),
 		}
 	case len(p.kindsRefused) > 0:
 		return p.kindsNotGranted()
 	case len(p.notOwned) > 0:
 		return compose.Condition{
-			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNotOwned, Warning: true,
+			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNotOwned, Warning: true,
 			Message: fmt.Sprintf("%d objects of these names were on their clusters before this Placement delivered them, and fleetplane never takes over what it did not create: %s; they are left as they are", len(p.notOwned), listOf(p.notOwned)),
 		}
 	case len(p.missing) > 0:
 		return compose.Condition{
-			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonObjectsMissing, Warning: true,
+			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonObjectsMissing, Warning: true,
 			Message: fmt.Sprintf("%d named objects do not exist in namespace %s: %s; the %d others are placed", len(p.missing), p.ns, listOf(p.missing), len(p.objects)),
 		}
 	case delivered < copies || len(p.r.Resources.Held()) > 0:
 		return compose.Condition{
-			Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonDelivering,
+			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonDelivering,
 			Message: fmt.Sprintf("%d of %d copies (%d objects on %d clusters) delivered", delivered, copies, len(p.objects), len(p.clusters)),
 		}
 	}
 	return compose.Condition{
-		Type: ConditionDelivered, Status: corev1.ConditionTrue, Reason: ReasonDelivered,
+		Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionTrue, Reason: ReasonDelivered,
 		Message: fmt.Sprintf("%d objects delivered to %d clusters", len(p.objects), len(p.clusters)),
 	}
 }
@@ -490,7 +483,7 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 // grant some selected kinds.
 func (p *planner) kindsNotGranted() compose.Condition {
 	return compose.Condition{
-		Type: ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNotGranted, Warning: true,
+		Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNotGranted, Warning: true,
 		Message: fmt.Sprintf("%s does not let this namespace deliver objects of kind %s (spec.placement.kinds); %d objects of other kinds are placed",
 			p.policy.Config, listOf(p.kindsRefused), len(p.objects)),
 	}
@@ -546,7 +539,7 @@ func (p *planner) reportedState(canGrow bool) {
 	}
 	if len(p.clusters) != 1 {
 		p.conditions = append(p.conditions, compose.Condition{
-			Type: ConditionReportedState, Status: corev1.ConditionFalse, Reason: ReasonNotSingleton,
+			Type: v1alpha1.ConditionReportedState, Status: corev1.ConditionFalse, Reason: ReasonNotSingleton,
 			Message: fmt.Sprintf("the objects are placed on %d clusters: a cluster's status is written back into an object only when it is placed on exactly one; nothing is written, and statuses written before are cleared", len(p.clusters)),
 		})
 		return
@@ -600,7 +593,7 @@ func (p *planner) reportedState(canGrow bool) {
 		}
 	}
 	c := compose.Condition{
-		Type: ConditionReportedState, Status: corev1.ConditionTrue, Reason: ReasonReported,
+		Type: v1alpha1.ConditionReportedState, Status: corev1.ConditionTrue, Reason: ReasonReported,
 		Message: fmt.Sprintf("the status cluster %s reports is written into %d objects", cluster, written),
 	}
 	if written < wanted || len(tooLarge) > 0 {

@@ -138,7 +138,7 @@ func TestDelivers(t *testing.T) {
 	}
 	// Only the namespaces at first: the copies come after them.
 	rsp.WantNames("wec1/Namespace", "wec2/Namespace")
-	rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonDelivering, "0 of 8 copies")
+	rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonDelivering, "0 of 8 copies")
 
 	observed := map[string]*ct.Resource{
 		"wec1/Namespace": made(ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", "ns1").Ready()),
@@ -226,7 +226,7 @@ func TestExpansionFailureKeepsEveryCopy(t *testing.T) {
 	if !rsp.Has("wec3/Namespace") {
 		t.Error("other objects still reach a new cluster, its namespace first")
 	}
-	rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonExpansionFailed,
+	rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonExpansionFailed,
 		"ConfigMap/settings for cluster wec2", `map has no entry for key "owner"`)
 	rsp.Want("", "status.expansionFailures", []any{map[string]any{
 		"object": "ConfigMap/settings", "cluster": "wec2", "observedGeneration": 3,
@@ -239,20 +239,20 @@ func TestNothingToDeliver(t *testing.T) {
 	req := workloads(t)
 	req["inventory"] = nil
 	rsp := ct.Run(t, placement.Composer, ct.Call{XR: xr(t, spec), Required: req})
-	rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNoClusters, "placement.fleetplane.io/inventory=true", "{env=prod}")
+	rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNoClusters, "placement.fleetplane.io/inventory=true", "{env=prod}")
 	rsp.WantNames()
 
 	req = workloads(t)
 	req["object-0-web"] = nil
 	rsp = ct.Run(t, placement.Composer, ct.Call{XR: xr(t, spec), Required: req, Observed: delivered(t, nil)})
-	rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonObjectsMissing, "Deployment.apps/web", "namespace team-a")
+	rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonObjectsMissing, "Deployment.apps/web", "namespace team-a")
 	if rsp.Has("wec1/Deployment.apps/web") {
 		t.Error("the copies of an object that is gone are no longer desired (provider-kubernetes deletes them)")
 	}
 
 	rsp = ct.Run(t, placement.Composer, ct.Call{XR: xr(t, `{objects: [{apiVersion: v1, kind: ConfigMap, matchLabels: {app: none}}], clusters: {}}`),
 		Required: map[string][]runtime.Object{"objects-0": nil, "inventory": req["inventory"], "custom-transforms": nil}})
-	rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNoObjects, "namespace team-a")
+	rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNoObjects, "namespace team-a")
 }
 
 func TestTooLarge(t *testing.T) {
@@ -263,7 +263,7 @@ func TestTooLarge(t *testing.T) {
 	}
 	req["inventory"] = many
 	rsp := ct.Run(t, placement.Composer, ct.Call{XR: xr(t, spec), Required: req, Observed: delivered(t, nil)})
-	rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonTooLarge, "4 objects on 1251 clusters", "split the Placement")
+	rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonTooLarge, "4 objects on 1251 clusters", "split the Placement")
 	// Nothing new, nothing lost.
 	if n := len(rsp.Names()); n != 10 {
 		t.Errorf("%d resources desired, want the 10 that exist", n)
@@ -287,7 +287,7 @@ func TestTooLargeWritesNoNewStatus(t *testing.T) {
 			AtProvider("manifest", map[string]any{"status": map[string]any{"replicas": 1}}),
 	}
 	rsp := ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: observed})
-	rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonTooLarge)
+	rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonTooLarge)
 	rsp.WantNames("wec1/Namespace", "wec1/Deployment.apps/d000")
 }
 
@@ -377,7 +377,7 @@ func TestCombinedStatus(t *testing.T) {
 	observed["wec2/Deployment.apps/web"].Failing("cannot apply")
 	rsp := ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: observed})
 
-	rsp.WantCondition(placement.ConditionStatusCombined, fnv1.Status_STATUS_CONDITION_TRUE, placement.ReasonCombined)
+	rsp.WantCondition(v1alpha1.ConditionStatusCombined, fnv1.Status_STATUS_CONDITION_TRUE, placement.ReasonCombined)
 	got, _ := json.Marshal(rsp.Value("", "status.objects"))
 	want := `[{"apiVersion":"apps/v1","clusters":2,"combinedStatus":[` +
 		`{"collector":"numwecs","columns":["count"],"rows":[{"count":2}]},` +
@@ -396,7 +396,7 @@ func TestCombinedStatus(t *testing.T) {
 	req["collector-gone"] = nil
 	req["collector-broken"] = []runtime.Object{collectorObject(t, "broken", `{select: [{name: a, def: {op: Equal, args: [{op: Path, path: "$.a"}]}}]}`)}
 	rsp = ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: observed})
-	rsp.WantCondition(placement.ConditionStatusCombined, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonCollectorMissing, "gone")
+	rsp.WantCondition(v1alpha1.ConditionStatusCombined, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonCollectorMissing, "gone")
 	got, _ = json.Marshal(rsp.Value("", "status.objects"))
 	for _, part := range []string{`"errors":["StatusCollector gone does not exist"]`, `StatusCollector broken is invalid: column 0 (a): Equal takes 2 argument(s), not 1`, `"rows":[{"count":2}]`} {
 		if !strings.Contains(string(got), part) {
@@ -418,7 +418,7 @@ func TestSingletonReportedState(t *testing.T) {
 
 	// Two clusters: nothing is written.
 	rsp := ct.Run(t, placement.Composer, ct.Call{XR: p, Required: workloads(t), Observed: delivered(t, reported)})
-	rsp.WantCondition(placement.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotSingleton, "placed on 2 clusters", "nothing is written")
+	rsp.WantCondition(v1alpha1.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotSingleton, "placed on 2 clusters", "nothing is written")
 	for _, n := range rsp.Names() {
 		if strings.HasPrefix(n, "reported-state/") {
 			t.Errorf("%s composed for two clusters", n)
@@ -447,7 +447,7 @@ func TestSingletonReportedState(t *testing.T) {
 	if refused.Has("reported-state/Deployment.apps/web") || !refused.Has("reported-state/Job.batch/migrate") {
 		t.Errorf("reported states with only Jobs granted: %v", refused.Names())
 	}
-	refused.WantCondition(placement.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotGranted,
+	refused.WantCondition(v1alpha1.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotGranted,
 		"ClusterProviderConfig default does not let this namespace have the status of Deployment.apps written back (spec.placement.reportedStateKinds)")
 	rsp.Want("reported-state/Job.batch/migrate", "spec.forProvider.status", map[string]any{"active": 1})
 	for _, n := range []string{"reported-state/ConfigMap/settings", "reported-state/Service/web"} {
@@ -455,7 +455,7 @@ func TestSingletonReportedState(t *testing.T) {
 			t.Errorf("%s composed for a copy that reports no status", n)
 		}
 	}
-	rsp.WantCondition(placement.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonReporting,
+	rsp.WantCondition(v1alpha1.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonReporting,
 		"written into 0 of 2 objects", "2 report no status: ConfigMap/settings, Service/web")
 
 	// Written: the condition turns true. A copy that stops reporting keeps
@@ -465,7 +465,7 @@ func TestSingletonReportedState(t *testing.T) {
 	observed["reported-state/Job.batch/migrate"] = ct.Observed("placement.m.fleetplane.io/v1alpha1", "ReportedState", "j").Ready()
 	observed["wec1/Deployment.apps/web"] = ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", "wec1-web").Ready()
 	rsp = ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: observed})
-	rsp.WantCondition(placement.ConditionReportedState, fnv1.Status_STATUS_CONDITION_TRUE, placement.ReasonReported, "cluster wec1 reports is written into 2 objects")
+	rsp.WantCondition(v1alpha1.ConditionReportedState, fnv1.Status_STATUS_CONDITION_TRUE, placement.ReasonReported, "cluster wec1 reports is written into 2 objects")
 	rsp.Want("reported-state/Deployment.apps/web", "spec.forProvider.status", map[string]any{"replicas": 1})
 
 	// A status too large to write is named, not composed.
@@ -476,7 +476,7 @@ func TestSingletonReportedState(t *testing.T) {
 	if rsp.Has("reported-state/Job.batch/migrate") {
 		t.Error("a status over the limit was composed")
 	}
-	rsp.WantCondition(placement.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonReporting, "more than 65536 bytes is not written: Job.batch/migrate")
+	rsp.WantCondition(v1alpha1.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonReporting, "more than 65536 bytes is not written: Job.batch/migrate")
 }
 
 // TestTenantInput: what a tenant writes in spec.objects cannot make two
@@ -509,7 +509,7 @@ clusters: {}
 	// A template error quoting a long template is bounded.
 	req["object-2-"+long] = []runtime.Object{obj(t, `{apiVersion: v1, kind: ConfigMap, metadata: {name: `+long+`, namespace: team-a, annotations: {control.kubestellar.io/expand-templates: "true"}}, data: {a: "{{.`+strings.Repeat("x", 2000)+`}}"}}`)}
 	rsp = ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: observed})
-	if c := rsp.Condition(placement.ConditionDelivered); c == nil || c.GetReason() != placement.ReasonExpansionFailed || len(c.GetMessage()) > 512 {
+	if c := rsp.Condition(v1alpha1.ConditionDelivered); c == nil || c.GetReason() != placement.ReasonExpansionFailed || len(c.GetMessage()) > 512 {
 		t.Errorf("Delivered = %v, want ExpansionFailed with a bounded message", c)
 	}
 }

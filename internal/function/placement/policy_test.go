@@ -68,7 +68,7 @@ func TestPolicyGrants(t *testing.T) {
 	rsp.Want("", "status.clusters", []any{"mine"})
 	rsp.Want("mine/ConfigMap/settings", "spec.forProvider.manifest.data", map[string]any{"where": "eastus"})
 	rsp.Want("mine/Namespace", "spec.forProvider.manifest.metadata.labels", map[string]any{"placement.fleetplane.io/namespace": ns, "pod-security.kubernetes.io/enforce": "restricted"})
-	rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotGranted,
+	rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotGranted,
 		"ClusterProviderConfig default does not let this namespace deliver objects of kind DaemonSet.apps (spec.placement.kinds); 2 objects of other kinds are placed")
 }
 
@@ -78,7 +78,7 @@ func TestPolicyRefusesPlacement(t *testing.T) {
 		p.Spec.Placement = nil
 		rsp := ct.Run(t, placement.Composer, ct.Call{XR: xr(t, policySpec), Policy: p, Required: policyWorkloads(t, `{}`)})
 		rsp.WantNames()
-		rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotGranted, "ClusterProviderConfig default grants no Placement")
+		rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotGranted, "ClusterProviderConfig default grants no Placement")
 		if len(rsp.GetRequirements().GetResources()) != 2 {
 			t.Errorf("nothing but the policy is read: %v", rsp.GetRequirements().GetResources())
 		}
@@ -90,13 +90,13 @@ func TestPolicyRefusesPlacement(t *testing.T) {
 		req["inventory"] = req["inventory"][1:] // what Crossplane finds for team=b
 		rsp := ct.Run(t, placement.Composer, ct.Call{XR: x, Policy: teamPolicy(), Required: req})
 		rsp.WantNames()
-		rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotGranted,
+		rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotGranted,
 			"1 inventory clusters match spec.clusters.matchLabels {team=b}, but ClusterProviderConfig default does not let this namespace deliver to them (spec.placement.clusterSelector {team=a})")
 	})
 	t.Run("properties the policy does not expose", func(t *testing.T) {
 		observed := map[string]*ct.Resource{"mine/Namespace": made(ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", "ns").Ready())}
 		rsp := ct.Run(t, placement.Composer, ct.Call{XR: xr(t, policySpec), Policy: teamPolicy(), Required: policyWorkloads(t, `{a: "{{.token}}", b: "{{.password}}"}`), Observed: observed})
-		rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonExpansionFailed, "token")
+		rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonExpansionFailed, "token")
 		if rsp.Has("mine/ConfigMap/settings") {
 			t.Error("a copy whose template reads hidden properties is not delivered")
 		}
@@ -116,7 +116,7 @@ func TestNeverTakeOverCopies(t *testing.T) {
 		rsp := ct.Run(t, placement.Composer, ct.Call{XR: x, Policy: teamPolicy(), Required: req, Observed: observed})
 		rsp.WantNames("mine/Namespace")
 		rsp.Want("mine/Namespace", "spec.managementPolicies", []any{"Observe", "Create"})
-		rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotOwned, "Namespace team-a on cluster mine")
+		rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotOwned, "Namespace team-a on cluster mine")
 	})
 	t.Run("a namespace another Placement of the namespace made", func(t *testing.T) {
 		ours := map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns, "labels": map[string]any{placement.LabelNamespace: ns}}}
@@ -135,7 +135,7 @@ func TestNeverTakeOverCopies(t *testing.T) {
 		rsp := ct.Run(t, placement.Composer, ct.Call{XR: x, Policy: teamPolicy(), Required: req, Observed: observed})
 		rsp.Want("mine/Deployment.apps/web", "spec.managementPolicies", []any{"Observe", "Create"})
 		rsp.Want("mine/ConfigMap/settings", "spec.managementPolicies", nil)
-		rsp.WantCondition(placement.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotOwned,
+		rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotOwned,
 			"1 objects of these names were on their clusters before this Placement delivered them", "Deployment.apps/web on cluster mine")
 	})
 }

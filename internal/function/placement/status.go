@@ -44,7 +44,7 @@ func (p *planner) collectors() (map[string]namedCollector, bool) {
 		if _, ok := out[name]; ok {
 			continue
 		}
-		items, resolved := p.r.RequireByName("collector-"+name, v1alpha1.SchemeGroupVersion.String(), v1alpha1.StatusCollectorKind, name)
+		items, resolved := p.r.Require("collector-"+name, compose.Selector{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.StatusCollectorKind, Name: name})
 		all = all && resolved
 		nc := namedCollector{name: name}
 		switch {
@@ -129,14 +129,14 @@ func (p *planner) combine(collectors map[string]namedCollector) {
 			invalid = append(invalid, nc.name)
 		}
 	}
-	c := compose.Condition{Type: ConditionStatusCombined, Status: corev1.ConditionTrue, Reason: ReasonCombined,
+	c := compose.Condition{Type: v1alpha1.ConditionStatusCombined, Status: corev1.ConditionTrue, Reason: ReasonCombined,
 		Message: fmt.Sprintf("%d StatusCollectors combine what %d clusters report", len(collectors), len(p.clusters))}
 	switch {
 	case len(missing) > 0:
-		c = compose.Condition{Type: ConditionStatusCombined, Status: corev1.ConditionFalse, Reason: ReasonCollectorMissing, Warning: true,
+		c = compose.Condition{Type: v1alpha1.ConditionStatusCombined, Status: corev1.ConditionFalse, Reason: ReasonCollectorMissing, Warning: true,
 			Message: "StatusCollectors that do not exist: " + strings.Join(missing, ", ")}
 	case len(invalid) > 0:
-		c = compose.Condition{Type: ConditionStatusCombined, Status: corev1.ConditionFalse, Reason: ReasonCollectorInvalid, Warning: true,
+		c = compose.Condition{Type: v1alpha1.ConditionStatusCombined, Status: corev1.ConditionFalse, Reason: ReasonCollectorInvalid, Warning: true,
 			Message: "StatusCollectors that are invalid (see their Valid condition): " + strings.Join(invalid, ", ")}
 	}
 	p.conditions = append(p.conditions, c)
