@@ -1,7 +1,11 @@
-// Command provider-fleetplane is fleetplane's Crossplane provider: Kusto
-// tables, partition heartbeats and hub federation; Argo CD cluster
-// registrations, Argo Workflows runs and expiries. It runs in a cluster as
-// a Crossplane package, or anywhere with --kubeconfig.
+// Command provider-fleetplane is fleetplane's Crossplane provider, the
+// imperative work no other provider does. Its managed resources: Kusto
+// Tables, partition Heartbeats, hub Federations and ProvisioningDefaults
+// (kusto.m); Autoscalers (scaling.m); Argo CD ClusterRegistrations
+// (argocd.m); Argo Workflows WorkflowRuns (workflows.m); Expiries
+// (lifecycle.m); ReportedStates (placement.m). Its controllers are under
+// internal/provider/controller. It runs in a cluster as a Crossplane
+// package, or anywhere with --kubeconfig.
 package main
 
 import (
@@ -168,7 +172,7 @@ func (c *CLI) Run() error {
 }
 
 func main() {
-	ctx := kong.Parse(&CLI{}, kong.Description("fleetplane's Crossplane provider: Kusto federation, Argo CD registrations, Argo Workflows runs and expiries."))
+	ctx := kong.Parse(&CLI{}, kong.Description("fleetplane's Crossplane provider: Kusto tables, heartbeats and federation, ADX provisioning defaults, autoscaling, Argo CD registrations, Argo Workflows runs, expiries and reported state."))
 	if err := ctx.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "provider-fleetplane:", err)
 		os.Exit(1)

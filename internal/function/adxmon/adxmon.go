@@ -6,8 +6,12 @@
 // Objects that never delete them.
 //
 // The XR reports one condition per phase (ADXReady, DatabasesReady,
-// IngestorReady, CollectorReady, AlerterReady), a phase, what it observes
-// of each workload, and the hand-made changes it undid.
+// IngestorReady, CollectorReady, AlerterReady) and AutoscalerReady, which
+// is not a phase; its status has the phase, what it observes of each
+// workload, and the hand-made changes it undid. Each phase gates the next
+// through the Set alone: its objects are added when the phase before is
+// done (AddObjectWhen's precondition) and after the objects they need
+// (its predecessors).
 package adxmon
 
 import (
@@ -20,7 +24,6 @@ import (
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/function/compose"
@@ -31,9 +34,10 @@ import (
 // as in adx-mon's own manifests.
 const DefaultNamespace = "adx-mon"
 
-// Reasons of the phase conditions. The first six are adx-mon's own
-// (NotInstalled, Installing, Installed, Drifted); the others say what
-// adx-mon's operator leaves to a log line.
+// Reasons of the phase conditions. NotInstalled, Installing, Installed
+// and Drifted are adx-mon's operator's own; NotRequested, Failed and
+// IngestorMissing say what that operator leaves to a log line.
+// AutoscalerReady has reasons of its own (autoscaler.go).
 const (
 	ReasonNotRequested    = "NotRequested"
 	ReasonNotInstalled    = "NotInstalled"
@@ -105,9 +109,7 @@ func plan(r *compose.Request[v1alpha1.ADXMon]) (compose.Outcome, error) {
 	if p.ns == "" {
 		p.ns = DefaultNamespace
 	}
-	if err := p.plan(); err != nil {
-		return compose.Outcome{}, err
-	}
+	p.plan()
 	out := compose.Outcome{Status: &p.status, Pending: p.status.Phase != PhaseInstalled, Settled: p.status.Phase == PhaseFailed}
 	for _, t := range []string{v1alpha1.ConditionADXReady, v1alpha1.ConditionDatabasesReady, v1alpha1.ConditionIngestorReady, v1alpha1.ConditionCollectorReady, v1alpha1.ConditionAlerterReady, v1alpha1.ConditionAutoscalerReady} {
 		out.Conditions = append(out.Conditions, p.conds[t])
@@ -115,48 +117,36 @@ func plan(r *compose.Request[v1alpha1.ADXMon]) (compose.Outcome, error) {
 	return out, nil
 }
 
-func (p *planner) plan() error {
+func (p *planner) plan() {
 	spec := p.xr.Spec
 	p.planScaling()
-	nsOK, err := p.namespace()
-	if err != nil {
-		return err
-	}
-	dbs, dbReady, err := p.adx(nsOK)
-	if err != nil {
-		return err
-	}
+	nsOK := p.namespace()
+	dbs, dbReady := p.adx(nsOK)
 
 	ingestorOK := spec.Ingestor == nil
 	if spec.Ingestor != nil {
-		if ingestorOK, err = p.ingestorPhase(nsOK && dbReady, dbs); err != nil {
-			return err
-		}
+		ingestorOK = p.ingestorPhase(nsOK && dbReady, dbs)
 	} else {
 		p.notRequested(v1alpha1.ConditionIngestorReady, "spec.ingestor is not set: this stack runs no ingestor")
 	}
 
 	collectorOK := spec.Collector == nil
 	if spec.Collector != nil {
-		if collectorOK, err = p.collectorPhase(nsOK && dbReady && ingestorOK, dbs); err != nil {
-			return err
-		}
+		collectorOK = p.collectorPhase(nsOK && dbReady && ingestorOK, dbs)
 	} else {
 		p.notRequested(v1alpha1.ConditionCollectorReady, "spec.collector is not set: this stack runs no collector")
 	}
 
 	alerterOK := spec.Alerter == nil
 	if spec.Alerter != nil {
-		if alerterOK, err = p.alerterPhase(nsOK && dbReady && ingestorOK && collectorOK, dbs); err != nil {
-			return err
-		}
+		alerterOK = p.alerterPhase(nsOK && dbReady && ingestorOK && collectorOK, dbs)
 	} else {
 		p.notRequested(v1alpha1.ConditionAlerterReady, "spec.alerter is not set: this stack runs no alerter")
 	}
 
 	p.keepDrift()
 	p.status.Phase = p.phase(dbReady, ingestorOK, collectorOK, alerterOK)
-	return p.composeScaling(p.status.Phase == PhaseInstalled)
+	p.composeScaling(p.status.Phase == PhaseInstalled)
 }
 
 func (p *planner) phase(dbReady, ingestorOK, collectorOK, alerterOK bool) string {
@@ -200,38 +190,21 @@ func (p *planner) notRequested(t, msg string) {
 // namespace composes the stack's namespace unless it exists already and
 // is not this ADXMon's: a namespace someone else made is used, never
 // taken over, so deleting the ADXMon never deletes it.
-func (p *planner) namespace() (bool, error) {
+func (p *planner) namespace() bool {
 	if !p.set.Exists(NameNamespace) {
 		items, resolved := p.r.Require(string(NameNamespace), compose.Selector{APIVersion: "v1", Kind: "Namespace", Name: p.ns})
 		if !resolved {
-			return false, nil
+			return false
 		}
 		if len(items) > 0 {
-			return true, nil
+			return true
 		}
 	}
 	ns := &corev1.Namespace{}
 	ns.Name = p.ns
 	ns.Labels = map[string]string{labelPartOf: partOf, labelInstance: p.xr.Name}
-	if err := p.add(NameNamespace, ns); err != nil {
-		return false, err
-	}
-	return p.set.Ready(NameNamespace), nil
-}
-
-// addWhen composes a typed object under name, created once every
-// resource in after is Ready and ok holds.
-func (p *planner) addWhen(ok bool, name resource.Name, obj runtime.Object, after ...resource.Name) error {
-	u, err := compose.Plain(obj)
-	if err != nil {
-		return fmt.Errorf("cannot compose %s: %w", name, err)
-	}
-	p.set.AddWhen(ok, name, u, after...)
-	return nil
-}
-
-func (p *planner) add(name resource.Name, obj runtime.Object, after ...resource.Name) error {
-	return p.addWhen(true, name, obj, after...)
+	p.set.AddObject(NameNamespace, ns)
+	return p.set.Ready(NameNamespace)
 }
 
 // azureName is a provisioned cluster's generated name: Azure wants 4 to
@@ -333,20 +306,18 @@ func (p *planner) adxCluster(i int) *v1alpha1.ADXCluster {
 // adx composes the ADXClusters and reports ADXReady (every endpoint is
 // known) and DatabasesReady (every ADXCluster is Ready: its databases
 // exist). It returns the databases with their endpoints.
-func (p *planner) adx(nsOK bool) ([]endpointDB, bool, error) {
+func (p *planner) adx(nsOK bool) ([]endpointDB, bool) {
 	if p.xr.Spec.ADX == nil {
 		p.notRequested(v1alpha1.ConditionADXReady, "spec.adx is not set: this stack writes to no ADX cluster of its own")
 		p.notRequested(v1alpha1.ConditionDatabasesReady, "spec.adx is not set")
-		return nil, true, nil
+		return nil, true
 	}
 	var dbs []endpointDB
 	var noEndpoint, notReady, failing []string
 	for i, c := range p.xr.Spec.ADX.Clusters {
 		name := resource.Name(adxPrefix + strings.ToLower(p.clusterName(i)))
 		x := p.adxCluster(i)
-		if err := p.addWhen(nsOK, name, x); err != nil {
-			return nil, false, err
-		}
+		p.set.AddObjectWhen(nsOK, name, x)
 		o := p.set.Observed(name)
 		ref := x.Namespace + "/" + x.Name
 		endpoint, _ := observe.String(o, "status", "endpoint")
@@ -384,7 +355,7 @@ func (p *planner) adx(nsOK bool) ([]endpointDB, bool, error) {
 	default:
 		p.setCondition(v1alpha1.ConditionDatabasesReady, corev1.ConditionFalse, ReasonInstalling, "waiting for the databases of "+strings.Join(notReady, ", "))
 	}
-	return dbs, dbReady, nil
+	return dbs, dbReady
 }
 
 // clusterFailure reports an ADXCluster that says it cannot proceed.

@@ -176,19 +176,19 @@ func (p *planner) scalers() []*scaled {
 // Autoscaler counts as ready for the ADXMon's readiness: one that cannot
 // measure holds its target's size and says why in AutoscalerReady while
 // the stack runs on.
-func (p *planner) composeScaling(installed bool) error {
+func (p *planner) composeScaling(installed bool) {
 	all := p.scalers()
 	for _, s := range all {
 		u, err := compose.Typed(s.obj)
 		if err != nil {
-			return fmt.Errorf("cannot compose Autoscaler %s: %w", s.resource, err)
+			p.set.Fail(fmt.Errorf("cannot compose Autoscaler %s: %w", s.resource, err))
+			continue
 		}
 		if p.set.AddWhen(installed, s.name, u, s.after) {
 			p.set.MarkReady(s.name)
 		}
 	}
 	p.scaleStatus(all)
-	return nil
 }
 
 // adxCapacity is the node count the Autoscaler of cluster i decided, or

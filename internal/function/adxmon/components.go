@@ -64,10 +64,11 @@ var crdsOf = map[string][]string{
 // ADXMon, since deleting a CRD deletes every object of its kind in the
 // cluster (users' alert rules and functions among them), and another
 // stack may rely on them. Ready once the API server serves the kind.
-func (p *planner) crdObject(file string) (*composed.Unstructured, error) {
+func (p *planner) crdObject(file string) *composed.Unstructured {
 	all, err := crdManifests()
 	if err != nil {
-		return nil, err
+		p.set.Fail(err)
+		return nil
 	}
 	// A copy: the response is built from it, and the next call needs the
 	// original.
@@ -86,57 +87,42 @@ func (p *planner) crdObject(file string) (*composed.Unstructured, error) {
 		},
 		"providerConfigRef": map[string]any{"kind": p.cfg.Kubernetes.Kind, "name": p.cfg.Kubernetes.Name},
 	}
-	return o, nil
+	return o
 }
 
 // rbac composes a component's ServiceAccount and its bindings to the
 // component's shipped ClusterRoles (Roles), and its CRDs, and returns
 // their names: the workload comes after them.
-func (p *planner) rbac(ok bool, component string, automount bool) ([]resource.Name, error) {
+func (p *planner) rbac(ok bool, component string, automount bool) []resource.Name {
 	roles := Roles[component]
 	sa := resource.Name(component + "-serviceaccount")
 	crb := resource.Name(component + "-clusterrolebinding")
-	if err := p.addWhen(ok, sa, serviceAccount(p.meta(component), automount)); err != nil {
-		return nil, err
-	}
-	if err := p.addWhen(ok, crb, clusterRoleBinding(p.clusterMeta(component), roles.Cluster, component, p.ns)); err != nil {
-		return nil, err
-	}
+	p.set.AddObjectWhen(ok, sa, serviceAccount(p.meta(component), automount))
+	p.set.AddObjectWhen(ok, crb, clusterRoleBinding(p.clusterMeta(component), roles.Cluster, component, p.ns))
 	names := []resource.Name{sa, crb}
 	if roles.Namespaced != "" {
 		rb := resource.Name(component + "-rolebinding")
-		if err := p.addWhen(ok, rb, roleBinding(p.meta(component), roles.Namespaced, component)); err != nil {
-			return nil, err
-		}
+		p.set.AddObjectWhen(ok, rb, roleBinding(p.meta(component), roles.Namespaced, component))
 		names = append(names, rb)
 	}
 	for _, f := range crdsOf[component] {
 		n := resource.Name("crd-" + f)
-		o, err := p.crdObject(f)
-		if err != nil {
-			return nil, err
+		if o := p.crdObject(f); o != nil {
+			p.set.AddWhen(ok, n, o)
 		}
-		p.set.AddWhen(ok, n, o)
 		names = append(names, n)
 	}
-	return names, nil
+	return names
 }
 
-func (p *planner) ingestorPhase(ok bool, dbs []endpointDB) (bool, error) {
+func (p *planner) ingestorPhase(ok bool, dbs []endpointDB) bool {
 	in := p.xr.Spec.Ingestor
-	after, err := p.rbac(ok, "ingestor", false)
-	if err != nil {
-		return false, err
-	}
-	if err := p.addWhen(ok, NameIngestorService, ingestorService(p.meta("ingestor"))); err != nil {
-		return false, err
-	}
+	after := p.rbac(ok, "ingestor", false)
+	p.set.AddObjectWhen(ok, NameIngestorService, ingestorService(p.meta("ingestor")))
 	after = append(after, NameIngestorService)
 	replicas, owner, adopted := p.ingestorReplicas()
 	sts := p.ingestor(in, dbs, replicas)
-	if err := p.addWhen(ok, NameIngestor, sts, after...); err != nil {
-		return false, err
-	}
+	p.set.AddObjectWhen(ok, NameIngestor, sts, after...)
 
 	o := p.set.Observed(NameIngestor)
 	ws := p.workloadStatus("StatefulSet", "ingestor", o)
@@ -149,15 +135,12 @@ func (p *planner) ingestorPhase(ok bool, dbs []endpointDB) (bool, error) {
 		drifts = append(drifts, d)
 	}
 	drifts = append(drifts, p.imageDrift("StatefulSet", "ingestor", o, sts.Spec.Template.Spec.Containers[0].Image)...)
-	return p.report(v1alpha1.ConditionIngestorReady, NameIngestor, "StatefulSet "+p.ns+"/ingestor", "waiting for the databases (DatabasesReady)", drifts), nil
+	return p.report(v1alpha1.ConditionIngestorReady, NameIngestor, "StatefulSet "+p.ns+"/ingestor", "waiting for the databases (DatabasesReady)", drifts)
 }
 
-func (p *planner) collectorPhase(ok bool, dbs []endpointDB) (bool, error) {
+func (p *planner) collectorPhase(ok bool, dbs []endpointDB) bool {
 	c := p.xr.Spec.Collector
-	after, err := p.rbac(ok, "collector", true)
-	if err != nil {
-		return false, err
-	}
+	after := p.rbac(ok, "collector", true)
 	endpoint, inCluster := c.IngestorEndpoint, false
 	if endpoint == "" {
 		endpoint, inCluster = p.ingestorURL(), true
@@ -179,15 +162,11 @@ func (p *planner) collectorPhase(ok bool, dbs []endpointDB) (bool, error) {
 	toml := collectorConfigTOML(endpoint, p.region(), p.ns, metricsDB, logsDB, inCluster)
 	cm := &corev1.ConfigMap{ObjectMeta: p.meta(collectorConfig), Data: map[string]string{"config.toml": toml}}
 	cm.Labels[labelApp] = "collector"
-	if err := p.addWhen(ok, NameCollectorConfig, cm); err != nil {
-		return false, err
-	}
+	p.set.AddObjectWhen(ok, NameCollectorConfig, cm)
 	after = append(after, NameCollectorConfig)
 	sum := sha256.Sum256([]byte(toml))
 	ds := p.collector(c, hex.EncodeToString(sum[:8]))
-	if err := p.addWhen(ok, NameCollector, ds, after...); err != nil {
-		return false, err
-	}
+	p.set.AddObjectWhen(ok, NameCollector, ds, after...)
 	o := p.set.Observed(NameCollector)
 	ws := p.workloadStatus("DaemonSet", "collector", o)
 	ws.Endpoint = endpoint
@@ -202,26 +181,21 @@ func (p *planner) collectorPhase(ok bool, dbs []endpointDB) (bool, error) {
 		if resolved && len(items) == 0 {
 			p.setCondition(v1alpha1.ConditionCollectorReady, corev1.ConditionFalse, ReasonIngestorMissing,
 				fmt.Sprintf("collectors send to %s, but namespace %s has no ingestor Service: nothing answers there until an ADXMon with spec.ingestor runs in it; set spec.collector.ingestorEndpoint to send elsewhere (collectors buffer meanwhile)", endpoint, p.ns))
-			return false, nil
+			return false
 		}
 	}
-	return ready, nil
+	return ready
 }
 
-func (p *planner) alerterPhase(ok bool, dbs []endpointDB) (bool, error) {
+func (p *planner) alerterPhase(ok bool, dbs []endpointDB) bool {
 	a := p.xr.Spec.Alerter
-	after, err := p.rbac(ok, "alerter", false)
-	if err != nil {
-		return false, err
-	}
+	after := p.rbac(ok, "alerter", false)
 	dep := p.alerter(a, dbs)
-	if err := p.addWhen(ok, NameAlerter, dep, after...); err != nil {
-		return false, err
-	}
+	p.set.AddObjectWhen(ok, NameAlerter, dep, after...)
 	o := p.set.Observed(NameAlerter)
 	p.status.Alerter = p.workloadStatus("Deployment", "alerter", o)
 	drifts := p.imageDrift("Deployment", "alerter", o, dep.Spec.Template.Spec.Containers[0].Image)
-	return p.report(v1alpha1.ConditionAlerterReady, NameAlerter, "Deployment "+p.ns+"/alerter", p.waitingFor(), drifts), nil
+	return p.report(v1alpha1.ConditionAlerterReady, NameAlerter, "Deployment "+p.ns+"/alerter", p.waitingFor(), drifts)
 }
 
 // replicasDrift reports a replica count on the StatefulSet that is

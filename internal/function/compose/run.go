@@ -2,8 +2,8 @@
 // turns a RunFunctionRequest into a typed XR and a Set of composed
 // resources, hands them to the kind's plan, and writes what the plan
 // decided (composed resources with readiness, the XR's status, its
-// readiness and one custom condition, with an event only on transitions)
-// into the RunFunctionResponse. A kind writes only its plan.
+// readiness and its custom conditions, with an event only on
+// transitions) into the RunFunctionResponse. A kind writes only its plan.
 package compose
 
 import (
@@ -190,6 +190,9 @@ func (k kind[X]) Compose(req *fnwire.Request, rsp *fnwire.Response, in *v1beta1.
 	}
 	r := &Request[X]{XR: xr, Resources: NewSet(observedComposed(req.Observed.Resources)), Input: in, req: req, rsp: rsp, kind: kindName, namespace: oxr.GetNamespace()}
 	out, err := k.plan(r)
+	if err == nil {
+		err = r.Resources.Err()
+	}
 	if err != nil {
 		return err
 	}

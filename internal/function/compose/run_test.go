@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fleetplane/fleetplane/internal/function/compose"
 	"github.com/fleetplane/fleetplane/internal/function/compose/composetest"
@@ -256,13 +257,22 @@ func TestRunErrors(t *testing.T) {
 	failing := compose.Run[toy](func(*compose.Request[toy]) (compose.Outcome, error) {
 		return compose.Outcome{}, errors.New("input is broken")
 	})
+	// The first object that does not convert fails the composition, after
+	// the plan and before anything is written, however many follow.
+	unconvertible := compose.Run[toy](func(r *compose.Request[toy]) (compose.Outcome, error) {
+		r.Resources.AddObject("first", &stray{})
+		r.Resources.Add("fine", thing(1))
+		r.Resources.AddObject("second", &stray{})
+		return compose.Outcome{}, nil
+	})
 	cases := map[string]struct {
 		c    compose.Composer
 		xr   *unstructured.Unstructured
 		want string
 	}{
-		"an XR that does not decode": {c: ok, xr: toyXR(map[string]any{"size": "three"}), want: "cannot decode the observed Toy"},
-		"a plan error":               {c: failing, xr: toyXR(nil), want: "input is broken"},
+		"an XR that does not decode":      {c: ok, xr: toyXR(map[string]any{"size": "three"}), want: "cannot decode the observed Toy"},
+		"a plan error":                    {c: failing, xr: toyXR(nil), want: "input is broken"},
+		"an object that does not convert": {c: unconvertible, xr: toyXR(nil), want: "cannot compose first"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -336,3 +346,8 @@ func TestRunPassesOnWhatItDoesNotKnow(t *testing.T) {
 		}
 	}
 }
+
+// stray is a typed object no scheme knows, so it cannot be composed.
+type stray struct{ metav1.TypeMeta }
+
+func (s *stray) DeepCopyObject() runtime.Object { c := *s; return &c }

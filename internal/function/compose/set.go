@@ -1,11 +1,13 @@
 package compose
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fleetplane/fleetplane/internal/observe"
 )
@@ -32,6 +34,8 @@ type Set struct {
 	observed map[resource.Name]resource.ObservedComposed
 	desired  map[resource.Name]*resource.DesiredComposed
 	held     []resource.Name
+	// err is the first error AddObject or Fail kept.
+	err error
 }
 
 // NewSet starts a Set over the observed composed resources.
@@ -90,6 +94,38 @@ func (s *Set) AddWhen(ok bool, name resource.Name, obj *composed.Unstructured, a
 	s.put(name, obj)
 	return true
 }
+
+// AddObject is Add for a typed Kubernetes object, converted by
+// Kubernetes' JSON rules (Plain).
+func (s *Set) AddObject(name resource.Name, obj runtime.Object, after ...resource.Name) bool {
+	return s.AddObjectWhen(true, name, obj, after...)
+}
+
+// AddObjectWhen is AddWhen for a typed Kubernetes object. A conversion
+// that fails is kept, not returned (see Fail), so a plan need not check
+// each object it adds.
+func (s *Set) AddObjectWhen(ok bool, name resource.Name, obj runtime.Object, after ...resource.Name) bool {
+	u, err := Plain(obj)
+	if err != nil {
+		s.Fail(fmt.Errorf("cannot compose %s: %w", name, err))
+		return false
+	}
+	return s.AddWhen(ok, name, u, after...)
+}
+
+// Fail keeps err, the first one only: once the plan returns, Run fails
+// the whole composition with it, so that nothing a plan could not render
+// is dropped from the desired state (which would delete it). For errors
+// no user can fix: a type that does not convert, an embedded manifest
+// that does not parse.
+func (s *Set) Fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// Err is the error Fail kept, nil when none.
+func (s *Set) Err() error { return s.err }
 
 // Keep composes, as observed, every named resource that exists: for
 // resources the composer cannot render right now. Those that do not exist
