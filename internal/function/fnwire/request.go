@@ -254,7 +254,10 @@ func walk(b []byte, known func(protowire.Number, protowire.Type) bool, unknown *
 			if m < 0 {
 				return wireError(m)
 			}
-			*unknown = append(*unknown, b[:n+m]...)
+			// The tag written anew, shortest form, and the value as it
+			// came: what protobuf-go keeps of an unknown field.
+			*unknown = protowire.AppendTag(*unknown, num, typ)
+			*unknown = append(*unknown, b[n:n+m]...)
 			b = b[n+m:]
 			continue
 		}
