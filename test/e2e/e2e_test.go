@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -316,6 +317,31 @@ func composed(t *testing.T, ns, xrName string) map[string]string {
 	return out
 }
 
+// managementPolicies are the management policies of an XR's composed
+// resources, by kind and external name.
+func managementPolicies(t *testing.T, ns, xrName string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	x := getXR(t, ns, xrName)
+	if x == nil {
+		return out
+	}
+	refs, _, _ := unstructured.NestedSlice(x.Object, "spec", "crossplane", "resourceRefs")
+	for _, r := range refs {
+		m, _ := r.(map[string]any)
+		api, _ := m["apiVersion"].(string)
+		kind, _ := m["kind"].(string)
+		name, _ := m["name"].(string)
+		o := get(t, api, kind, ns, name)
+		if o == nil {
+			continue
+		}
+		p, _, _ := unstructured.NestedStringSlice(o.Object, "spec", "managementPolicies")
+		out[kind+"/"+o.GetAnnotations()["crossplane.io/external-name"]] = p
+	}
+	return out
+}
+
 // TestProvision is scenario 2: resource group, cluster and databases are
 // composed in order; the XR reports endpoint and applied state; then the
 // cluster federates.
@@ -590,6 +616,17 @@ func TestDeletion(t *testing.T) {
 				got, _, _ := unstructured.NestedString(getXR(t, ns, name).Object, "status", "appliedProvisionState", "resourceGroupOrigin")
 				return got == origin, got
 			})
+			if tc.policy == "Delete" {
+				// Delete reaches a resource once the XR has seen that it
+				// created it (crossplane-runtime's external-create-succeeded),
+				// in the composition after its creation: a resource that is
+				// Ready may not have it yet (docs/adxcluster.md).
+				eventually(t, time.Minute, "Delete in the management policies of what the XR created", func() (bool, string) {
+					p := managementPolicies(t, ns, name)
+					return slices.Contains(p["Cluster/"+tc.cluster], "Delete") && slices.Contains(p["Database/Metrics"], "Delete") &&
+						slices.Contains(p["Database/Logs"], "Delete"), fmt.Sprintf("%v", p)
+				})
+			}
 			x := getXR(t, ns, name)
 			if err := env.Kube.Delete(context.Background(), x, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil {
 				t.Fatal(err)
