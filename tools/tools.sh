@@ -27,6 +27,8 @@ etcd|v3.6.5|etcd|go.etcd.io/etcd/server/v3|etcd
 kube-apiserver|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kube-apiserver|kube-apiserver
 kube-controller-manager|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kube-controller-manager|kube-controller-manager
 kubectl|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kubectl|kubectl|-X k8s.io/client-go/pkg/version.gitVersion=v1.34.2 -X k8s.io/component-base/version.gitVersion=v1.34.2
+kubelet|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kubelet|kubelet|-X k8s.io/component-base/version.gitVersion=v1.34.2
+kube-scheduler|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kube-scheduler|kube-scheduler
 crossplane-core|v2.4.0|crossplane-core|github.com/crossplane/crossplane/v2/cmd/crossplane|crossplane|-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=v2.4.0
 provider-kubernetes|v1.0.0|provider-kubernetes|github.com/crossplane-contrib/provider-kubernetes/cmd/provider|provider-kubernetes
 CAT
@@ -59,8 +61,48 @@ fetch_module() {
   echo "$dir/$sub"
 }
 
+# The Debian packages a real node runs on (test/harness/node): runc,
+# containerd, the CNI plugins, iptables. Pinned to bookworm's versions;
+# when the mirror has moved past one (a security update), its current
+# version is installed and named. Needs root, as a node does.
+node_packages() {
+  cat <<'CAT'
+runc|runc|1.1.5+ds1-1+deb12u1
+containerd|containerd|1.6.20~ds1-1+deb12u3
+/usr/lib/cni/bridge|containernetworking-plugins|1.1.1+ds1-3+b5
+iptables|iptables|1.8.9-2
+CAT
+}
+
+node_runtime() {
+  local cmd pkg version missing=() pinned=()
+  while IFS='|' read -r cmd pkg version; do
+    if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "$cmd" ]; then
+      missing+=("$pkg")
+      pinned+=("$pkg=$version")
+    fi
+  done < <(node_packages)
+  if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" != 0 ]; then
+      echo "tools.sh: a real node needs root to install ${missing[*]} (apt-get) and to run containers" >&2
+      return 1
+    fi
+    echo "tools.sh: installing Debian packages ${pinned[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    if ! apt-get install -y --no-install-recommends "${pinned[@]}" >&2; then
+      echo "tools.sh: pinned versions unavailable; installing the mirror's current ${missing[*]}" >&2
+      apt-get update >&2 && apt-get install -y --no-install-recommends "${missing[@]}" >&2
+    fi
+  fi
+  command -v containerd
+}
+
 build_one() {
   local want=$1 line name version dir pkg bin ldflags out key
+  if [ "$want" = node-runtime ]; then
+    node_runtime
+    return
+  fi
   line=$(modules | awk -F'|' -v n="$want" '$1 == n')
   if [ -n "$line" ]; then
     fetch_module "$line"
@@ -92,7 +134,7 @@ build_one() {
 }
 
 if [ $# -eq 0 ]; then
-  set -- $( (catalog; modules) | cut -d'|' -f1)
+  set -- $( (catalog; modules) | cut -d'|' -f1) node-runtime
 fi
 for t in "$@"; do
   build_one "$t"

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/fleetplane/fleetplane/tools/ociimage/image"
 )
 
 func main() {
-	var spec Image
+	var spec image.Image
 	flag.StringVar(&spec.Binary, "binary", "", "static executable to put in the image")
 	flag.StringVar(&spec.Path, "path", "", "its path in the image, e.g. /function-fleetplane")
 	flag.StringVar(&spec.Tag, "tag", "", "image name in the tarball")

@@ -261,6 +261,9 @@ func StartWith(ctx context.Context, root, dir string, o Options) (*ControlPlane,
 		"--service-cluster-ip-range", "10.0.0.0/24",
 		"--authorization-mode", "RBAC", "--token-auth-file", tokens,
 		"--enable-priority-and-fairness=false",
+		// A real node (test/harness/node) is reached at its bridge's
+		// address; its name resolves nowhere.
+		"--kubelet-preferred-address-types=InternalIP,Hostname",
 	}
 	if o.AuditLog != "" {
 		policy := filepath.Join(dir, "audit-policy.yaml")

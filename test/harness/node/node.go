@@ -1,0 +1,350 @@
+// Package node runs a real Kubernetes node beside the local control
+// plane: containerd with runc, a CNI bridge, and kubelet, which pulls
+// images from the loopback registry over TLS and runs pods as containers.
+// Debian's runc, containerd and CNI plugins come from tools.sh
+// (node-runtime), kubelet from the same Kubernetes module as the API
+// server; the sandbox image is hack/pause, built from source and pushed to
+// the registry, since nothing can be pulled from a public one here.
+//
+// It needs root, as a node does. Three things are set for the machines
+// this runs on, each with its reason below: containerd clamps
+// oom_score_adj (root here lacks CAP_SYS_RESOURCE, so a pod sandbox's
+// -998 fails in runc), kubelet does not fail on cgroup v1 or swap, and the
+// node's address is its bridge's, since kubelet refuses a loopback one.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/fleetplane/fleetplane/test/harness/controlplane"
+)
+
+// Options say where a node pulls its images from.
+type Options struct {
+	// Name is the node's name, unique on this machine while it runs.
+	Name string
+	// Registry is the host:port of the loopback registry and RegistryCA
+	// the file of the CA that signed its certificate, which containerd
+	// trusts for that host only.
+	Registry, RegistryCA string
+	// PauseImage is the sandbox image, a reference into Registry.
+	PauseImage string
+}
+
+// Node is a running node.
+type Node struct {
+	Name string
+	// IP is the node's address: its bridge's, the pods' gateway.
+	IP string
+	// Subnet is the pods' network.
+	Subnet string
+
+	dir, socket, bridge, ctr string
+	containerd, kubelet      *controlplane.Process
+}
+
+// Supported says why containers cannot run here, or nil when they can.
+func Supported() error {
+	if os.Geteuid() != 0 {
+		return errors.New("a real node needs root (kubelet and containerd manage namespaces, cgroups and mounts)")
+	}
+	for _, b := range []string{"runc", "containerd", "ctr", "ip", "iptables"} {
+		if _, err := exec.LookPath(b); err != nil {
+			return fmt.Errorf("a real node needs %s: run tools/tools.sh node-runtime", b)
+		}
+	}
+	if _, err := os.Stat("/usr/lib/cni/bridge"); err != nil {
+		return errors.New("a real node needs the CNI plugins in /usr/lib/cni: run tools/tools.sh node-runtime")
+	}
+	return nil
+}
+
+// Start starts containerd and kubelet for the control plane cp and waits
+// until the node is Ready. Everything it writes is under dir.
+func Start(ctx context.Context, root, dir string, cp *controlplane.ControlPlane, o Options) (n *Node, err error) {
+	if err := Supported(); err != nil {
+		return nil, err
+	}
+	kubelet, err := controlplane.Tool(root, "kubelet")
+	if err != nil {
+		return nil, err
+	}
+	ctr, err := exec.LookPath("ctr")
+	if err != nil {
+		return nil, err
+	}
+	n = &Node{Name: o.Name, dir: dir, socket: filepath.Join(dir, "containerd.sock"), ctr: ctr}
+	defer func() {
+		if err != nil {
+			n.Stop()
+		}
+	}()
+	if err := n.network(); err != nil {
+		return nil, err
+	}
+	if err := n.startContainerd(o); err != nil {
+		return nil, err
+	}
+	if err := n.startKubelet(kubelet, cp); err != nil {
+		return nil, err
+	}
+	return n, n.waitReady(ctx, cp)
+}
+
+// network makes the node's bridge, with the first /24 of 10.200.0.0/16
+// no other interface on this machine uses, and the CNI configuration
+// that puts pods on it. Without masquerading or port maps, the node
+// writes no iptables rules: pods reach the host and each other, which is
+// all the harness needs.
+func (n *Node) network() error {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(n.Name))
+	n.bridge = fmt.Sprintf("fpn%08x", h.Sum32()) // 11 characters; Linux allows 15
+	used, err := usedSubnets()
+	if err != nil {
+		return err
+	}
+	for i := 1; i < 255; i++ {
+		s := fmt.Sprintf("10.200.%d.", i)
+		if !used[s] {
+			n.Subnet, n.IP = s+"0/24", s+"1"
+			break
+		}
+	}
+	if n.IP == "" {
+		return errors.New("no free /24 in 10.200.0.0/16 for the node's pods")
+	}
+	for _, args := range [][]string{
+		{"link", "add", n.bridge, "type", "bridge"},
+		{"addr", "add", n.IP + "/24", "dev", n.bridge},
+		{"link", "set", n.bridge, "up"},
+	} {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	conf := fmt.Sprintf(`{
+  "cniVersion": "1.0.0",
+  "name": %q,
+  "plugins": [
+    {"type": "bridge", "bridge": %q, "isGateway": true, "hairpinMode": true,
+     "ipam": {"type": "host-local", "dataDir": %q, "ranges": [[{"subnet": %q, "gateway": %q}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+    {"type": "loopback"}
+  ]
+}
+`, n.bridge, n.bridge, filepath.Join(n.dir, "ipam"), n.Subnet, n.IP)
+	if err := os.MkdirAll(filepath.Join(n.dir, "cni"), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(n.dir, "cni", "10-bridge.conflist"), []byte(conf), 0o644)
+}
+
+// usedSubnets are the 10.200.x. prefixes of this machine's addresses.
+func usedSubnets() (map[string]bool, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	for _, a := range addrs {
+		if ip, _, err := net.ParseCIDR(a.String()); err == nil && ip.To4() != nil && ip.To4()[0] == 10 && ip.To4()[1] == 200 {
+			used[fmt.Sprintf("10.200.%d.", ip.To4()[2])] = true
+		}
+	}
+	return used, nil
+}
+
+func (n *Node) startContainerd(o Options) error {
+	hosts := filepath.Join(n.dir, "certs.d", o.Registry)
+	if err := os.MkdirAll(hosts, 0o755); err != nil {
+		return err
+	}
+	// The loopback registry, trusted through its own CA, not by skipping
+	// verification.
+	if err := os.WriteFile(filepath.Join(hosts, "hosts.toml"), fmt.Appendf(nil, `server = "https://%[1]s"
+
+[host."https://%[1]s"]
+  capabilities = ["pull", "resolve"]
+  ca = %[2]q
+`, o.Registry, o.RegistryCA), 0o644); err != nil {
+		return err
+	}
+	// restrict_oom_score_adj: root on these machines lacks
+	// CAP_SYS_RESOURCE, so runc cannot lower a process's oom_score_adj
+	// below containerd's, and the -998 of every pod sandbox failed with
+	// "can't get final child's PID from pipe". Clamped, pods run. Pods'
+	// network namespaces under the state directory, so that Stop finds
+	// them as its own.
+	config := fmt.Sprintf(`version = 2
+root = %[1]q
+state = %[2]q
+
+[grpc]
+  address = %[3]q
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = %[4]q
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = %[5]q
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = %[6]q
+`, filepath.Join(n.dir, "containerd"), filepath.Join(n.dir, "containerd-state"), n.socket, o.PauseImage,
+		filepath.Join(n.dir, "cni"), filepath.Join(n.dir, "certs.d"))
+	path := filepath.Join(n.dir, "containerd.toml")
+	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
+		return err
+	}
+	bin, err := exec.LookPath("containerd")
+	if err != nil {
+		return err
+	}
+	if n.containerd, err = controlplane.Run(n.dir, "containerd", bin, []string{"--config", path}, nil); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if c, err := net.Dial("unix", n.socket); err == nil {
+			_ = c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) || n.containerd.Exited() {
+			return fmt.Errorf("containerd did not listen on %s:\n%s", n.socket, n.containerd.Tail(20))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (n *Node) startKubelet(bin string, cp *controlplane.ControlPlane) error {
+	port, err := controlplane.FreePort()
+	if err != nil {
+		return err
+	}
+	// Anonymous and AlwaysAllow on the kubelet's own port, bound to the
+	// bridge: only this machine reaches it, and the API server's log and
+	// exec requests need no client certificate. failCgroupV1 and
+	// failSwapOn off: these machines have cgroup v1 and may have swap.
+	config := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: %s
+port: %d
+readOnlyPort: 0
+healthzPort: 0
+containerRuntimeEndpoint: unix://%s
+cgroupDriver: cgroupfs
+failCgroupV1: false
+failSwapOn: false
+authentication:
+  anonymous: {enabled: true}
+  webhook: {enabled: false}
+authorization: {mode: AlwaysAllow}
+evictionHard: {}
+localStorageCapacityIsolation: false
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+serializeImagePulls: false
+resolvConf: /etc/resolv.conf
+`, n.IP, port, n.socket)
+	path := filepath.Join(n.dir, "kubelet.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
+		return err
+	}
+	n.kubelet, err = controlplane.Run(n.dir, "kubelet", bin, []string{
+		"--kubeconfig", cp.Kubeconfig, "--config", path, "--root-dir", filepath.Join(n.dir, "kubelet"),
+		"--hostname-override", n.Name, "--node-ip", n.IP,
+	}, nil)
+	return err
+}
+
+// waitReady waits until the node reports Ready.
+func (n *Node) waitReady(ctx context.Context, cp *controlplane.ControlPlane) error {
+	kube, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		node, err := kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+		if err == nil {
+			for _, c := range node.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					return nil
+				}
+			}
+		}
+		if time.Now().After(deadline) || n.kubelet.Exited() {
+			return fmt.Errorf("node %s not Ready within 90s:\n%s", n.Name, n.kubelet.Tail(20))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// Stop stops kubelet, kills every container, stops containerd and
+// removes what the node left on the machine: mounts under its
+// directory, the pods' network namespaces, its bridge.
+func (n *Node) Stop() {
+	if n.kubelet != nil {
+		n.kubelet.Stop()
+	}
+	if n.containerd != nil && !n.containerd.Exited() {
+		// Containers outlive containerd (their shims keep them): kill
+		// them first, through containerd.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		out, _ := exec.CommandContext(ctx, n.ctr, "-a", n.socket, "-n", "k8s.io", "tasks", "ls", "-q").Output()
+		for id := range strings.FieldsSeq(string(out)) {
+			_ = exec.CommandContext(ctx, n.ctr, "-a", n.socket, "-n", "k8s.io", "tasks", "kill", "-s", "SIGKILL", id).Run()
+		}
+		for id := range strings.FieldsSeq(string(out)) {
+			_ = exec.CommandContext(ctx, n.ctr, "-a", n.socket, "-n", "k8s.io", "tasks", "rm", "-f", id).Run()
+		}
+		cancel()
+		n.containerd.Stop()
+	}
+	n.unmount()
+	if n.bridge != "" {
+		_ = exec.Command("ip", "link", "del", n.bridge).Run()
+	}
+}
+
+// unmount removes every mount under the node's directory, deepest first:
+// pod volumes, container root filesystems, pods' network namespaces.
+func (n *Node) unmount() {
+	b, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return
+	}
+	var mine []string
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], n.dir+"/") {
+			mine = append(mine, f[1])
+		}
+	}
+	for _, m := range slices.Backward(mine) {
+		_ = exec.Command("umount", "-l", m).Run()
+	}
+}

@@ -1,0 +1,214 @@
+// Package node_test runs fleetplane's images on a real node: containerd
+// and runc under kubelet, images pulled over TLS from the loopback
+// registry, pods on a CNI bridge. It is the first layer of real pods
+// (test/README.md): what a Deployment runtime runs is an image, and this
+// shows the image starts, listens and answers.
+package node_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+
+	expv1alpha1 "github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/function/compose/composetest"
+	"github.com/fleetplane/fleetplane/test/harness/controlplane"
+	"github.com/fleetplane/fleetplane/test/harness/node"
+	"github.com/fleetplane/fleetplane/test/harness/registry"
+	"github.com/fleetplane/fleetplane/test/harness/support"
+	"github.com/fleetplane/fleetplane/tools/ociimage/image"
+)
+
+var (
+	kube kubernetes.Interface
+	reg  *registry.Registry
+	dir  string
+)
+
+func TestMain(m *testing.M) {
+	support.Harness(m, "node tests (containerd, runc, kubelet)", run)
+}
+
+func run(m *testing.M) int {
+	root := support.Root()
+	var err error
+	if dir, err = os.MkdirTemp("", "fleetplane-node-test-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	start := time.Now()
+	for _, d := range []string{"controlplane", "node"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	cp, err := controlplane.Start(ctx, root, filepath.Join(dir, "controlplane"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer cp.Stop()
+	if reg, err = registry.Start(filepath.Join(dir, "registry")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer reg.Close()
+	pause, _, err := pushImage(ctx, root, "./hack/pause", "/pause", "fleetplane/pause", "3.10")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	n, err := node.Start(ctx, root, filepath.Join(dir, "node"), cp, node.Options{
+		Name: "fleetplane-node-test", Registry: reg.Host, RegistryCA: reg.CAFile, PauseImage: pause,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer n.Stop()
+	fmt.Fprintf(os.Stderr, "node: control plane, registry and a Ready node in %s\n", time.Since(start).Round(100*time.Millisecond))
+	if kube, err = kubernetes.NewForConfig(cp.Config); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// pushImage builds the command at pkg into a single-binary image, as the
+// runtime images are built, pushes it to the registry and returns its
+// reference and digest.
+func pushImage(ctx context.Context, root, pkg, path, repo, tag string) (string, v1.Hash, error) {
+	bin := filepath.Join(dir, filepath.Base(path))
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, pkg)
+	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", v1.Hash{}, fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+	}
+	img, err := image.Build(image.Image{Binary: bin, Path: path})
+	if err != nil {
+		return "", v1.Hash{}, err
+	}
+	ref, err := name.ParseReference(reg.Ref(repo, tag), name.StrictValidation)
+	if err != nil {
+		return "", v1.Hash{}, err
+	}
+	if err := remote.Write(ref, img, remote.WithContext(ctx), remote.WithTransport(reg.Transport())); err != nil {
+		return "", v1.Hash{}, err
+	}
+	d, err := img.Digest()
+	return ref.String(), d, err
+}
+
+// TestFunctionRunsAsAPod: function-fleetplane's image, pulled from the
+// registry by the node, starts as its non-root user, listens, and answers
+// a RunFunction over the pod network.
+func TestFunctionRunsAsAPod(t *testing.T) {
+	ctx := context.Background()
+	start := time.Now()
+	ref, digest, err := pushImage(ctx, support.Root(), "./cmd/function-fleetplane", "/function-fleetplane", "fleetplane/function-fleetplane", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("function image built and pushed in %s", time.Since(start).Round(100*time.Millisecond))
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "function"}}
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// No service-account controller runs; the pod needs no token.
+	if _, err := kube.CoreV1().ServiceAccounts("function").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	no := false
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "function-fleetplane", Namespace: "function"},
+		Spec: corev1.PodSpec{
+			NodeName:                     "fleetplane-node-test",
+			AutomountServiceAccountToken: &no,
+			Containers: []corev1.Container{{
+				Name: "function", Image: ref,
+				Args:  []string{"--insecure", "--debug"},
+				Ports: []corev1.ContainerPort{{Name: "grpc", ContainerPort: 9443}, {Name: "metrics", ContainerPort: 8080}},
+				ReadinessProbe: &corev1.Probe{
+					ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("grpc")}},
+					PeriodSeconds: 1,
+				},
+				SecurityContext: &corev1.SecurityContext{RunAsNonRoot: new(true), AllowPrivilegeEscalation: &no},
+			}},
+		},
+	}
+	if _, err := kube.CoreV1().Pods("function").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var ip string
+	support.Eventually(t, 2*time.Minute, "the function's pod Ready", func() (bool, string) {
+		p, err := kube.CoreV1().Pods("function").Get(ctx, "function-fleetplane", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				ip = p.Status.PodIP
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("%s %v", p.Status.Phase, p.Status.ContainerStatuses)
+	})
+	t.Logf("pod Ready %s after the push", time.Since(start).Round(100*time.Millisecond))
+
+	p, err := kube.CoreV1().Pods("function").Get(ctx, "function-fleetplane", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Status.ContainerStatuses[0].ImageID; !strings.HasSuffix(got, "@"+digest.String()) {
+		t.Errorf("the pod runs image %s, want the pushed %s", got, digest)
+	}
+
+	conn, err := grpc.NewClient(ip+":9443", grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	req := composetest.Call{XR: &expv1alpha1.Component{
+		TypeMeta:   metav1.TypeMeta{APIVersion: expv1alpha1.SchemeGroupVersion.String(), Kind: expv1alpha1.ComponentKind},
+		ObjectMeta: metav1.ObjectMeta{Name: "c"},
+		Spec:       expv1alpha1.ComponentSpec{Type: expv1alpha1.ComponentApp},
+	}}.Request(t)
+	callCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	rsp, err := fnv1.NewFunctionRunnerServiceClient(conn).RunFunction(callCtx, req)
+	if err != nil {
+		t.Fatalf("RunFunction to the pod: %v", err)
+	}
+	if len(rsp.GetConditions()) == 0 || rsp.GetConditions()[0].GetType() != expv1alpha1.ConditionComponent {
+		t.Errorf("the pod's answer has conditions %v, want %s", rsp.GetConditions(), expv1alpha1.ConditionComponent)
+	}
+
+	// Its log, as kubectl logs reads it: through the API server, from the
+	// kubelet, from containerd.
+	logs, err := kube.CoreV1().Pods("function").GetLogs("function-fleetplane", &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("the pod's log: %v", err)
+	}
+	if !strings.Contains(string(logs), "Composed") || !strings.Contains(string(logs), "Component") {
+		t.Errorf("the pod's log does not show the call:\n%s", logs)
+	}
+}
