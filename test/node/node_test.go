@@ -61,7 +61,9 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
-	cp, err := controlplane.Start(ctx, root, filepath.Join(dir, "controlplane"))
+	// The node lifecycle controller takes the not-ready taint kubelet
+	// registers the node with off once it is Ready.
+	cp, err := controlplane.StartWithControllers(ctx, root, filepath.Join(dir, "controlplane"), "node-lifecycle-controller")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -141,7 +143,8 @@ func TestFunctionRunsAsAPod(t *testing.T) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "function-fleetplane", Namespace: "function"},
 		Spec: corev1.PodSpec{
-			NodeName:                     "fleetplane-node-test",
+			// No nodeName: kube-scheduler binds it, as it binds what a
+			// Deployment makes.
 			AutomountServiceAccountToken: &no,
 			Containers: []corev1.Container{{
 				Name: "function", Image: ref,
@@ -177,6 +180,9 @@ func TestFunctionRunsAsAPod(t *testing.T) {
 	p, err := kube.CoreV1().Pods("function").Get(ctx, "function-fleetplane", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if p.Spec.NodeName != "fleetplane-node-test" {
+		t.Errorf("the pod was bound to %q, want the node", p.Spec.NodeName)
 	}
 	if got := p.Status.ContainerStatuses[0].ImageID; !strings.HasSuffix(got, "@"+digest.String()) {
 		t.Errorf("the pod runs image %s, want the pushed %s", got, digest)

@@ -53,8 +53,8 @@ type Node struct {
 	// Subnet is the pods' network.
 	Subnet string
 
-	dir, socket, bridge, ctr string
-	containerd, kubelet      *controlplane.Process
+	dir, socket, bridge, ctr       string
+	containerd, kubelet, scheduler *controlplane.Process
 }
 
 // Supported says why containers cannot run here, or nil when they can.
@@ -73,13 +73,17 @@ func Supported() error {
 	return nil
 }
 
-// Start starts containerd and kubelet for the control plane cp and waits
-// until the node is Ready. Everything it writes is under dir.
+// Start starts containerd, kubelet and kube-scheduler for the control
+// plane cp and waits until the node is Ready. Everything it writes is under dir.
 func Start(ctx context.Context, root, dir string, cp *controlplane.ControlPlane, o Options) (n *Node, err error) {
 	if err := Supported(); err != nil {
 		return nil, err
 	}
 	kubelet, err := controlplane.Tool(root, "kubelet")
+	if err != nil {
+		return nil, err
+	}
+	scheduler, err := controlplane.Tool(root, "kube-scheduler")
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +104,14 @@ func Start(ctx context.Context, root, dir string, cp *controlplane.ControlPlane,
 		return nil, err
 	}
 	if err := n.startKubelet(kubelet, cp); err != nil {
+		return nil, err
+	}
+	// The scheduler binds what the package manager's Deployments and the
+	// workload controllers create; the node is the only one.
+	if n.scheduler, err = controlplane.Run(n.dir, "kube-scheduler", scheduler, []string{
+		"--kubeconfig", cp.Kubeconfig, "--authentication-kubeconfig", cp.Kubeconfig, "--authorization-kubeconfig", cp.Kubeconfig,
+		"--leader-elect=false", "--secure-port=0",
+	}, nil); err != nil {
 		return nil, err
 	}
 	return n, n.waitReady(ctx, cp)
@@ -308,6 +320,9 @@ func (n *Node) waitReady(ctx context.Context, cp *controlplane.ControlPlane) err
 // removes what the node left on the machine: mounts under its
 // directory, the pods' network namespaces, its bridge.
 func (n *Node) Stop() {
+	if n.scheduler != nil {
+		n.scheduler.Stop()
+	}
 	if n.kubelet != nil {
 		n.kubelet.Stop()
 	}
