@@ -25,6 +25,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -35,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/fleetplane/fleetplane/apis"
@@ -55,6 +58,7 @@ type CLI struct {
 	MaxReconcileRate int           `default:"10" help:"Reconciles per second across all controllers."`
 	KustoTimeout     time.Duration `default:"60s" help:"Deadline of one Kusto call, retries included."`
 	MetricsAddress   string        `default:":8080" help:"Address of the Prometheus metrics endpoint; 0 turns it off."`
+	PollStateMetric  time.Duration `name:"poll-state-metric" default:"5s" help:"How often the managed-resource state metrics (exist, ready, synced) are counted, as provider-kubernetes counts them."`
 	HealthAddress    string        `default:":8081" help:"Address of the health and readiness probes; 0 turns them off."`
 	PprofAddress     string        `default:"0" help:"Address of Go's pprof endpoints, for profiling the provider; 0 turns them off."`
 	IMDSEndpoint     string        `default:"http://169.254.169.254" help:"Azure's instance metadata service, read by ProvisioningDefaults where a ClusterProviderConfig allows discovery."`
@@ -147,6 +151,11 @@ func (c *CLI) Run() error {
 			return err
 		}
 	}
+	// crossplane-runtime's managed-resource metrics, registered as the
+	// upjet providers and provider-kubernetes register them, so that
+	// Crossplane's dashboards read fleetplane's resources too.
+	mrMetrics, stateMetrics := managed.NewMRMetricRecorder(), statemetrics.NewMRStateMetrics()
+	metrics.Registry.MustRegister(mrMetrics, stateMetrics)
 	o := controller.Options{
 		Logger:                  log,
 		MaxConcurrentReconciles: c.MaxReconcileRate,
@@ -154,6 +163,7 @@ func (c *CLI) Run() error {
 		GlobalRateLimiter:       ratelimiter.NewGlobal(c.MaxReconcileRate),
 		Features:                &feature.Flags{},
 		Gate:                    new(gate.Gate[schema.GroupVersionKind]),
+		MetricOptions:           &controller.MetricOptions{PollStateMetricInterval: c.PollStateMetric, MRMetrics: mrMetrics, MRStateMetrics: stateMetrics},
 	}
 	if err := customresourcesgate.Setup(mgr, o); err != nil {
 		return fmt.Errorf("cannot set up the CRD gate: %w", err)

@@ -41,6 +41,8 @@ var (
 	// azureAPI plays Azure Resource Manager and Azure Monitor for the
 	// provider, on loopback.
 	azureAPI *standin.AzureAPI
+	// metricsURL is the provider's Prometheus endpoint.
+	metricsURL string
 )
 
 func TestMain(m *testing.M) {
@@ -93,8 +95,15 @@ func run(m *testing.M) int {
 	}
 	azureAPI = standin.NewAzureAPI()
 	defer azureAPI.Close()
+	metricsPort, err := controlplane.FreePort()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
 	provider, err = controlplane.Run(dir, "provider", bin, []string{
-		"--kubeconfig", providerKubeconfig, "--poll", "2s", "--metrics-address", "0", "--health-address", "0", "--debug",
+		"--kubeconfig", providerKubeconfig, "--poll", "2s", "--debug", "--health-address", "0",
+		"--metrics-address", fmt.Sprintf("127.0.0.1:%d", metricsPort), "--poll-state-metric", "1s",
 		"--azure-resource-manager-endpoint", azureAPI.URL, "--imds-endpoint", azureAPI.URL, "--scrape-loopback-pods",
 	}, nil)
 	if err != nil {

@@ -2,15 +2,19 @@ package shared
 
 // Managed adds a managed-resource controller with the options every
 // provider-fleetplane controller shares: its logger, poll interval,
-// management policies, event recorder, rate limiter and the event filter
-// that ignores status-only updates.
+// management policies, event recorder, rate limiter, the event filter
+// that ignores status-only updates, and crossplane-runtime's
+// managed-resource metrics.
 
 import (
+	"fmt"
+
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -44,6 +48,25 @@ func Managed[T resource.Managed](mgr ctrl.Manager, o controller.Options, gvk sch
 		// until someone removes its create-pending annotation by hand.
 		managed.WithDeterministicExternalName(true),
 	}, extra.Reconciler...)
+	if m := o.MetricOptions; m != nil {
+		// crossplane-runtime's managed-resource metrics, wired as
+		// provider-kubernetes and the upjet providers wire them: the
+		// reconciler's (time to first readiness, deletion time, drift)
+		// and the periodic count of resources that exist, are Ready and
+		// are Synced, by GVK.
+		opts = append(opts, managed.WithMetricRecorder(m.MRMetrics))
+		list, err := mgr.GetScheme().New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err != nil {
+			return fmt.Errorf("cannot count %s for the state metrics: %w", gvk.Kind, err)
+		}
+		l, ok := list.(resource.ManagedList)
+		if !ok {
+			return fmt.Errorf("%sList is not a list of managed resources", gvk.Kind)
+		}
+		if err := mgr.Add(statemetrics.NewMRStateRecorder(mgr.GetClient(), o.Logger, m.MRStateMetrics, l, m.PollStateMetricInterval)); err != nil {
+			return err
+		}
+	}
 	r := managed.NewReconciler(mgr, resource.ManagedKind(gvk), opts...)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
