@@ -110,7 +110,7 @@ build_one() {
   fi
   line=$(catalog | awk -F'|' -v n="$want" '$1 == n')
   if [ -z "$line" ]; then
-    echo "tools.sh: unknown tool '$want'; known: $( (catalog; modules) | cut -d'|' -f1 | tr '\n' ' ')" >&2
+    echo "tools.sh: unknown tool '$want'; known: $( (catalog; modules) | cut -d'|' -f1 | tr '\n' ' ')node-runtime" >&2
     return 1
   fi
   IFS='|' read -r name version dir pkg bin ldflags <<<"$line"

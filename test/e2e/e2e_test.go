@@ -291,53 +291,46 @@ spec:
 `, name, ns, environment.LocalComposition, cluster, policy, cluster, hub)
 }
 
+// composedObjects are an XR's composed resources that exist, by
+// kind/external-name.
+func composedObjects(t *testing.T, ns, xrName string) map[string]*unstructured.Unstructured {
+	t.Helper()
+	out := map[string]*unstructured.Unstructured{}
+	x := getXR(t, ns, xrName)
+	if x == nil {
+		return out
+	}
+	refs, _, _ := unstructured.NestedSlice(x.Object, "spec", "crossplane", "resourceRefs")
+	for _, r := range refs {
+		m, _ := r.(map[string]any)
+		api, _ := m["apiVersion"].(string)
+		kind, _ := m["kind"].(string)
+		name, _ := m["name"].(string)
+		if o := get(t, api, kind, ns, name); o != nil {
+			out[kind+"/"+o.GetAnnotations()["crossplane.io/external-name"]] = o
+		}
+	}
+	return out
+}
+
 // composed lists an XR's composed resources by kind/external-name with
 // their readiness.
 func composed(t *testing.T, ns, xrName string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	x := getXR(t, ns, xrName)
-	if x == nil {
-		return out
-	}
-	refs, _, _ := unstructured.NestedSlice(x.Object, "spec", "crossplane", "resourceRefs")
-	for _, r := range refs {
-		m, _ := r.(map[string]any)
-		api, _ := m["apiVersion"].(string)
-		kind, _ := m["kind"].(string)
-		name, _ := m["name"].(string)
-		o := get(t, api, kind, ns, name)
-		if o == nil {
-			continue
-		}
-		ext := o.GetAnnotations()["crossplane.io/external-name"]
-		s, _, _ := condition(o, "Ready")
-		out[kind+"/"+ext] = s
+	for k, o := range composedObjects(t, ns, xrName) {
+		out[k], _, _ = condition(o, "Ready")
 	}
 	return out
 }
 
 // managementPolicies are the management policies of an XR's composed
-// resources, by kind and external name.
+// resources, by kind/external-name.
 func managementPolicies(t *testing.T, ns, xrName string) map[string][]string {
 	t.Helper()
 	out := map[string][]string{}
-	x := getXR(t, ns, xrName)
-	if x == nil {
-		return out
-	}
-	refs, _, _ := unstructured.NestedSlice(x.Object, "spec", "crossplane", "resourceRefs")
-	for _, r := range refs {
-		m, _ := r.(map[string]any)
-		api, _ := m["apiVersion"].(string)
-		kind, _ := m["kind"].(string)
-		name, _ := m["name"].(string)
-		o := get(t, api, kind, ns, name)
-		if o == nil {
-			continue
-		}
-		p, _, _ := unstructured.NestedStringSlice(o.Object, "spec", "managementPolicies")
-		out[kind+"/"+o.GetAnnotations()["crossplane.io/external-name"]] = p
+	for k, o := range composedObjects(t, ns, xrName) {
+		out[k], _, _ = unstructured.NestedStringSlice(o.Object, "spec", "managementPolicies")
 	}
 	return out
 }

@@ -43,6 +43,10 @@ var (
 	inlineFlag = regexp.MustCompile("`(--[a-z0-9][a-z0-9-]*)")
 	// A flag in a program's --help: --name, --[no-]name (kingpin's booleans).
 	helpFlag = regexp.MustCompile(`--(?:\[no-\])?([a-z0-9][a-z0-9-]*)`)
+	// A flag in adx-mon's sources (urfave/cli).
+	cliFlag = regexp.MustCompile(`Flag\{Name: "([a-z0-9-]+)"`)
+	// A kind in the reference's index.
+	indexKind = regexp.MustCompile(`\[([A-Za-z]+)\]\([a-z.]+\.md#`)
 )
 
 // slug is GitHub's anchor for a heading.
@@ -76,8 +80,15 @@ func withoutCode(s string) string {
 	return b.String()
 }
 
-func anchors(t *testing.T, file string) []string {
+// anchors are the anchors of a Markdown file's headings, read once per
+// file however many links point into it.
+type anchors map[string][]string
+
+func (a anchors) of(t *testing.T, file string) []string {
 	t.Helper()
+	if got, ok := a[file]; ok {
+		return got
+	}
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +97,7 @@ func anchors(t *testing.T, file string) []string {
 	for _, m := range heading.FindAllStringSubmatch(withoutCode(string(b)), -1) {
 		out = append(out, slug(m[1]))
 	}
+	a[file] = out
 	return out
 }
 
@@ -97,7 +109,7 @@ func TestDocsLinksResolve(t *testing.T) {
 		rel, _ := filepath.Rel(root, f)
 		files = append(files, rel)
 	}
-	checked := 0
+	checked, headings := 0, anchors{}
 	for _, f := range files {
 		b, err := os.ReadFile(filepath.Join(root, f))
 		if err != nil {
@@ -119,7 +131,7 @@ func TestDocsLinksResolve(t *testing.T) {
 				t.Errorf("%s links to %s, which does not exist", f, target)
 				continue
 			}
-			if anchor != "" && !info.IsDir() && !slices.Contains(anchors(t, file), anchor) {
+			if anchor != "" && !info.IsDir() && !slices.Contains(headings.of(t, file), anchor) {
 				t.Errorf("%s links to %s: no heading has the anchor #%s", f, target, anchor)
 			}
 		}
@@ -158,7 +170,8 @@ func TestEveryKindHasAGuide(t *testing.T) {
 			guides.Write(b)
 		}
 	}
-	kinds := regexp.MustCompile(`\[([A-Za-z]+)\]\([a-z.]+\.md#`).FindAllStringSubmatch(string(index), -1)
+	text := guides.String()
+	kinds := indexKind.FindAllStringSubmatch(string(index), -1)
 	if len(kinds) < 20 {
 		t.Fatalf("only %d kinds in the reference index", len(kinds))
 	}
@@ -166,7 +179,7 @@ func TestEveryKindHasAGuide(t *testing.T) {
 		if strings.HasSuffix(k[1], "Usage") {
 			continue // bookkeeping Crossplane writes, not a kind anyone applies
 		}
-		if !regexp.MustCompile(`\b` + k[1] + `\b`).MatchString(guides.String()) {
+		if !regexp.MustCompile(`\b` + k[1] + `\b`).MatchString(text) {
 			t.Errorf("no guide under docs/ mentions %s", k[1])
 		}
 	}
@@ -219,7 +232,7 @@ func TestDocsFlagsExist(t *testing.T) {
 			return nil //nolint:nilerr // what cannot be read names no flag
 		}
 		b, _ := os.ReadFile(p)
-		for _, m := range regexp.MustCompile(`Flag\{Name: "([a-z0-9-]+)"`).FindAllStringSubmatch(string(b), -1) {
+		for _, m := range cliFlag.FindAllStringSubmatch(string(b), -1) {
 			if _, ok := known[m[1]]; !ok {
 				known[m[1]] = "adx-mon"
 			}

@@ -1,6 +1,8 @@
 package fnwire
 
 import (
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -39,21 +41,13 @@ func withUnknown(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionRequest {
 	req = proto.CloneOf(req)
 	for _, s := range []*fnv1.State{req.GetObserved(), req.GetDesired()} {
 		s.ProtoReflect().SetUnknown(future(stateComposite))
-		for _, r := range append([]*fnv1.Resource{s.GetComposite()}, mapValues(s.GetResources())...) {
+		for _, r := range append([]*fnv1.Resource{s.GetComposite()}, slices.Collect(maps.Values(s.GetResources()))...) {
 			if r != nil {
 				r.ProtoReflect().SetUnknown(future(resourceObject))
 			}
 		}
 	}
 	return req
-}
-
-func mapValues(m map[string]*fnv1.Resource) []*fnv1.Resource {
-	out := make([]*fnv1.Resource, 0, len(m))
-	for _, r := range m {
-		out = append(out, r)
-	}
-	return out
 }
 
 func TestDecodeRequestKeepsUnknownFields(t *testing.T) {

@@ -75,7 +75,7 @@ func Supported() error {
 
 // Start starts containerd, kubelet and kube-scheduler for the control
 // plane cp and waits until the node is Ready. Everything it writes is under dir.
-func Start(ctx context.Context, root, dir string, cp *controlplane.ControlPlane, o Options) (n *Node, err error) {
+func Start(ctx context.Context, root, dir string, cp *controlplane.ControlPlane, o Options) (_ *Node, err error) {
 	if err := Supported(); err != nil {
 		return nil, err
 	}
@@ -91,7 +91,8 @@ func Start(ctx context.Context, root, dir string, cp *controlplane.ControlPlane,
 	if err != nil {
 		return nil, err
 	}
-	n = &Node{Name: o.Name, dir: dir, socket: filepath.Join(dir, "containerd.sock"), ctr: ctr}
+	n := &Node{Name: o.Name, dir: dir, socket: filepath.Join(dir, "containerd.sock"), ctr: ctr}
+	// n, not the result, which a failed return sets to nil.
 	defer func() {
 		if err != nil {
 			n.Stop()
@@ -114,7 +115,10 @@ func Start(ctx context.Context, root, dir string, cp *controlplane.ControlPlane,
 	}, nil); err != nil {
 		return nil, err
 	}
-	return n, n.waitReady(ctx, cp)
+	if err := n.waitReady(ctx, cp); err != nil {
+		return nil, err
+	}
+	return n, nil
 }
 
 // network makes the node's bridge, with the first /24 of 10.200.0.0/16

@@ -269,10 +269,8 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 		if c, ok := a.capacity[ext]; ok {
 			sku["capacity"] = int64(c)
 		}
-		a.mu.Unlock()
 		// What Azure holds, not what this MR asks: an MR that found the
 		// cluster sees its owner's identities.
-		a.mu.Lock()
 		identity, _, _ := unstructured.NestedMap(a.applied[key], "identity")
 		a.mu.Unlock()
 		atProvider["uri"] = s.URL
