@@ -44,6 +44,7 @@ import (
 	fpcontroller "github.com/fleetplane/fleetplane/internal/provider/controller"
 	"github.com/fleetplane/fleetplane/internal/provider/controller/autoscaler"
 	"github.com/fleetplane/fleetplane/internal/provider/controller/defaults"
+	"github.com/fleetplane/fleetplane/internal/provider/fleetmetrics"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto"
 )
 
@@ -156,6 +157,9 @@ func (c *CLI) Run() error {
 	// Crossplane's dashboards read fleetplane's resources too.
 	mrMetrics, stateMetrics := managed.NewMRMetricRecorder(), statemetrics.NewMRStateMetrics()
 	metrics.Registry.MustRegister(mrMetrics, stateMetrics)
+	// fleetplane's own: what cycles, heartbeats and autoscalers did.
+	fleet := fleetmetrics.New()
+	metrics.Registry.MustRegister(fleet.Collectors()...)
 	o := controller.Options{
 		Logger:                  log,
 		MaxConcurrentReconciles: c.MaxReconcileRate,
@@ -174,7 +178,7 @@ func (c *CLI) Run() error {
 	}
 	if err := fpcontroller.Setup(mgr, o, kusto.Options{Timeout: c.KustoTimeout, PlainHTTP: &plain, MaxMgmtBytes: c.MaxKustoMgmt, MaxQueryBytes: c.MaxKustoQuery},
 		defaults.Config{IMDSEndpoint: c.IMDSEndpoint, ResourceManagerEndpoint: c.ARMEndpoint},
-		autoscaler.Config{ResourceManagerEndpoint: c.ARMEndpoint, LoopbackPods: c.LoopbackPods}); err != nil {
+		autoscaler.Config{ResourceManagerEndpoint: c.ARMEndpoint, LoopbackPods: c.LoopbackPods}, fleet); err != nil {
 		return err
 	}
 	log.Info("Starting", "poll", c.Poll.String(), "max-reconcile-rate", c.MaxReconcileRate)

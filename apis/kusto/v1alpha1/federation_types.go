@@ -183,6 +183,20 @@ type FederationObservation struct {
 	// ten are listed.
 	// +optional
 	Retained []string `json:"retained,omitempty"`
+	// HeldBackCount counts the partitions HeldBack lists, all of them.
+	// +optional
+	HeldBackCount int32 `json:"heldBackCount,omitempty"`
+	// RetainedCount counts the partitions Retained lists, all of them.
+	// +optional
+	RetainedCount int32 `json:"retainedCount,omitempty"`
+	// RejectedCount counts the heartbeats the last cycle rejected as
+	// invalid: partitions that heartbeat but are not federated.
+	// +optional
+	RejectedCount int32 `json:"rejectedCount,omitempty"`
+	// NewestHeartbeatTime is the newest heartbeat the last cycle read, of
+	// any partition: how stale the hub's view of the fleet is.
+	// +optional
+	NewestHeartbeatTime *metav1.Time `json:"newestHeartbeatTime,omitempty"`
 	// Owner is the Federation that federates this hub when it is not this
 	// one: a hub has one Federation, the oldest.
 	// +optional

@@ -169,6 +169,10 @@ func (in *FederationObservation) DeepCopyInto(out *FederationObservation) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.NewestHeartbeatTime != nil {
+		in, out := &in.NewestHeartbeatTime, &out.NewestHeartbeatTime
+		*out = (*in).DeepCopy()
+	}
 	if in.LastCycleTime != nil {
 		in, out := &in.LastCycleTime, &out.LastCycleTime
 		*out = (*in).DeepCopy()

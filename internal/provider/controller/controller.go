@@ -28,12 +28,13 @@ import (
 	"github.com/fleetplane/fleetplane/internal/provider/controller/shared"
 	"github.com/fleetplane/fleetplane/internal/provider/controller/table"
 	"github.com/fleetplane/fleetplane/internal/provider/controller/workflowrun"
+	"github.com/fleetplane/fleetplane/internal/provider/fleetmetrics"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto"
 )
 
 // Setup adds every controller. ProviderConfig controllers start at once;
 // the others wait at o.Gate for their kinds.
-func Setup(mgr ctrl.Manager, o controller.Options, opts kusto.Options, azure defaults.Config, scale autoscaler.Config) error {
+func Setup(mgr ctrl.Manager, o controller.Options, opts kusto.Options, azure defaults.Config, scale autoscaler.Config, m *fleetmetrics.Metrics) error {
 	if err := config.Setup(mgr, o); err != nil {
 		return err
 	}
@@ -41,15 +42,18 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts kusto.Options, azure def
 	withKusto := func(setup func(ctrl.Manager, controller.Options, *shared.KustoConnector) error) func(ctrl.Manager, controller.Options) error {
 		return func(mgr ctrl.Manager, o controller.Options) error { return setup(mgr, o, c) }
 	}
+	withMetrics := func(setup func(ctrl.Manager, controller.Options, *shared.KustoConnector, *fleetmetrics.Metrics) error) func(ctrl.Manager, controller.Options) error {
+		return func(mgr ctrl.Manager, o controller.Options) error { return setup(mgr, o, c, m) }
+	}
 	for _, s := range []struct {
 		gvk   schema.GroupVersionKind
 		setup func(ctrl.Manager, controller.Options) error
 	}{
 		{v1alpha1.TableGroupVersionKind, withKusto(table.Setup)},
-		{v1alpha1.HeartbeatGroupVersionKind, withKusto(heartbeat.Setup)},
-		{v1alpha1.FederationGroupVersionKind, withKusto(federation.Setup)},
+		{v1alpha1.HeartbeatGroupVersionKind, withMetrics(heartbeat.Setup)},
+		{v1alpha1.FederationGroupVersionKind, withMetrics(federation.Setup)},
 		{v1alpha1.ProvisioningDefaultsGroupVersionKind, func(mgr ctrl.Manager, o controller.Options) error { return defaults.Setup(mgr, o, c, azure) }},
-		{scalingv1alpha1.AutoscalerGroupVersionKind, func(mgr ctrl.Manager, o controller.Options) error { return autoscaler.Setup(mgr, o, c, scale) }},
+		{scalingv1alpha1.AutoscalerGroupVersionKind, func(mgr ctrl.Manager, o controller.Options) error { return autoscaler.Setup(mgr, o, c, scale, m) }},
 		{argocdv1alpha1.ClusterRegistrationGroupVersionKind, registration.Setup},
 		{workflowsv1alpha1.WorkflowRunGroupVersionKind, workflowrun.Setup},
 		{lifecyclev1alpha1.ExpiryGroupVersionKind, expiry.Setup},

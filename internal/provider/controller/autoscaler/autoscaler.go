@@ -31,6 +31,7 @@ import (
 	"github.com/fleetplane/fleetplane/internal/observe"
 	"github.com/fleetplane/fleetplane/internal/provider/controller/cycle"
 	"github.com/fleetplane/fleetplane/internal/provider/controller/shared"
+	"github.com/fleetplane/fleetplane/internal/provider/fleetmetrics"
 	"github.com/fleetplane/fleetplane/internal/provider/measure"
 	"github.com/fleetplane/fleetplane/internal/scaling"
 	"github.com/fleetplane/fleetplane/internal/tenancy"
@@ -59,9 +60,9 @@ const (
 // Setup adds the Autoscaler controller to mgr. Services, Pods and
 // StatefulSets are read uncached (mgr.GetAPIReader): the provider reads a
 // few per evaluation and must not cache every pod of the cluster.
-func Setup(mgr ctrl.Manager, o controller.Options, c *shared.KustoConnector, cfg Config) error {
+func Setup(mgr ctrl.Manager, o controller.Options, c *shared.KustoConnector, cfg Config, m *fleetmetrics.Metrics) error {
 	return shared.Managed(mgr, o, v1alpha1.AutoscalerGroupVersionKind, &v1alpha1.Autoscaler{},
-		&connector{c: c, kube: mgr.GetAPIReader(), cfg: cfg, http: scrapeClient()}, periodic(time.Now).Options())
+		&connector{c: c, kube: mgr.GetAPIReader(), cfg: cfg, http: scrapeClient(), metrics: m}, periodic(time.Now).Options())
 }
 
 // periodic evaluates on the schedule: the next time after the last
@@ -87,7 +88,8 @@ type connector struct {
 	cfg  Config
 	// http is shared by every evaluation: a client per Connect would leave
 	// a transport and its idle connections behind each reconcile.
-	http *http.Client
+	http    *http.Client
+	metrics *fleetmetrics.Metrics
 }
 
 func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Autoscaler) (managed.TypedExternalClient[*v1alpha1.Autoscaler], error) {
@@ -98,7 +100,7 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Autoscaler) (manag
 	if err := allowed(s.Grant(), mg.Spec.ForProvider); err != nil {
 		return nil, err
 	}
-	e := &external{kube: c.kube, http: c.http, now: time.Now, loopback: c.cfg.LoopbackPods}
+	e := &external{kube: c.kube, http: c.http, now: time.Now, loopback: c.cfg.LoopbackPods, metrics: c.metrics}
 	if t := mg.Spec.ForProvider.ADX; t != nil {
 		cred, opts, err := s.ARM(c.cfg.ResourceManagerEndpoint)
 		if err != nil {
@@ -151,14 +153,17 @@ type external struct {
 	clusters clusterGetter
 	now      func() time.Time
 	loopback bool // scrape pods on loopback IPs (Config.LoopbackPods)
+	metrics  *fleetmetrics.Metrics
 }
 
 // Observe: an Autoscaler has nothing to create; it is out of date when an
 // evaluation is due.
 func (e *external) Observe(_ context.Context, mg *v1alpha1.Autoscaler) (managed.ExternalObservation, error) {
 	if meta.WasDeleted(mg) {
+		e.metrics.ForgetAutoscaler(mg.Namespace, mg.Name)
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
+	e.metrics.Autoscaler(mg)
 	due := periodic(e.now).Due(mg) || mg.Status.AtProvider.ObservedGeneration != mg.GetGeneration()
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: !due}, nil
 }
@@ -167,8 +172,18 @@ func (e *external) Create(context.Context, *v1alpha1.Autoscaler) (managed.Extern
 	return managed.ExternalCreation{}, nil
 }
 
-// Update evaluates once.
+// Update evaluates once and records the decision.
 func (e *external) Update(ctx context.Context, mg *v1alpha1.Autoscaler) (managed.ExternalUpdate, error) {
+	// An evaluation never fails the reconcile: what it could not measure
+	// is in the status, and the size stays.
+	e.evaluate(ctx, mg)
+	e.metrics.AutoscalerDecision(mg, scaling.Direction(mg.Status.AtProvider.Decision))
+	e.metrics.Autoscaler(mg)
+	return managed.ExternalUpdate{}, nil
+}
+
+// evaluate measures, decides and writes the decision into the status.
+func (e *external) evaluate(ctx context.Context, mg *v1alpha1.Autoscaler) {
 	now := e.now()
 	p := mg.Spec.ForProvider
 	at := &mg.Status.AtProvider
@@ -177,14 +192,14 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Autoscaler) (managed
 	sched, err := scaling.ParseSchedule(p.Schedule)
 	if err != nil {
 		fail(mg, err)
-		return managed.ExternalUpdate{}, nil
+		return
 	}
 	at.NextEvaluationTime = &metav1.Time{Time: sched.Next(now)}
 
 	size, metrics, err := e.measure(ctx, mg)
 	if err != nil {
 		fail(mg, err)
-		return managed.ExternalUpdate{}, nil
+		return
 	}
 	at.ObservedSize = size
 
@@ -216,7 +231,6 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Autoscaler) (managed
 		// trace -o wide` and `kubectl describe` show it.
 		mg.SetConditions(xpv2.Available().WithMessage(at.Reason))
 	}
-	return managed.ExternalUpdate{}, nil
 }
 
 // fail records an evaluation that could not measure: the desired size

@@ -23,6 +23,7 @@ import (
 	"github.com/fleetplane/fleetplane/internal/observe"
 	"github.com/fleetplane/fleetplane/internal/provider/controller/cycle"
 	"github.com/fleetplane/fleetplane/internal/provider/controller/shared"
+	"github.com/fleetplane/fleetplane/internal/provider/fleetmetrics"
 	fed "github.com/fleetplane/fleetplane/internal/provider/kusto/federation"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
@@ -47,8 +48,8 @@ const (
 )
 
 // Setup adds the Federation controller to mgr.
-func Setup(mgr ctrl.Manager, o controller.Options, c *shared.KustoConnector) error {
-	return shared.Managed(mgr, o, v1alpha1.FederationGroupVersionKind, &v1alpha1.Federation{}, &connector{c: c, kube: mgr.GetClient(), schemas: newSchemaCaches()}, periodic(time.Now).Options())
+func Setup(mgr ctrl.Manager, o controller.Options, c *shared.KustoConnector, m *fleetmetrics.Metrics) error {
+	return shared.Managed(mgr, o, v1alpha1.FederationGroupVersionKind, &v1alpha1.Federation{}, &connector{c: c, kube: mgr.GetClient(), schemas: newSchemaCaches(), metrics: m}, periodic(time.Now).Options())
 }
 
 // periodic says where a Federation keeps its cycle.
@@ -80,6 +81,7 @@ type connector struct {
 	c       *shared.KustoConnector
 	kube    client.Reader
 	schemas *schemaCaches
+	metrics *fleetmetrics.Metrics
 }
 
 func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Federation) (managed.TypedExternalClient[*v1alpha1.Federation], error) {
@@ -88,7 +90,7 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Federation) (manag
 		return nil, err
 	}
 	e := newExternal(func(endpoint string) (hubClient, error) { return s.Client(endpoint, "") }, time.Now)
-	e.kube = c.kube
+	e.kube, e.metrics = c.kube, c.metrics
 	if meta.WasDeleted(mg) {
 		c.schemas.forget(mg.GetUID())
 	} else {
@@ -111,6 +113,7 @@ type external struct {
 	// schemas are the partitions earlier cycles decoded; nil decodes
 	// every heartbeat.
 	schemas *fed.Schemas
+	metrics *fleetmetrics.Metrics
 }
 
 // retryBackoffCap is the longest crossplane-runtime's controller rate
@@ -121,6 +124,7 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.Federation) (manage
 	if meta.WasDeleted(mg) {
 		// The hub's functions keep serving queries after the Federation
 		// goes; fleetplane deletes nothing users may rely on.
+		e.metrics.ForgetFederation(mg.Namespace, mg.Name)
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
 	owner, err := e.owner(ctx, mg)
@@ -128,6 +132,9 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.Federation) (manage
 		return managed.ExternalObservation{}, err
 	}
 	mg.Status.AtProvider.Owner = owner
+	// Gauges follow the status at every reconcile, so a provider that
+	// restarts has them back as soon as it has seen each Federation.
+	e.metrics.Federation(mg)
 	if owner != "" {
 		mg.SetConditions(xpv2.Unavailable().WithMessage(fmt.Sprintf("hub %s is federated by Federation %s; a hub has one Federation, the oldest, and this one runs no cycle", mg.Spec.ForProvider.Endpoint, owner)))
 		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
@@ -259,19 +266,38 @@ type run struct {
 	failures    []fed.Failure
 	applyErr    error
 	warnings    []string
+	rejected    int
+	newest      time.Time
 }
 
-// Update runs one federation cycle.
+// Update runs one federation cycle and records it.
 func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed.ExternalUpdate, error) {
+	start := time.Now()
+	c, err := e.cycle(ctx, mg)
+	result, commands, failed := fleetmetrics.CycleError, 0, 0
+	if err == nil {
+		result, commands, failed = fleetmetrics.CycleSynced, c.plan.Count(), len(c.failures)
+		if failed > 0 {
+			result = fleetmetrics.CycleCommandsFailed
+		}
+	}
+	e.metrics.FederationCycle(mg, time.Since(start), result, commands, failed)
+	e.metrics.Federation(mg)
+	return managed.ExternalUpdate{}, err
+}
+
+// cycle runs one federation cycle and returns what it planned and ran,
+// when it ran.
+func (e *external) cycle(ctx context.Context, mg *v1alpha1.Federation) (*run, error) {
 	p := mg.Spec.ForProvider
 	ttl, window, err := windows(p)
 	if err != nil {
-		return managed.ExternalUpdate{}, err
+		return nil, err
 	}
 	_, leave := safety(p)
 	hub, err := e.open(p.Endpoint)
 	if err != nil {
-		return managed.ExternalUpdate{}, err
+		return nil, err
 	}
 	defer func() { _ = hub.Close() }()
 
@@ -282,7 +308,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 	}
 	parts, blocklist, err := c.read(ctx, hub, schemas, p)
 	if err != nil {
-		return managed.ExternalUpdate{}, err
+		return nil, err
 	}
 	ev := fed.Evidence{Read: len(parts), Now: e.now()}
 	for _, part := range parts {
@@ -290,6 +316,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 			ev.Newest = part.LastHeartbeat
 		}
 	}
+	c.newest = ev.Newest
 	if t := mg.Status.AtProvider.HeartbeatPathDownTime; t != nil {
 		ev.LastDown = t.Time
 	}
@@ -306,16 +333,16 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 	c.parts, c.matched = blocklist.Filter(parts)
 	live, err := fed.ReadHub(ctx, hub)
 	if err != nil {
-		return managed.ExternalUpdate{}, err
+		return nil, err
 	}
 	c.held = fed.Guard(ev, c.parts, blocklist, live, guard)
 	c.plan = fed.Input{Partitions: c.parts, Held: c.held, Hub: live}.Plan()
 	c.failures, c.applyErr = fed.Apply(ctx, hub, c.plan)
 	c.report(mg, e.now().UTC())
 	if c.applyErr != nil {
-		return managed.ExternalUpdate{}, c.applyErr
+		return nil, c.applyErr
 	}
-	return managed.ExternalUpdate{}, nil
+	return c, nil
 }
 
 // read reads the heartbeats and the block list; a block list that cannot
@@ -325,6 +352,7 @@ func (c *run) read(ctx context.Context, hub hubClient, schemas *fed.Schemas, p v
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot read heartbeats from %s.%s: %w", p.HeartbeatDatabase, p.HeartbeatTable, err)
 	}
+	c.rejected = len(rejected)
 	for _, r := range rejected {
 		c.warnings = append(c.warnings, "rejected heartbeat "+r.String())
 	}
@@ -403,6 +431,10 @@ func (c *run) report(mg *v1alpha1.Federation, now time.Time) {
 		}
 	}
 	at.HeldBack, at.Retained = capped(heldBack), capped(retained)
+	at.HeldBackCount, at.RetainedCount, at.RejectedCount = observe.Count(len(heldBack)), observe.Count(len(retained)), observe.Count(c.rejected)
+	if !c.newest.IsZero() {
+		at.NewestHeartbeatTime = &metav1.Time{Time: c.newest.UTC()}
+	}
 	at.Errors, at.Warnings = capped(errs), capped(c.warnings)
 	if c.applyErr == nil {
 		at.LastCycleTime = &metav1.Time{Time: now}

@@ -10,6 +10,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/fleetplane/fleetplane/apis"
 	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/provider/fleetmetrics"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto"
 	fed "github.com/fleetplane/fleetplane/internal/provider/kusto/federation"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/heartbeat"
@@ -113,12 +115,32 @@ func TestUpdateRunsOneCycle(t *testing.T) {
 	mg.Spec.ForProvider.BlockedClusters = &v1alpha1.BlockedClusters{Static: []string{"https://blocked.kusto.windows.net"}}
 
 	e := newExternal(open, clock)
+	e.metrics = fleetmetrics.New()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(e.metrics.Collectors()...)
 	if _, err := e.Update(context.Background(), mg); err != nil {
 		t.Fatal(err)
 	}
 	at := mg.Status.AtProvider
-	if at.PartitionCount != 2 || at.BlockedMatched != 1 || at.Functions != 1 || at.CommandsIssued == 0 || !at.LastSyncTime.Equal(&metav1.Time{Time: now}) {
+	if at.PartitionCount != 2 || at.BlockedMatched != 1 || at.Functions != 1 || at.CommandsIssued == 0 || !at.LastSyncTime.Equal(&metav1.Time{Time: now}) || at.NewestHeartbeatTime == nil {
 		t.Errorf("atProvider = %+v", at)
+	}
+	// What the cycle did is in the provider's metrics.
+	s := support.Gather(t, reg)
+	mine := map[string]string{"namespace": mg.Namespace, "name": mg.Name}
+	for name, want := range map[string]float64{
+		"fleetplane_federation_commands_total":                     float64(at.CommandsIssued),
+		"fleetplane_federation_newest_heartbeat_timestamp_seconds": float64(at.NewestHeartbeatTime.Unix()),
+		"fleetplane_federation_last_sync_timestamp_seconds":        float64(now.Unix()),
+	} {
+		if got, _ := s.Value(name, mine); int64(got) != int64(want) {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	for state, want := range map[string]float64{"federated": 2, "blocked": 1, "held_back": 0} {
+		if got, ok := s.Value("fleetplane_federation_partitions", map[string]string{"name": mg.Name, "state": state}); !ok || got != want {
+			t.Errorf("partitions %s = %v, want %v", state, got, want)
+		}
 	}
 	if _, ok := hub.Functions("Metrics")["cpu"]; !ok {
 		t.Errorf("no cpu function on the hub: %v", hub.Functions("Metrics"))
@@ -133,6 +155,9 @@ func TestUpdateRunsOneCycle(t *testing.T) {
 	}
 	if n := mg.Status.AtProvider.CommandsIssued; n != 0 {
 		t.Errorf("a steady cycle issued %d commands", n)
+	}
+	if got, _ := support.Gather(t, reg).Value("fleetplane_federation_cycles_total", map[string]string{"name": mg.Name, "result": "synced"}); got != 2 {
+		t.Errorf("%v synced cycles counted, want 2", got)
 	}
 }
 
@@ -171,7 +196,14 @@ func TestUpdateFailures(t *testing.T) {
 				tc.mutate(mg)
 			}
 			hub.ResetCommands()
-			_, err := newExternal(open, clock).Update(context.Background(), mg)
+			e := newExternal(open, clock)
+			e.metrics = fleetmetrics.New()
+			reg := prometheus.NewPedanticRegistry()
+			reg.MustRegister(e.metrics.Collectors()...)
+			_, err := e.Update(context.Background(), mg)
+			if got, _ := support.Gather(t, reg).Value("fleetplane_federation_cycles_total", map[string]string{"result": "error"}); got != 1 {
+				t.Errorf("%v failed cycles counted, want 1", got)
+			}
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error = %v, want one mentioning %q", err, tc.want)
 			}

@@ -25,6 +25,7 @@ import (
 	"github.com/fleetplane/fleetplane/internal/observe"
 	"github.com/fleetplane/fleetplane/internal/provider/controller/cycle"
 	"github.com/fleetplane/fleetplane/internal/provider/controller/shared"
+	"github.com/fleetplane/fleetplane/internal/provider/fleetmetrics"
 	hb "github.com/fleetplane/fleetplane/internal/provider/kusto/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
 )
@@ -41,8 +42,8 @@ const (
 )
 
 // Setup adds the Heartbeat controller to mgr.
-func Setup(mgr ctrl.Manager, o controller.Options, c *shared.KustoConnector) error {
-	return shared.Managed(mgr, o, v1alpha1.HeartbeatGroupVersionKind, &v1alpha1.Heartbeat{}, &connector{c: c}, periodic(time.Now).Options())
+func Setup(mgr ctrl.Manager, o controller.Options, c *shared.KustoConnector, m *fleetmetrics.Metrics) error {
+	return shared.Managed(mgr, o, v1alpha1.HeartbeatGroupVersionKind, &v1alpha1.Heartbeat{}, &connector{c: c, metrics: m}, periodic(time.Now).Options())
 }
 
 // periodic says where a Heartbeat keeps its cycle. Between heartbeats
@@ -79,7 +80,10 @@ type kustoClient interface {
 // one is named.
 type opener func(endpoint, managedIdentityClientID string) (kustoClient, error)
 
-type connector struct{ c *shared.KustoConnector }
+type connector struct {
+	c       *shared.KustoConnector
+	metrics *fleetmetrics.Metrics
+}
 
 func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.TypedExternalClient[*v1alpha1.Heartbeat], error) {
 	s, err := c.c.Connect(ctx, mg)
@@ -87,7 +91,9 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Heartbeat) (manage
 		return nil, err
 	}
 	open := func(endpoint, id string) (kustoClient, error) { return s.Client(endpoint, id) }
-	return newExternal(open, time.Now), nil
+	e := newExternal(open, time.Now)
+	e.metrics = c.metrics
+	return e, nil
 }
 
 func newExternal(open opener, now func() time.Time) *external {
@@ -102,6 +108,7 @@ type external struct {
 	// checked is the schema a check in Observe found changed, which the
 	// Update of the same reconcile sends rather than reading it again.
 	checked *collected
+	metrics *fleetmetrics.Metrics
 }
 
 type collected struct {
@@ -115,8 +122,10 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.Heartbeat) (managed
 	if meta.WasDeleted(mg) {
 		// Nothing to remove: hubs forget a partition once its heartbeats
 		// age past their TTL.
+		e.metrics.ForgetHeartbeat(mg.Namespace, mg.Name)
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
+	e.metrics.Heartbeat(mg)
 	due := e.kind.Due(mg)
 	changed := setAvailability(mg, e.now())
 	if !due && !changed && schemaCheck(mg) > 0 {
@@ -220,21 +229,51 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.
 		return managed.ExternalUpdate{}, err
 	}
 
+	results := e.sendAll(ctx, mg, rec, now)
+
+	mg.Status.AtProvider = v1alpha1.HeartbeatObservation{
+		LastHeartbeatTime: &metav1.Time{Time: now},
+		Databases:         observe.Count(counts.Databases),
+		Tables:            observe.Count(counts.Tables),
+		Views:             observe.Count(counts.Views),
+		SchemaDigest:      digest,
+		Targets:           results,
+	}
+	setAvailability(mg, now)
+	e.metrics.Heartbeat(mg)
+	var failed []string
+	for _, r := range results {
+		if r.LastError != "" {
+			failed = append(failed, r.Endpoint+": "+r.LastError)
+		}
+	}
+	if len(failed) == len(results) && len(results) > 0 {
+		return managed.ExternalUpdate{}, fmt.Errorf("no target took the heartbeat: %s", observe.Bound(strings.Join(failed, "; ")))
+	}
+	return managed.ExternalUpdate{}, nil
+}
+
+// sendAll sends rec to every target, a few at a time, and returns each
+// target's status in a stable order.
+func (e *external) sendAll(ctx context.Context, mg *v1alpha1.Heartbeat, rec string, now time.Time) []v1alpha1.HeartbeatTargetStatus {
 	previous := map[string]v1alpha1.HeartbeatTargetStatus{}
 	for _, t := range mg.Status.AtProvider.Targets {
 		previous[targetKey(t.Endpoint, t.HeartbeatDatabase, t.HeartbeatTable)] = t
 	}
-	results := make([]v1alpha1.HeartbeatTargetStatus, len(p.Targets))
+	results := make([]v1alpha1.HeartbeatTargetStatus, len(mg.Spec.ForProvider.Targets))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, concurrency)
-	for i, t := range p.Targets {
+	for i, t := range mg.Spec.ForProvider.Targets {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			st := previous[targetKey(t.Endpoint, t.HeartbeatDatabase, t.HeartbeatTable)]
 			st.Endpoint, st.HeartbeatDatabase, st.HeartbeatTable = t.Endpoint, t.HeartbeatDatabase, t.HeartbeatTable
 			st.LastAttemptTime = &metav1.Time{Time: now}
-			if err := e.send(ctx, t, rec); err != nil {
+			start := time.Now()
+			err := e.send(ctx, t, rec)
+			e.metrics.HeartbeatSend(mg, time.Since(start), err)
+			if err != nil {
 				st.LastError = observe.Bound(err.Error())
 			} else {
 				st.LastError = ""
@@ -248,26 +287,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.
 		return targetKey(results[i].Endpoint, results[i].HeartbeatDatabase, results[i].HeartbeatTable) <
 			targetKey(results[j].Endpoint, results[j].HeartbeatDatabase, results[j].HeartbeatTable)
 	})
-
-	mg.Status.AtProvider = v1alpha1.HeartbeatObservation{
-		LastHeartbeatTime: &metav1.Time{Time: now},
-		Databases:         observe.Count(counts.Databases),
-		Tables:            observe.Count(counts.Tables),
-		Views:             observe.Count(counts.Views),
-		SchemaDigest:      digest,
-		Targets:           results,
-	}
-	setAvailability(mg, now)
-	var failed []string
-	for _, r := range results {
-		if r.LastError != "" {
-			failed = append(failed, r.Endpoint+": "+r.LastError)
-		}
-	}
-	if len(failed) == len(results) && len(results) > 0 {
-		return managed.ExternalUpdate{}, fmt.Errorf("no target took the heartbeat: %s", observe.Bound(strings.Join(failed, "; ")))
-	}
-	return managed.ExternalUpdate{}, nil
+	return results
 }
 
 func (e *external) send(ctx context.Context, t v1alpha1.HeartbeatTarget, record string) error {

@@ -96,6 +96,9 @@ func (d *schemaDecoder) list(item func() error) (bool, error) {
 		if d.literal("null") {
 			return false, nil
 		}
+		// A word that starts like null is not a list; without this the
+		// n was taken for the [ (found by FuzzDecodeSchemaMatchesEncodingJSON).
+		return false, d.errorf("expected a list")
 	case '[':
 	default:
 		return false, d.errorf("expected a list")

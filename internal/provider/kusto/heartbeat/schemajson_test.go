@@ -62,6 +62,8 @@ func TestDecodeSchema(t *testing.T) {
 		"an invalid escape":        {in: `[{"database":"\x"}]`, err: true},
 		"unterminated":             {in: `[{"database":"a`, err: true},
 		"an object, not a list":    {in: `{}`, err: true},
+		"half a null as the list":  {in: `n]`, err: true},
+		"half a null as names":     {in: `[{"tables":n]}]`, err: true},
 	}
 	for name, tc := range cases {
 		for decoder, decode := range map[string]func(string) ([]DatabaseSchema, error){"scanner": decodeSchema, "jsontext": jsontextDecode} {
@@ -96,7 +98,7 @@ func TestDecodeSchema(t *testing.T) {
 func FuzzDecodeSchemaMatchesEncodingJSON(f *testing.F) {
 	for _, s := range []string{
 		adxMonSchema(2, 3), `null`, `[]`, `[null]`, `[{"database":"a","tables":null}]`,
-		`[{"Database":"\u00e9\ud83d\ude00","views":["\/"]}]`, `[{"x":[1e5,-0,0.5,"\t"]}]`, `[{"x":01}]`, "[{\"database\":\"a\x01\"}]",
+		`[{"Database":"\u00e9\ud83d\ude00","views":["\/"]}]`, `[{"x":[1e5,-0,0.5,"\t"]}]`, `[{"x":01}]`, "[{\"database\":\"a\x01\"}]", `n]`, `[{"views":n]}]`,
 	} {
 		f.Add(s)
 	}

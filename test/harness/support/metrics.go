@@ -1,0 +1,83 @@
+package support
+
+import (
+	"io"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Samples are metric families by name, gathered from a registry or
+// parsed from a /metrics page.
+type Samples map[string]*dto.MetricFamily
+
+// Gather gathers g.
+func Gather(t testing.TB, g prometheus.Gatherer) Samples {
+	t.Helper()
+	fams, err := g.Gather()
+	if err != nil {
+		t.Fatalf("gather metrics: %v", err)
+	}
+	out := Samples{}
+	for _, f := range fams {
+		out[f.GetName()] = f
+	}
+	return out
+}
+
+// ParseMetrics reads a /metrics page in Prometheus' text format.
+func ParseMetrics(r io.Reader) (Samples, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r)
+	return Samples(fams), err
+}
+
+// Value is the value of the sample of family name whose labels include
+// labels: a counter's or gauge's value, a histogram's count. ok is false
+// when there is no such sample.
+func (s Samples) Value(name string, labels map[string]string) (v float64, ok bool) {
+	f := s[name]
+	if f == nil {
+		return 0, false
+	}
+	for _, m := range f.GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		if !includes(have, labels) {
+			continue
+		}
+		switch {
+		case m.GetCounter() != nil:
+			return m.GetCounter().GetValue(), true
+		case m.GetGauge() != nil:
+			return m.GetGauge().GetValue(), true
+		case m.GetHistogram() != nil:
+			return float64(m.GetHistogram().GetSampleCount()), true
+		case m.GetUntyped() != nil:
+			return m.GetUntyped().GetValue(), true
+		}
+	}
+	return 0, false
+}
+
+// Series counts the samples of family name.
+func (s Samples) Series(name string) int {
+	if f := s[name]; f != nil {
+		return len(f.GetMetric())
+	}
+	return 0
+}
+
+func includes(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
