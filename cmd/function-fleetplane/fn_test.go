@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -13,6 +16,7 @@ import (
 
 	adxv1alpha1 "github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
 	expv1alpha1 "github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/function/compose"
 	ct "github.com/fleetplane/fleetplane/internal/function/compose/composetest"
 )
 
@@ -133,5 +137,46 @@ func TestFatalResults(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+type recorded struct {
+	runs   []string
+	copies []string
+}
+
+func (r *recorded) Run(kind string, took time.Duration, result string) {
+	if took <= 0 {
+		result += " (no duration)"
+	}
+	r.runs = append(r.runs, kind+"/"+result)
+}
+
+func (r *recorded) Copies(namespace, name string, c compose.Copies) {
+	r.copies = append(r.copies, fmt.Sprintf("%s/%s %+v", namespace, name, c))
+}
+
+// TestRecordsEveryCall: every call reaches the function's metrics with
+// its kind, never a kind the function does not compose, and the most
+// severe result it returned.
+func TestRecordsEveryCall(t *testing.T) {
+	rec := &recorded{}
+	fn := NewFunction(logging.NewNopLogger()).WithRecorder(rec)
+	for _, xr := range []ct.Call{
+		{XR: &adxv1alpha1.ADXCluster{
+			TypeMeta: metav1.TypeMeta{APIVersion: adxv1alpha1.SchemeGroupVersion.String(), Kind: adxv1alpha1.ADXClusterKind}, ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "ns"},
+			Spec: adxv1alpha1.ADXClusterSpec{ClusterName: "x", Endpoint: "https://x.kusto.windows.net"},
+		}},
+		{XR: &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.org/v1", "kind": "Other", "metadata": map[string]any{"name": "x"}}}},
+	} {
+		if _, err := fn.RunFunction(context.Background(), xr.Request(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"ADXCluster/normal", "unknown/fatal"}; !slices.Equal(rec.runs, want) {
+		t.Errorf("recorded %v, want %v", rec.runs, want)
+	}
+	if len(rec.copies) != 0 {
+		t.Errorf("copies recorded for kinds that place none: %v", rec.copies)
 	}
 }

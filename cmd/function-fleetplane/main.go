@@ -7,10 +7,14 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/alecthomas/kong"
 	"github.com/crossplane/function-sdk-go"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fleetplane/fleetplane/internal/function/fnwire"
+	"github.com/fleetplane/fleetplane/internal/function/runmetrics"
 )
 
 // CLI holds the flags every Crossplane function takes.
@@ -33,9 +37,17 @@ func (c *CLI) Run() error {
 	if err != nil {
 		return err
 	}
+	// The function's own metrics, served with the gRPC server's on
+	// --metrics-address.
+	m := runmetrics.New(nil)
+	for _, c := range m.Collectors() {
+		if err := prometheus.Register(c); err != nil {
+			return fmt.Errorf("cannot register the function's metrics: %w", err)
+		}
+	}
 	// fnwire.Serve is function.Serve with requests decoded and responses
 	// encoded straight from and to the maps composers use.
-	return fnwire.Serve(NewFunction(log),
+	return fnwire.Serve(NewFunction(log).WithRecorder(m),
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),

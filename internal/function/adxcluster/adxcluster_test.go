@@ -640,7 +640,7 @@ func TestBadInput(t *testing.T) {
 	for name, interval := range map[string]string{"not a duration": "soon", "too short": "10ms"} {
 		t.Run(name, func(t *testing.T) {
 			req := ct.Call{XR: byo()}.Wire(t)
-			err := Composer.Compose(req, fnwire.NewResponse(req, time.Minute), &v1beta1.Input{Kusto: &v1beta1.Kusto{Interval: interval}})
+			_, err := Composer.Compose(req, fnwire.NewResponse(req, time.Minute), &v1beta1.Input{Kusto: &v1beta1.Kusto{Interval: interval}})
 			if err == nil || !strings.Contains(err.Error(), `kusto.interval "`+interval+`"`) {
 				t.Errorf("error = %v, want one naming kusto.interval", err)
 			}
@@ -796,7 +796,7 @@ func TestChangeCheck(t *testing.T) {
 
 	for _, bad := range []string{"often", "100ms"} {
 		req := ct.Call{XR: partition()}.Wire(t)
-		err := Composer.Compose(req, fnwire.NewResponse(req, time.Minute), &v1beta1.Input{Kusto: &v1beta1.Kusto{ChangeCheckInterval: bad}})
+		_, err := Composer.Compose(req, fnwire.NewResponse(req, time.Minute), &v1beta1.Input{Kusto: &v1beta1.Kusto{ChangeCheckInterval: bad}})
 		if err == nil || !strings.Contains(err.Error(), `kusto.changeCheckInterval "`+bad+`"`) {
 			t.Errorf("changeCheckInterval %q: error = %v", bad, err)
 		}

@@ -42,7 +42,27 @@ func init() {
 // A Composer composes one kind of composite resource. function-fleetplane
 // dispatches each request to the Composer of the XR's kind.
 type Composer interface {
-	Compose(req *fnwire.Request, rsp *fnwire.Response, in *v1beta1.Input) error
+	Compose(req *fnwire.Request, rsp *fnwire.Response, in *v1beta1.Input) (Summary, error)
+}
+
+// A Summary is what a composition tells the function's metrics, beyond
+// the response.
+type Summary struct {
+	// Copies, of a kind that distributes objects: what it placed.
+	Copies *Copies
+}
+
+// Copies counts the copies of workload objects a Placement distributes.
+type Copies struct {
+	// Desired is objects × clusters.
+	Desired int
+	// Delivered copies are on their cluster and ready.
+	Delivered int
+	// Held copies wait for what they depend on (Set.Hold).
+	Held int
+	// Failed copies are left as they were: their templates do not expand,
+	// or the cluster had an object of that name first.
+	Failed int
 }
 
 // A Plan is what one kind decides for its XR X: it adds composed resources
@@ -68,6 +88,8 @@ type Outcome struct {
 	// RecheckWhileWaiting however unready it or its resources are: an
 	// edit is a watch event, and the default TTL still applies.
 	Settled bool
+	// Copies is reported to the function's metrics.
+	Copies *Copies
 }
 
 // Request is one call of a plan.
@@ -178,12 +200,12 @@ func Run[X any](plan Plan[X]) Composer {
 
 type kind[X any] struct{ plan Plan[X] }
 
-func (k kind[X]) Compose(req *fnwire.Request, rsp *fnwire.Response, in *v1beta1.Input) error {
+func (k kind[X]) Compose(req *fnwire.Request, rsp *fnwire.Response, in *v1beta1.Input) (Summary, error) {
 	oxr := &composite.Unstructured{Unstructured: unstructured.Unstructured{Object: objectOf(req.Observed.Composite)}}
 	kindName := oxr.GetKind()
 	xr := new(X)
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(oxr.Object, xr); err != nil {
-		return fmt.Errorf("cannot decode the observed %s: %w", kindName, err)
+		return Summary{}, fmt.Errorf("cannot decode the observed %s: %w", kindName, err)
 	}
 	if in == nil {
 		in = &v1beta1.Input{}
@@ -194,7 +216,7 @@ func (k kind[X]) Compose(req *fnwire.Request, rsp *fnwire.Response, in *v1beta1.
 		err = r.Resources.Err()
 	}
 	if err != nil {
-		return err
+		return Summary{}, err
 	}
 
 	r.Resources.Write(rsp)
@@ -211,7 +233,7 @@ func (k kind[X]) Compose(req *fnwire.Request, rsp *fnwire.Response, in *v1beta1.
 	if out.Status != nil {
 		st, err := runtime.DefaultUnstructuredConverter.ToUnstructured(out.Status)
 		if err != nil {
-			return fmt.Errorf("cannot encode the status of the %s: %w", kindName, err)
+			return Summary{}, fmt.Errorf("cannot encode the status of the %s: %w", kindName, err)
 		}
 		if len(st) > 0 {
 			desired.Object["status"] = st
@@ -238,7 +260,7 @@ func (k kind[X]) Compose(req *fnwire.Request, rsp *fnwire.Response, in *v1beta1.
 			Report(rsp.Rest, oxr, c)
 		}
 	}
-	return nil
+	return Summary{Copies: out.Copies}, nil
 }
 
 // objectOf is the object of a resource of the request, empty when there

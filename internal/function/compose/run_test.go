@@ -277,7 +277,7 @@ func TestRunErrors(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			req := composetest.Call{XR: tc.xr}.Wire(t)
-			err := tc.c.Compose(req, fnwire.NewResponse(req, time.Minute), nil)
+			_, err := tc.c.Compose(req, fnwire.NewResponse(req, time.Minute), nil)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Compose error = %v, want one mentioning %q", err, tc.want)
 			}
@@ -336,7 +336,7 @@ func TestRunPassesOnWhatItDoesNotKnow(t *testing.T) {
 	}
 	w := composetest.Wire(t, req)
 	rsp := fnwire.NewResponse(w, time.Minute)
-	if err := compose.Run(plan).Compose(w, rsp, nil); err != nil {
+	if _, err := compose.Run(plan).Compose(w, rsp, nil); err != nil {
 		t.Fatal(err)
 	}
 	got := composetest.Proto(t, rsp).GetDesired()

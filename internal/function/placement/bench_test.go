@@ -70,7 +70,7 @@ func BenchmarkCombine1000Clusters(b *testing.B) {
 	req := fleet(b, 1, 1000).Wire(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := placement.Composer.Compose(req, fnwire.NewResponse(req, response.DefaultTTL), nil); err != nil {
+		if _, err := placement.Composer.Compose(req, fnwire.NewResponse(req, response.DefaultTTL), nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -189,6 +189,8 @@ type planner struct {
 
 	status     v1alpha1.PlacementStatus
 	conditions []compose.Condition
+	// copies are what deliver placed, for the function's metrics.
+	copies compose.Copies
 }
 
 func plan(r *compose.Request[v1alpha1.Placement]) (compose.Outcome, error) {
@@ -239,7 +241,7 @@ func plan(r *compose.Request[v1alpha1.Placement]) (compose.Outcome, error) {
 	delivered := p.deliver(transforms)
 	p.combine(collectors)
 	p.reportedState(delivered.Reason != ReasonTooLarge)
-	out := compose.Outcome{Status: &p.status, Conditions: append([]compose.Condition{delivered}, p.conditions...)}
+	out := compose.Outcome{Status: &p.status, Conditions: append([]compose.Condition{delivered}, p.conditions...), Copies: &p.copies}
 	out.Pending = delivered.Status != corev1.ConditionTrue
 	return out, nil
 }
@@ -350,6 +352,8 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 	set := p.r.Resources
 	if len(p.objects) > MaxObjects || len(p.objects)*len(p.clusters) > MaxCopies {
 		set.Freeze()
+		n := len(p.objects) * len(p.clusters)
+		p.copies = compose.Copies{Desired: n, Failed: n}
 		return compose.Condition{
 			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonTooLarge, Warning: true,
 			Message: fmt.Sprintf("%d objects on %d clusters is more than one Placement delivers (at most %d objects and %d copies); copies already delivered stay as they are; split the Placement", len(p.objects), len(p.clusters), MaxObjects, MaxCopies),
@@ -424,6 +428,10 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 		p.status.Objects = append(p.status.Objects, po)
 	}
 	p.status.ExpansionFailures = failures
+	p.copies = compose.Copies{
+		Desired: copies, Delivered: delivered, Held: len(p.r.Resources.Held()),
+		Failed: len(failures)*len(p.clusters) + len(p.notOwned),
+	}
 	return p.delivered(failures, copies, delivered)
 }
 

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/function/compose"
 	ct "github.com/fleetplane/fleetplane/internal/function/compose/composetest"
 	"github.com/fleetplane/fleetplane/internal/function/placement"
 )
@@ -139,6 +140,8 @@ func TestDelivers(t *testing.T) {
 	// Only the namespaces at first: the copies come after them.
 	rsp.WantNames("wec1/Namespace", "wec2/Namespace")
 	rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonDelivering, "0 of 8 copies")
+	// Every copy waits for its cluster's namespace.
+	wantCopies(t, rsp, compose.Copies{Desired: 8, Held: 8})
 
 	observed := map[string]*ct.Resource{
 		"wec1/Namespace": made(ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", "ns1").Ready()),
@@ -233,6 +236,18 @@ func TestExpansionFailureKeepsEveryCopy(t *testing.T) {
 		"errors": []any{`$.data.owner: template: leaf:1:2: executing "leaf" at <.owner>: map has no entry for key "owner"`, `$.data.tier: template: leaf:1:2: executing "leaf" at <.tier>: map has no entry for key "tier"`},
 	}})
 	rsp.WantNotReady()
+	// The four objects are ready where they were delivered before (wec1,
+	// wec2); on wec3 the three that expand wait for the namespace, and
+	// the one that fails is left as it was on all three clusters.
+	wantCopies(t, rsp, compose.Copies{Desired: 12, Delivered: 8, Held: 3, Failed: 3})
+}
+
+// wantCopies checks what the composition tells the function's metrics.
+func wantCopies(t *testing.T, rsp ct.Response, want compose.Copies) {
+	t.Helper()
+	if got := rsp.Summary.Copies; got == nil || *got != want {
+		t.Errorf("copies %+v, want %+v", got, want)
+	}
 }
 
 func TestNothingToDeliver(t *testing.T) {
@@ -264,6 +279,7 @@ func TestTooLarge(t *testing.T) {
 	req["inventory"] = many
 	rsp := ct.Run(t, placement.Composer, ct.Call{XR: xr(t, spec), Required: req, Observed: delivered(t, nil)})
 	rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonTooLarge, "4 objects on 1251 clusters", "split the Placement")
+	wantCopies(t, rsp, compose.Copies{Desired: 5004, Failed: 5004})
 	// Nothing new, nothing lost.
 	if n := len(rsp.Names()); n != 10 {
 		t.Errorf("%d resources desired, want the 10 that exist", n)

@@ -148,10 +148,11 @@ func Run(t *testing.T, c compose.Composer, call Call) Response {
 	t.Helper()
 	req := call.Wire(t)
 	rsp := fnwire.NewResponse(req, response.DefaultTTL)
-	if err := c.Compose(req, rsp, call.Input); err != nil {
+	sum, err := c.Compose(req, rsp, call.Input)
+	if err != nil {
 		t.Fatalf("Compose: %v", err)
 	}
-	return Response{T: t, RunFunctionResponse: Proto(t, rsp)}
+	return Response{T: t, RunFunctionResponse: Proto(t, rsp), Summary: sum}
 }
 
 func conditions(cs []Condition) []any {

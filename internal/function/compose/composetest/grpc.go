@@ -104,7 +104,7 @@ func BenchmarkCompose(b *testing.B, c compose.Composer, call Call, wantResources
 	b.Helper()
 	req := call.Wire(b)
 	first := fnwire.NewResponse(req, response.DefaultTTL)
-	if err := c.Compose(req, first, call.Input); err != nil {
+	if _, err := c.Compose(req, first, call.Input); err != nil {
 		b.Fatal(err)
 	}
 	if got := len(first.Desired.Resources); got != wantResources {
@@ -112,7 +112,7 @@ func BenchmarkCompose(b *testing.B, c compose.Composer, call Call, wantResources
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := c.Compose(req, fnwire.NewResponse(req, response.DefaultTTL), call.Input); err != nil {
+		if _, err := c.Compose(req, fnwire.NewResponse(req, response.DefaultTTL), call.Input); err != nil {
 			b.Fatal(err)
 		}
 	}

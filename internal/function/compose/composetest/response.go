@@ -8,12 +8,16 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetplane/fleetplane/internal/function/compose"
 )
 
 // Response is a RunFunctionResponse with accessors for assertions.
 type Response struct {
 	T *testing.T
 	*fnv1.RunFunctionResponse
+	// Summary is what the composer told the function's metrics.
+	Summary compose.Summary
 }
 
 // Names lists the desired composed resources, sorted.
