@@ -31,6 +31,7 @@ kubelet|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kubelet|kubelet|-X k8s.io/c
 kube-scheduler|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kube-scheduler|kube-scheduler
 crossplane-core|v2.4.0|crossplane-core|github.com/crossplane/crossplane/v2/cmd/crossplane|crossplane|-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=v2.4.0
 provider-kubernetes|v1.0.0|provider-kubernetes|github.com/crossplane-contrib/provider-kubernetes/cmd/provider|provider-kubernetes
+promcheck|v0.316.0|promcheck|fleetplane.tools/promcheck|promcheck
 CAT
 }
 
@@ -118,6 +119,11 @@ build_one() {
   key=$name-$version
   if [ -n "$ldflags" ]; then
     key=$key-$(printf '%s' "$ldflags" | sha256sum | cut -c1-8)
+  fi
+  # fleetplane's own tools (tools/<dir> holds their source): their source
+  # is part of the key too, so an edit rebuilds them.
+  if [[ $pkg == fleetplane.tools/* ]]; then
+    key=$key-$(cat "$root/tools/$dir"/*.go "$root/tools/$dir/go.mod" "$root/tools/$dir/go.sum" | sha256sum | cut -c1-12)
   fi
   out=$cache/$key/$bin
   if [ -x "$out" ]; then

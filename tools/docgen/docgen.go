@@ -11,6 +11,10 @@ import (
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fleetplane/fleetplane/internal/function/runmetrics"
+	"github.com/fleetplane/fleetplane/internal/metrics"
+	"github.com/fleetplane/fleetplane/internal/provider/fleetmetrics"
 )
 
 // definition is what docgen reads of a CRD or an XRD: both carry the
@@ -91,7 +95,32 @@ func run(out string, dirs []string, help string) error {
 		}
 		index.WriteString("\nThe command-line flags of function-fleetplane and provider-fleetplane, with their defaults: [flags.md](flags.md).\n")
 	}
+	if err := os.WriteFile(filepath.Join(out, "metrics.md"), []byte(metricsPage()), 0o644); err != nil {
+		return err
+	}
+	index.WriteString("\nThe Prometheus metrics fleetplane registers, with their labels and how many series each may have: [metrics.md](metrics.md).\n")
 	return os.WriteFile(filepath.Join(out, "README.md"), []byte(index.String()), 0o644)
+}
+
+// metricsPage is a table of fleetplane's own metrics per binary, from the
+// definitions the binaries build them from.
+func metricsPage() string {
+	var b strings.Builder
+	b.WriteString(header + "# Metrics\n\nfleetplane's own metrics, from the definitions the binaries register (`internal/provider/fleetmetrics`, `internal/function/runmetrics`). Besides these, provider-fleetplane serves crossplane-runtime's managed-resource metrics (`crossplane_managed_resource_*`) and controller-runtime's, and function-fleetplane the gRPC server's (`grpc_server_*`). No label carries free text: each is a closed set of values or names one Kubernetes object. [docs/operations.md](../operations.md) says what to watch and alert on.\n")
+	for _, bin := range []struct {
+		name string
+		defs []metrics.Def
+	}{{"provider-fleetplane", fleetmetrics.Defs}, {"function-fleetplane", runmetrics.Defs}} {
+		fmt.Fprintf(&b, "\n## %s\n\n| Metric | Type | Labels | Series | Meaning |\n| --- | --- | --- | --- | --- |\n", bin.name)
+		for _, d := range bin.defs {
+			labels := "—"
+			if len(d.Labels) > 0 {
+				labels = "`" + strings.Join(d.Labels, "`, `") + "`"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", d.Name, d.Type, labels, d.Series, strings.ReplaceAll(d.Help, "|", "\\|"))
+		}
+	}
+	return b.String()
 }
 
 // flags is a page of each binary's --help, in the order of their names.
