@@ -164,6 +164,12 @@ func run(ctx context.Context, exit bool, interval, check time.Duration, audit bo
 		}
 	}
 
+	summary, err := health(ctx, env)
+	if err != nil {
+		return err
+	}
+	sayf("fleet health, scraped from the provider's and the function's /metrics (deploy/observability has the dashboard and alerts):\n%s", summary)
+
 	cli, err := controlplane.Tool(root, "crossplane")
 	if err != nil {
 		return err
@@ -186,9 +192,10 @@ pinned tools the demo built):
   crossplane beta trace adxcluster hub -n fleet
   crossplane beta trace experiment gateway-tutorial -n experiments
   curl -s %[4]s/fleetplane/functions?db=Metrics
+  curl -s %[6]s | grep ^fleetplane_
 
 Logs of every process are in %[5]s.
-`, env.CP.Kubeconfig, kubectl, cli, hub.URL, dir)
+`, env.CP.Kubeconfig, kubectl, cli, hub.URL, dir, env.ProviderMetrics)
 	if exit {
 		return nil
 	}

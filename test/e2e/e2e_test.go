@@ -261,6 +261,11 @@ func TestFederatedFleet(t *testing.T) {
 		})
 	})
 
+	// Last: the lapse leaves the hub's federation guarding for a while.
+	t.Run("the fleet's health in metrics; a heartbeat lapse fires the stale alert", func(t *testing.T) {
+		fleetHealth(t, ns, hub, 2)
+	})
+
 	s, r, _ := condition(getXR(t, ns, "hub"), "adxcluster.fleetplane.io")
 	if s != string(corev1.ConditionTrue) || r != "ProvisioningSkipped" {
 		t.Errorf("hub condition = %s/%s", s, r)

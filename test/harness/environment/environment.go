@@ -118,6 +118,10 @@ type Env struct {
 	Kube     client.Client
 	Function *controlplane.Process
 	Provider *controlplane.Process
+	// ProviderMetrics and FunctionMetrics are the /metrics URLs of the
+	// provider and the function, on loopback ports of their own.
+	// FunctionMetrics is "" once an upgrade has replaced the function.
+	ProviderMetrics, FunctionMetrics string
 	// ProviderKubernetes is provider-kubernetes, installed as a
 	// dependency of the Configuration.
 	ProviderKubernetes *controlplane.Process
@@ -297,10 +301,20 @@ func (e *Env) install(ctx context.Context, b built) error {
 	if err := e.CrossplaneCLI(ctx, "xpkg", "install", "configuration", ConfigurationSource+":"+Version, ConfigurationName); err != nil {
 		return err
 	}
-	if e.Function, err = e.Crossplane.ServeFunction(ctx, FunctionName, b.functionBin, "--metrics-address="); err != nil {
+	fnMetrics, err := loopbackAddress()
+	if err != nil {
 		return err
 	}
-	args := append([]string{"--poll", e.opts.poll("5s"), "--metrics-address", "0", "--health-address", "0",
+	if e.Function, err = e.Crossplane.ServeFunction(ctx, FunctionName, b.functionBin, "--metrics-address="+fnMetrics); err != nil {
+		return err
+	}
+	e.FunctionMetrics = "http://" + fnMetrics + "/metrics"
+	providerMetrics, err := loopbackAddress()
+	if err != nil {
+		return err
+	}
+	e.ProviderMetrics = "http://" + providerMetrics + "/metrics"
+	args := append([]string{"--poll", e.opts.poll("5s"), "--metrics-address", providerMetrics, "--health-address", "0",
 		"--imds-endpoint", e.AzureAPI.URL, "--azure-resource-manager-endpoint", e.AzureAPI.URL,
 		// The kubelet stand-in's pods listen on loopback IPs.
 		"--scrape-loopback-pods"}, e.opts.debug()...)
@@ -540,4 +554,13 @@ func (e *Env) Stop() {
 	if e.Registry != nil {
 		e.Registry.Close()
 	}
+}
+
+// loopbackAddress is a free loopback address for a metrics endpoint.
+func loopbackAddress() (string, error) {
+	port, err := controlplane.FreePort()
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("127.0.0.1:%d", port), nil
 }

@@ -405,7 +405,7 @@ func (e *Env) ServeFunctionRevision(ctx context.Context, pkg string, timeout tim
 		return err
 	}
 	e.Function.Stop()
-	e.Function = next
+	e.Function, e.FunctionMetrics = next, ""
 	return nil
 }
 

@@ -1,8 +1,13 @@
 package support
 
 import (
+	"bytes"
+	"context"
+	"fmt"
 	"io"
+	"net/http"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -80,4 +85,34 @@ func includes(have, want map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// maxScrape bounds what Scrape reads: a /metrics page of the test's
+// binaries is tens of kilobytes.
+const maxScrape = 16 << 20
+
+// Scrape reads the /metrics page at url, as Prometheus would, and returns
+// it raw and parsed.
+func Scrape(ctx context.Context, url string) ([]byte, Samples, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	rsp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = rsp.Body.Close() }()
+	if rsp.StatusCode != http.StatusOK {
+		return nil, nil, fmt.Errorf("GET %s: %s", url, rsp.Status)
+	}
+	b, err := io.ReadAll(io.LimitReader(rsp.Body, maxScrape))
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := ParseMetrics(bytes.NewReader(b))
+	return b, s, err
 }
