@@ -7,6 +7,7 @@
 package combine
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -359,13 +360,16 @@ rows:
 	if len(c.GroupBy) == 0 && len(groups) == 0 {
 		groups["[]"] = &group{key: "[]"}
 	}
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
+	ordered := make([]*group, 0, len(groups))
+	for _, g := range groups {
+		ordered = append(ordered, g)
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		g := groups[k]
+	// Groups in the order of their values, numbers as numbers (2 before
+	// 10), then by encoding, which breaks every tie deterministically.
+	slices.SortFunc(ordered, func(a, b *group) int {
+		return cmp.Or(compareTuples(a.values, b.values), cmp.Compare(a.key, b.key))
+	})
+	for _, g := range ordered {
 		row := append([]any(nil), g.values...)
 		for _, a := range c.CombinedFields {
 			row = append(row, fold(a, g.rows, ev))
@@ -386,8 +390,8 @@ func rowName(r map[string]any) string {
 }
 
 // fold aggregates one column over a group; values that are not numbers
-// are left out of SUM, AVG, MIN and MAX, and with none left the value is
-// nil.
+// are left out of SUM, AVG, MIN and MAX. COUNT and SUM of nothing are 0,
+// as in KubeStellar's API; AVG, MIN and MAX of nothing are nil.
 func fold(a Aggregate, rows []map[string]any, ev evaluator) any {
 	if a.Type == Count {
 		return int64(len(rows))
@@ -399,6 +403,9 @@ func fold(a Aggregate, rows []map[string]any, ev evaluator) any {
 		}
 	}
 	if len(nums) == 0 {
+		if a.Type == Sum {
+			return 0.0
+		}
 		return nil
 	}
 	switch a.Type {
@@ -420,4 +427,58 @@ func fold(a Aggregate, rows []map[string]any, ev evaluator) any {
 		return slices.Max(nums)
 	}
 	return nil
+}
+
+// compareTuples orders group values element by element: null, then
+// booleans (false first), then numbers by value, then strings.
+func compareTuples(a, b []any) int {
+	for i := range min(len(a), len(b)) {
+		if c := compareValues(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func compareValues(a, b any) int {
+	ra, rb := rank(a), rank(b)
+	if ra != rb {
+		return cmp.Compare(ra, rb)
+	}
+	switch ra {
+	case 1:
+		x, y := a.(bool), b.(bool)
+		switch {
+		case x == y:
+			return 0
+		case !x:
+			return -1
+		}
+		return 1
+	case 2:
+		x, _ := number(a)
+		y, _ := number(b)
+		return cmp.Compare(x, y)
+	case 3:
+		return cmp.Compare(a.(string), b.(string))
+	}
+	return 0
+}
+
+// rank is a group value's place in the order: null, bool, number, string,
+// anything else.
+func rank(v any) int {
+	if v == nil {
+		return 0
+	}
+	if _, ok := v.(bool); ok {
+		return 1
+	}
+	if _, ok := number(v); ok {
+		return 2
+	}
+	if _, ok := v.(string); ok {
+		return 3
+	}
+	return 4
 }

@@ -140,13 +140,32 @@ combinedFields:
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %#v, want %#v", got, want)
 	}
-	// No rows: one row of aggregates, COUNT 0.
-	if got := Combine(c, nil); !reflect.DeepEqual(got.Rows, [][]any{{int64(0), nil, nil, nil, nil, nil}}) {
+	// No rows: one row of aggregates, COUNT and SUM 0 as in KubeStellar;
+	// AVG, MIN and MAX of nothing have no value.
+	if got := Combine(c, nil); !reflect.DeepEqual(got.Rows, [][]any{{int64(0), 0.0, nil, nil, nil, nil}}) {
 		t.Errorf("no rows: %#v", got.Rows)
 	}
 	lim := collector(t, `{select: [{name: wec, def: {op: Path, path: "$.inventory.name"}}], limit: 2}`)
 	if got := Combine(lim, rows()); len(got.Rows) != 2 || got.Omitted != 1 {
 		t.Errorf("limit 2: %#v", got)
+	}
+}
+
+// TestGroupsInValueOrder: numeric group keys sort as numbers, not as
+// their text ("10" after "9"); mixed types in a fixed order.
+func TestGroupsInValueOrder(t *testing.T) {
+	c := collector(t, `{groupBy: [{name: v, def: {op: Path, path: "$.status.v"}}], combinedFields: [{name: n, type: COUNT}]}`)
+	var rs []map[string]any
+	for _, v := range []any{int64(10), "b", 9.5, nil, true, int64(2), "a", false, int64(10)} {
+		rs = append(rs, map[string]any{"status": map[string]any{"v": v}})
+	}
+	var got []any
+	for _, r := range Combine(c, rs).Rows {
+		got = append(got, r[0])
+	}
+	want := []any{nil, false, true, int64(2), 9.5, int64(10), "a", "b"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("groups in order %v, want %v", got, want)
 	}
 }
 
