@@ -167,7 +167,8 @@ type PlacementStatus struct {
 	Objects []PlacedObject `json:"objects,omitempty"`
 
 	// ExpansionFailures: objects whose templates fail for a cluster.
-	// Their copies stay as they were on every cluster until fixed.
+	// While there are any, nothing of the Placement is delivered: every
+	// copy stays as it was on every cluster until they are fixed.
 	// +optional
 	ExpansionFailures []ExpansionFailure `json:"expansionFailures,omitempty"`
 }

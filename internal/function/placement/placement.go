@@ -359,11 +359,23 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 			Message: fmt.Sprintf("%d objects on %d clusters is more than one Placement delivers (at most %d objects and %d copies); copies already delivered stay as they are; split the Placement", len(p.objects), len(p.clusters), MaxObjects, MaxCopies),
 		}
 	}
+	manifests, failures := p.expand(transforms)
+	// The seed: an expansion that fails for any object on any cluster
+	// holds back the whole Placement. What was delivered before stays as
+	// it was on every cluster, and nothing new is created, its clusters'
+	// namespaces included, until the templates expand again.
+	held := len(failures) > 0
+
 	// A cluster whose namespace of this name fleetplane did not create
 	// for this namespace gets nothing: it is someone else's.
 	owned := map[string]bool{}
 	for _, c := range p.clusters {
 		n := namespaceName(c.name)
+		if held {
+			set.Keep(n)
+			owned[c.name] = false
+			continue
+		}
 		set.Add(n, p.namespaceObject(c.name, p.namespaceOwned(n)))
 		owned[c.name] = !p.foreign(n)
 		if !owned[c.name] {
@@ -371,46 +383,18 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 		}
 	}
 
-	var failures []v1alpha1.ExpansionFailure
 	copies, delivered := 0, 0
-	// One budget for every template of the Placement, on every cluster:
-	// what one tenant's templates may make the shared function do.
-	budget := expand.NewBudget(p.templateBudget)
-	for _, w := range p.objects {
-		base := transform.Object(w.obj, w.gvk.Group, w.gvk.Kind, w.removals(transforms)...)
-		manifests := make([]map[string]any, len(p.clusters))
-		var failure *v1alpha1.ExpansionFailure
-		expands := expand.Requested(w.obj)
-		for i, c := range p.clusters {
-			manifests[i] = base
-			if !expands {
-				continue
-			}
-			m, errs := expand.Object(base, c.props, budget)
-			if len(errs) > 0 && failure == nil {
-				failure = &v1alpha1.ExpansionFailure{Object: w.ref(), Cluster: c.name, ObservedGeneration: p.r.XR.GetGeneration()}
-				for _, e := range errs[:min(len(errs), maxExpansionErrors)] {
-					// The template's own text can be in the error.
-					failure.Errors = append(failure.Errors, observe.Bound(e.Error()))
-				}
-			}
-			manifests[i] = m
-		}
+	for k, w := range p.objects {
 		po := v1alpha1.PlacedObject{APIVersion: w.gvk.GroupVersion().String(), Kind: w.gvk.Kind, Name: w.name(), Resource: w.resource, Clusters: len(p.clusters)}
 		for i, c := range p.clusters {
 			n := copyName(c.name, w)
-			switch {
-			case failure != nil:
-				// The seed: a failed expansion for any cluster leaves what
-				// was delivered before in place on every cluster.
-				set.Keep(n)
-			case !owned[c.name]:
-				set.Keep(n)
-			default:
-				set.Add(n, p.copyObject(c.name, w, manifests[i], p.createdHere(n)), namespaceName(c.name))
+			if owned[c.name] {
+				set.Add(n, p.copyObject(c.name, w, manifests[k][i], p.createdHere(n)), namespaceName(c.name))
 				if p.foreign(n) {
 					p.notOwned = append(p.notOwned, fmt.Sprintf("%s on cluster %s", w.ref(), c.name))
 				}
+			} else {
+				set.Keep(n)
 			}
 			o := set.Observed(n)
 			if observe.ConditionOf(o, string(xpv2.TypeSynced)).Status == corev1.ConditionTrue {
@@ -422,17 +406,50 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 		}
 		copies += len(p.clusters)
 		delivered += po.Ready
-		if failure != nil {
-			failures = append(failures, *failure)
-		}
 		p.status.Objects = append(p.status.Objects, po)
 	}
 	p.status.ExpansionFailures = failures
-	p.copies = compose.Copies{
-		Desired: copies, Delivered: delivered, Held: len(p.r.Resources.Held()),
-		Failed: len(failures)*len(p.clusters) + len(p.notOwned),
+	p.copies = compose.Copies{Desired: copies, Delivered: delivered, Held: len(p.r.Resources.Held()), Failed: len(p.notOwned)}
+	if held {
+		p.copies.Failed = copies
 	}
 	return p.delivered(failures, copies, delivered)
+}
+
+// expand transforms every object and expands its templates for every
+// cluster: manifests[object][cluster], and the first failure of each
+// object that fails.
+func (p *planner) expand(transforms map[string][]jsonpath.Path) ([][]map[string]any, []v1alpha1.ExpansionFailure) {
+	var failures []v1alpha1.ExpansionFailure
+	manifests := make([][]map[string]any, len(p.objects))
+	// One budget for every template of the Placement, on every cluster:
+	// what one tenant's templates may make the shared function do.
+	budget := expand.NewBudget(p.templateBudget)
+	for k, w := range p.objects {
+		base := transform.Object(w.obj, w.gvk.Group, w.gvk.Kind, w.removals(transforms)...)
+		manifests[k] = make([]map[string]any, len(p.clusters))
+		var failure *v1alpha1.ExpansionFailure
+		expands := expand.Requested(w.obj)
+		for i, c := range p.clusters {
+			manifests[k][i] = base
+			if !expands {
+				continue
+			}
+			m, errs := expand.Object(base, c.props, budget)
+			if len(errs) > 0 && failure == nil {
+				failure = &v1alpha1.ExpansionFailure{Object: w.ref(), Cluster: c.name, ObservedGeneration: p.r.XR.GetGeneration()}
+				for _, e := range errs[:min(len(errs), maxExpansionErrors)] {
+					// The template's own text can be in the error.
+					failure.Errors = append(failure.Errors, observe.Bound(e.Error()))
+				}
+			}
+			manifests[k][i] = m
+		}
+		if failure != nil {
+			failures = append(failures, *failure)
+		}
+	}
+	return manifests, failures
 }
 
 // delivered is the Delivered condition: the first of what is wrong, or
@@ -443,7 +460,7 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 		f := failures[0]
 		return compose.Condition{
 			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonExpansionFailed, Warning: true,
-			Message: observe.Bound(fmt.Sprintf("templates of %d objects fail to expand; their copies stay as they were on every cluster. %s for cluster %s: %s", len(failures), f.Object, f.Cluster, strings.Join(f.Errors, "; "))),
+			Message: observe.Bound(fmt.Sprintf("templates of %d objects fail to expand, so nothing of this Placement is delivered: every copy stays as it was on every cluster until they do. %s for cluster %s: %s", len(failures), f.Object, f.Cluster, strings.Join(f.Errors, "; "))),
 		}
 	case len(p.clusters) == 0 && p.ungranted > 0:
 		return compose.Condition{

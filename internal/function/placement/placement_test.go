@@ -209,7 +209,12 @@ func made(r *ct.Resource) *ct.Resource {
 	return r.Annotate("crossplane.io/external-create-succeeded", "2026-11-23T10:00:00Z")
 }
 
-func TestExpansionFailureKeepsEveryCopy(t *testing.T) {
+// TestExpansionFailureHoldsBackThePlacement: as the seed says, a template
+// that fails for any object on any cluster holds back the whole
+// Placement: every copy already delivered stays exactly as it was, on
+// every cluster and for every object, and nothing new is created, not
+// even a new cluster's namespace.
+func TestExpansionFailureHoldsBackThePlacement(t *testing.T) {
 	req := workloads(t)
 	// wec2 has no owner property: {{.owner}} fails there only.
 	req["inventory"] = []runtime.Object{
@@ -218,28 +223,37 @@ func TestExpansionFailureKeepsEveryCopy(t *testing.T) {
 		cluster(t, "wec3", "env: prod", ""),
 	}
 	rsp := ct.Run(t, placement.Composer, ct.Call{XR: xr(t, spec), Required: req, Observed: delivered(t, nil)})
-	// What was delivered stays exactly as it was, on the cluster where
-	// expansion works too; nothing new is created on wec3.
 	for _, c := range []string{"wec1", "wec2"} {
-		rsp.Want(c+"/ConfigMap/settings", "spec.forProvider.manifest.metadata.name", "old-"+c)
+		for _, o := range []string{"ConfigMap/settings", "Deployment.apps/web", "Service/web", "Job.batch/migrate"} {
+			rsp.Want(c+"/"+o, "spec.forProvider.manifest.metadata.name", "old-"+c)
+		}
 	}
-	if rsp.Has("wec3/ConfigMap/settings") {
-		t.Error("a failing object is created nowhere")
-	}
-	if !rsp.Has("wec3/Namespace") {
-		t.Error("other objects still reach a new cluster, its namespace first")
+	for _, n := range rsp.Names() {
+		if strings.HasPrefix(n, "wec3/") {
+			t.Errorf("%s created while the Placement is held back", n)
+		}
 	}
 	rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonExpansionFailed,
-		"ConfigMap/settings for cluster wec2", `map has no entry for key "owner"`)
+		"nothing of this Placement is delivered", "ConfigMap/settings for cluster wec2", `map has no entry for key "owner"`)
 	rsp.Want("", "status.expansionFailures", []any{map[string]any{
 		"object": "ConfigMap/settings", "cluster": "wec2", "observedGeneration": 3,
 		"errors": []any{`$.data.owner: template: leaf:1:2: executing "leaf" at <.owner>: map has no entry for key "owner"`, `$.data.tier: template: leaf:1:2: executing "leaf" at <.tier>: map has no entry for key "tier"`},
 	}})
 	rsp.WantNotReady()
-	// The four objects are ready where they were delivered before (wec1,
-	// wec2); on wec3 the three that expand wait for the namespace, and
-	// the one that fails is left as it was on all three clusters.
-	wantCopies(t, rsp, compose.Copies{Desired: 12, Delivered: 8, Held: 3, Failed: 3})
+	// The eight copies on wec1 and wec2 are ready as they were; none of
+	// the twelve is delivered as it should now be.
+	wantCopies(t, rsp, compose.Copies{Desired: 12, Delivered: 8, Failed: 12})
+
+	// Fixed: every cluster has the properties, and delivery resumes.
+	req["inventory"] = []runtime.Object{
+		cluster(t, "wec2", "env: prod, region: westus, tier: silver, owner: o2", ""),
+		cluster(t, "wec1", "env: prod, region: eastus, tier: gold, owner: o", ""),
+		cluster(t, "wec3", "env: prod, region: northeurope, tier: bronze, owner: o3", ""),
+	}
+	rsp = ct.Run(t, placement.Composer, ct.Call{XR: xr(t, spec), Required: req, Observed: delivered(t, nil)})
+	if !rsp.Has("wec3/Namespace") || rsp.Condition(v1alpha1.ConditionDelivered).GetReason() == placement.ReasonExpansionFailed {
+		t.Errorf("still held back once the templates expand: %v", rsp.Condition(v1alpha1.ConditionDelivered))
+	}
 }
 
 // wantCopies checks what the composition tells the function's metrics.

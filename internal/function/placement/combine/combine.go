@@ -441,26 +441,27 @@ func compareTuples(a, b []any) int {
 }
 
 func compareValues(a, b any) int {
-	ra, rb := rank(a), rank(b)
-	if ra != rb {
-		return cmp.Compare(ra, rb)
+	if c := cmp.Compare(rank(a), rank(b)); c != 0 {
+		return c
 	}
-	switch ra {
-	case 1:
-		x, y := a.(bool), b.(bool)
-		switch {
-		case x == y:
-			return 0
-		case !x:
-			return -1
-		}
-		return 1
-	case 2:
-		x, _ := number(a)
+	if x, ok := a.(bool); ok {
+		y, _ := b.(bool)
+		return cmp.Compare(boolRank(x), boolRank(y))
+	}
+	if x, ok := number(a); ok {
 		y, _ := number(b)
 		return cmp.Compare(x, y)
-	case 3:
-		return cmp.Compare(a.(string), b.(string))
+	}
+	if x, ok := a.(string); ok {
+		y, _ := b.(string)
+		return cmp.Compare(x, y)
+	}
+	return 0
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
 	}
 	return 0
 }
