@@ -286,8 +286,10 @@ func TestPlacement(t *testing.T) {
 	// Combined status, as the clusters report it: wec2 runs no pods.
 	eventually(t, 2*time.Minute, "combined status from both clusters", func() (bool, string) {
 		p := get(t, placementAPI, "Placement", ns, "web")
-		got := combined(p, "Deployment", "numwecs") + " " + combined(p, "Deployment", "sadones") + " " + combined(p, "Deployment", "availablereplicashistogram")
-		return got == `[{"count":2}] [{"wec":"wec2"}] [{"count":1,"numAvailable":2},{"count":1,"numAvailable":null}]`, got
+		got := combined(p, "Deployment", "numwecs") + " " + combined(p, "Deployment", "sadones") + " " + combined(p, "Deployment", "availablereplicashistogram") +
+			" " + combined(p, "Deployment", "availability")
+		return got == `[{"count":2}] [{"wec":"wec2"}] [{"count":1,"numAvailable":2},{"count":1,"numAvailable":null}]`+
+			` [{"available":2,"complete":true,"wec":"wec1"},{"available":0,"complete":false,"wec":"wec2"}]`, got
 	})
 	for _, w := range wecs {
 		d := getIn(w.Kube, "apps/v1", "Deployment", ns, "web")

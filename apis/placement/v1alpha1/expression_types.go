@@ -19,19 +19,38 @@ const (
 	OpOr    ExpressionOp = "Or"
 )
 
-// Expression is an operator over a row: Path reads a field, Not negates one argument, Equal compares two, And and Or combine one or more.
+// Expression is an operator over a row (Path reads a field, Not negates one argument, Equal compares two, And and Or combine one or more), or a CEL expression over KubeStellar's variables.
 //
-// +kubebuilder:validation:XValidation:rule="self.op == 'Path' ? has(self.path) && !has(self.args) : !has(self.path)",message="op Path takes a path and no args; the other ops take args and no path"
-// +kubebuilder:validation:XValidation:rule="self.op != 'Not' || (has(self.args) && size(self.args) == 1)",message="op Not takes exactly one arg"
-// +kubebuilder:validation:XValidation:rule="self.op != 'Equal' || (has(self.args) && size(self.args) == 2)",message="op Equal takes exactly two args"
-// +kubebuilder:validation:XValidation:rule="!(self.op in ['And', 'Or']) || (has(self.args) && size(self.args) >= 1)",message="ops And and Or take at least one arg"
+// +kubebuilder:validation:XValidation:rule="has(self.op) != has(self.cel)",message="an expression is either op (the operator tree) or cel, not both and not neither"
+// +kubebuilder:validation:XValidation:rule="!has(self.op) || (self.op == 'Path' ? has(self.path) && !has(self.args) : !has(self.path))",message="op Path takes a path and no args; the other ops take args and no path"
+// +kubebuilder:validation:XValidation:rule="!has(self.op) || self.op != 'Not' || (has(self.args) && size(self.args) == 1)",message="op Not takes exactly one arg"
+// +kubebuilder:validation:XValidation:rule="!has(self.op) || self.op != 'Equal' || (has(self.args) && size(self.args) == 2)",message="op Equal takes exactly two args"
+// +kubebuilder:validation:XValidation:rule="!has(self.op) || !(self.op in ['And', 'Or']) || (has(self.args) && size(self.args) >= 1)",message="ops And and Or take at least one arg"
+// +kubebuilder:validation:XValidation:rule="has(self.op) || (!has(self.path) && !has(self.args))",message="a cel expression takes no path and no args"
 type Expression struct {
-	// Op is the operator.
-	Op ExpressionOp `json:"op"`
+	// Op is the operator; or set cel instead.
+	// +optional
+	Op ExpressionOp `json:"op,omitempty"`
+
+	// CEL is an expression in the Common Expression Language, as
+	// KubeStellar's StatusCollectors write them, over four variables of
+	// each cluster's row: inventory (name, labels), obj (the workload
+	// object on the control plane), returned (status, as the cluster
+	// reports it) and propagation (stale, lastReturnedUpdateTimestamp).
+	// E.g. returned.status.availableReplicas > 0. A filter must yield a
+	// boolean. It is compiled when the StatusCollector is (its Valid
+	// condition says what is wrong); an evaluation that fails on a row, or
+	// costs more than 100,000 units, leaves that row's value out and is
+	// listed in the combined status' errors.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	CEL string `json:"cel,omitempty"`
 
 	// Path to read, for op Path: the CustomTransform JSONPath subset, over
-	// the cluster's reported object augmented with inventory (name) and
-	// propagation (stale): $.status.phase, $.inventory.name.
+	// the cluster's reported object augmented with inventory (name,
+	// labels), obj, returned (status) and propagation (stale,
+	// lastReturnedUpdateTimestamp): $.status.phase, $.inventory.name.
 	// +optional
 	// +kubebuilder:validation:MinLength=2
 	// +kubebuilder:validation:MaxLength=1024
@@ -55,8 +74,9 @@ type Expression2 struct {
 	Op ExpressionOp `json:"op"`
 
 	// Path to read, for op Path: the CustomTransform JSONPath subset, over
-	// the cluster's reported object augmented with inventory (name) and
-	// propagation (stale): $.status.phase, $.inventory.name.
+	// the cluster's reported object augmented with inventory (name,
+	// labels), obj, returned (status) and propagation (stale,
+	// lastReturnedUpdateTimestamp): $.status.phase, $.inventory.name.
 	// +optional
 	// +kubebuilder:validation:MinLength=2
 	// +kubebuilder:validation:MaxLength=1024
@@ -80,8 +100,9 @@ type Expression3 struct {
 	Op ExpressionOp `json:"op"`
 
 	// Path to read, for op Path: the CustomTransform JSONPath subset, over
-	// the cluster's reported object augmented with inventory (name) and
-	// propagation (stale): $.status.phase, $.inventory.name.
+	// the cluster's reported object augmented with inventory (name,
+	// labels), obj, returned (status) and propagation (stale,
+	// lastReturnedUpdateTimestamp): $.status.phase, $.inventory.name.
 	// +optional
 	// +kubebuilder:validation:MinLength=2
 	// +kubebuilder:validation:MaxLength=1024
@@ -105,8 +126,9 @@ type Expression4 struct {
 	Op ExpressionOp `json:"op"`
 
 	// Path to read, for op Path: the CustomTransform JSONPath subset, over
-	// the cluster's reported object augmented with inventory (name) and
-	// propagation (stale): $.status.phase, $.inventory.name.
+	// the cluster's reported object augmented with inventory (name,
+	// labels), obj, returned (status) and propagation (stale,
+	// lastReturnedUpdateTimestamp): $.status.phase, $.inventory.name.
 	// +optional
 	// +kubebuilder:validation:MinLength=2
 	// +kubebuilder:validation:MaxLength=1024
@@ -129,8 +151,9 @@ type PathExpression struct {
 	Op PathOp `json:"op"`
 
 	// Path to read, the CustomTransform JSONPath subset, over
-	// the cluster's reported object augmented with inventory (name) and
-	// propagation (stale): $.status.phase, $.inventory.name.
+	// the cluster's reported object augmented with inventory (name,
+	// labels), obj, returned (status) and propagation (stale,
+	// lastReturnedUpdateTimestamp): $.status.phase, $.inventory.name.
 	// +kubebuilder:validation:MinLength=2
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:Pattern=`^\$[.\[]`

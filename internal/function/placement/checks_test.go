@@ -66,4 +66,11 @@ func TestStatusCollectorCheck(t *testing.T) {
 	rsp = ct.Run(t, placement.StatusCollectorComposer, ct.Call{XR: sc(`{select: [{name: a, def: {op: Path, path: "$.items[0]"}}]}`)})
 	rsp.WantCondition(v1alpha1.ConditionValid, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonInvalid, "column 0 (a)")
 	rsp.WantNotReady()
+
+	// CEL is compiled when the collector is: valid as KubeStellar's
+	// users write it, and its compiler's message when not.
+	rsp = ct.Run(t, placement.StatusCollectorComposer, ct.Call{XR: sc(`{filter: {cel: "returned.status.availableReplicas > 0"}, select: [{name: wec, def: {cel: inventory.name}}]}`)})
+	rsp.WantCondition(v1alpha1.ConditionValid, fnv1.Status_STATUS_CONDITION_TRUE, placement.ReasonValid)
+	rsp = ct.Run(t, placement.StatusCollectorComposer, ct.Call{XR: sc(`{filter: {cel: "returned.status.phase"}, select: [{name: wec, def: {cel: "cluster.name"}}]}`)})
+	rsp.WantCondition(v1alpha1.ConditionValid, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonInvalid, "undeclared reference to 'cluster'")
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/crossplane/function-sdk-go/resource/composed"
@@ -143,9 +144,13 @@ func (p *planner) combine(collectors map[string]namedCollector) {
 }
 
 // rows are what each cluster reports about w's copy, in cluster order:
-// the object as the cluster holds it (status included), with inventory
-// (the cluster's name) and propagation (stale: the copy is not on the
-// cluster as desired, or nothing has been reported yet) beside it.
+// the object as the cluster holds it (status included), and beside it
+// KubeStellar's four variables: inventory (the cluster's name and
+// labels), obj (the workload object as the control plane holds it),
+// returned (the status the cluster returned) and propagation (stale: the
+// copy is not on the cluster as desired, or nothing has been reported
+// yet; lastReturnedUpdateTimestamp: when what the cluster reports last
+// changed state, as provider-kubernetes' conditions on the copy record it).
 func (p *planner) rows(w workload) []map[string]any {
 	rows := make([]map[string]any, 0, len(p.clusters))
 	for _, c := range p.clusters {
@@ -154,11 +159,41 @@ func (p *planner) rows(w workload) []map[string]any {
 		reported := observedManifest(o)
 		maps.Copy(row, reported)
 		stale := reported == nil || observe.ConditionOf(o, string(xpv2.TypeSynced)).Status != corev1.ConditionTrue
-		row["inventory"] = map[string]any{"name": c.name}
-		row["propagation"] = map[string]any{"stale": stale}
+		labels := make(map[string]any, len(c.labels))
+		for k, v := range c.labels {
+			labels[k] = v
+		}
+		row["inventory"] = map[string]any{"name": c.name, "labels": labels}
+		propagation := map[string]any{"stale": stale}
+		if t := lastReturned(o); t != "" {
+			propagation["lastReturnedUpdateTimestamp"] = t
+		}
+		row["propagation"] = propagation
+		row["obj"] = w.obj
+		returned := map[string]any{}
+		if st, ok := reported["status"]; ok {
+			returned["status"] = st
+		}
+		row["returned"] = returned
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// lastReturned is the latest transition of a copy's Synced and Ready
+// conditions: when what its cluster reports last changed state. "" when
+// the copy has neither.
+func lastReturned(o *composed.Unstructured) string {
+	var latest time.Time
+	for _, t := range []string{string(xpv2.TypeSynced), string(xpv2.TypeReady)} {
+		if at := observe.ConditionOf(o, t).LastTransitionTime.Time; at.After(latest) {
+			latest = at
+		}
+	}
+	if latest.IsZero() {
+		return ""
+	}
+	return latest.UTC().Format(time.RFC3339)
 }
 
 // observedManifest is the object as the cluster holds it, which

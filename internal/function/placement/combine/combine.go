@@ -3,7 +3,8 @@
 // cluster (the object's reported state, with the cluster's inventory and
 // propagation facts beside it), an optional filter, then either named
 // columns per row or groups with aggregates, and a limit. Expressions are
-// the seed's operator tree: Path, Not, Equal, And, Or.
+// the seed's operator tree (Path, Not, Equal, And, Or) or CEL over
+// KubeStellar's variables (cel.go).
 package combine
 
 import (
@@ -14,6 +15,8 @@ import (
 	"math"
 	"reflect"
 	"slices"
+
+	"github.com/google/cel-go/cel"
 
 	"github.com/fleetplane/fleetplane/internal/function/placement/jsonpath"
 )
@@ -40,11 +43,13 @@ const (
 const DefaultLimit = 20
 
 // Expr is an expression: a Path reads the row at a JSONPath (the
-// CustomTransform subset); Not, Equal, And and Or take Args.
+// CustomTransform subset); Not, Equal, And and Or take Args. Or, instead
+// of Op, CEL: an expression over inventory, obj, returned and propagation.
 type Expr struct {
-	Op   string `json:"op"`
+	Op   string `json:"op,omitempty"`
 	Path string `json:"path,omitempty"`
 	Args []Expr `json:"args,omitempty"`
+	CEL  string `json:"cel,omitempty"`
 }
 
 // Named is an output column.
@@ -75,7 +80,7 @@ type Collector struct {
 // mixed with aggregation, or a column named twice.
 func (c Collector) Check() error {
 	if c.Filter != nil {
-		if err := c.Filter.check("filter"); err != nil {
+		if err := c.Filter.check("filter", true); err != nil {
 			return err
 		}
 	}
@@ -102,7 +107,7 @@ func (c Collector) Check() error {
 		if err := column(where, n.Name); err != nil {
 			return err
 		}
-		if err := n.Def.check(where + " (" + n.Name + ")"); err != nil {
+		if err := n.Def.check(where+" ("+n.Name+")", false); err != nil {
 			return err
 		}
 	}
@@ -117,7 +122,7 @@ func (c Collector) Check() error {
 			if a.Subject == nil {
 				return fmt.Errorf("%s (%s): %s needs a subject", where, a.Name, a.Type)
 			}
-			if err := a.Subject.check(where + " subject"); err != nil {
+			if err := a.Subject.check(where+" subject", false); err != nil {
 				return err
 			}
 		default:
@@ -130,7 +135,16 @@ func (c Collector) Check() error {
 	return nil
 }
 
-func (e Expr) check(where string) error {
+func (e Expr) check(where string, wantBool bool) error {
+	if e.CEL != "" {
+		if e.Op != "" || e.Path != "" || len(e.Args) > 0 {
+			return fmt.Errorf("%s: an expression is either cel or op, not both", where)
+		}
+		if _, err := compileCEL(e.CEL, wantBool); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		return nil
+	}
 	args := func(n int) error {
 		if n >= 0 && len(e.Args) != n {
 			return fmt.Errorf("%s: %s takes %d argument(s), not %d", where, e.Op, n, len(e.Args))
@@ -139,7 +153,7 @@ func (e Expr) check(where string) error {
 			return fmt.Errorf("%s: %s takes at least one argument", where, e.Op)
 		}
 		for i, a := range e.Args {
-			if err := a.check(fmt.Sprintf("%s.args[%d]", where, i)); err != nil {
+			if err := a.check(fmt.Sprintf("%s.args[%d]", where, i), false); err != nil {
 				return err
 			}
 		}
@@ -164,49 +178,113 @@ func (e Expr) check(where string) error {
 	case OpAnd, OpOr:
 		return args(-1)
 	}
+	if e.Op == "" {
+		return fmt.Errorf("%s: an expression needs op (Path, Not, Equal, And or Or) or cel", where)
+	}
 	return fmt.Errorf("%s: unknown op %q: use Path, Not, Equal, And or Or", where, e.Op)
 }
 
-// Eval evaluates e on a row; a Path to nothing is nil. e must have passed
-// Check.
-func (e Expr) Eval(row map[string]any) any { return evaluator{}.eval(e, row) }
+// Eval evaluates e on a row; a Path to nothing is nil, as is a CEL
+// expression that fails. e must have passed Check.
+func (e Expr) Eval(row map[string]any) any { return newEvaluator().eval(e, row, "") }
 
-// evaluator parses each distinct path once, however many rows and
-// columns use it.
-type evaluator map[string]jsonpath.Path
+// evaluator parses each distinct path and compiles each distinct CEL
+// expression once, however many rows and columns use it, and keeps the
+// first error of each row.
+type evaluator struct {
+	paths map[string]jsonpath.Path
+	progs map[string]cel.Program
+	// failed are the rows with an error, by the identity of their map;
+	// errs their first errors, in the order they came.
+	failed map[uintptr]bool
+	errs   []string
+}
 
-func (ev evaluator) eval(e Expr, row map[string]any) any {
+func newEvaluator() *evaluator {
+	return &evaluator{paths: map[string]jsonpath.Path{}, progs: map[string]cel.Program{}, failed: map[uintptr]bool{}}
+}
+
+// fail records err for row, unless the row has one already: at most one
+// error per cluster.
+func (ev *evaluator) fail(row map[string]any, where string, err error) {
+	ev.note(row, where+": "+err.Error())
+}
+
+// note records msg as row's error, unless the row has one already.
+func (ev *evaluator) note(row map[string]any, msg string) {
+	id := reflect.ValueOf(row).Pointer()
+	if ev.failed[id] {
+		return
+	}
+	ev.failed[id] = true
+	ev.errs = append(ev.errs, rowName(row)+msg)
+}
+
+// hasFailed reports whether row has an error.
+func (ev *evaluator) hasFailed(row map[string]any) bool {
+	return ev.failed[reflect.ValueOf(row).Pointer()]
+}
+
+func (ev *evaluator) eval(e Expr, row map[string]any, where string) any {
+	if e.CEL != "" {
+		return ev.cel(e.CEL, row, where)
+	}
 	switch e.Op {
 	case OpPath:
 		if e.Path == "$" {
 			return row
 		}
-		p, ok := ev[e.Path]
+		p, ok := ev.paths[e.Path]
 		if !ok {
 			p, _ = jsonpath.Parse(e.Path)
-			ev[e.Path] = p
+			ev.paths[e.Path] = p
 		}
 		return lookup(row, p)
 	case OpNot:
-		return !truthy(ev.eval(e.Args[0], row))
+		return !truthy(ev.eval(e.Args[0], row, where))
 	case OpEqual:
-		return equal(ev.eval(e.Args[0], row), ev.eval(e.Args[1], row))
+		return equal(ev.eval(e.Args[0], row, where), ev.eval(e.Args[1], row, where))
 	case OpAnd:
 		for _, a := range e.Args {
-			if !truthy(ev.eval(a, row)) {
+			if !truthy(ev.eval(a, row, where)) {
 				return false
 			}
 		}
 		return true
 	case OpOr:
 		for _, a := range e.Args {
-			if truthy(ev.eval(a, row)) {
+			if truthy(ev.eval(a, row, where)) {
 				return true
 			}
 		}
 		return false
 	}
 	return nil
+}
+
+// cel evaluates a checked CEL expression on row; what fails is nil, and
+// recorded.
+func (ev *evaluator) cel(expr string, row map[string]any, where string) any {
+	prg, ok := ev.progs[expr]
+	if !ok {
+		var err error
+		if prg, err = compileCEL(expr, false); err != nil {
+			ev.fail(row, where, err)
+			return nil
+		}
+		ev.progs[expr] = prg
+	}
+	out, _, err := prg.Eval(celActivation(row))
+	if err != nil {
+		ev.fail(row, where, fmt.Errorf("CEL: %w", err))
+		return nil
+	}
+	v, err := native(out)
+	if err != nil {
+		ev.fail(row, where, err)
+		return nil
+	}
+	return v
 }
 
 func lookup(v any, p jsonpath.Path) any {
@@ -273,18 +351,27 @@ type Result struct {
 	Rows    [][]any  `json:"rows"`
 	// Omitted counts the rows the limit left out.
 	Omitted int `json:"omitted,omitempty"`
-	// Errors are rows left out of the result and why, at most one per
-	// cluster, in row order.
+	// Errors are what went wrong on a row, at most one per cluster, in
+	// the order found: rows left out (a filter or groupBy that fails) and
+	// values left empty (a column or subject that fails).
 	Errors []string `json:"errors,omitempty"`
 }
 
 // Combine runs a checked collector over rows, given in a stable order
 // (by cluster). Groups come out ordered by their key.
 func Combine(c Collector, rows []map[string]any) Result {
-	ev := evaluator{}
+	ev := newEvaluator()
 	var kept []map[string]any
 	for _, r := range rows {
-		if c.Filter == nil || truthy(ev.eval(*c.Filter, r)) {
+		if c.Filter == nil {
+			kept = append(kept, r)
+			continue
+		}
+		v := ev.eval(*c.Filter, r, "filter")
+		if _, ok := v.(bool); c.Filter.CEL != "" && !ok {
+			ev.fail(r, "filter", fmt.Errorf("CEL: yields %T, not a boolean; the row is left out", v))
+		}
+		if !ev.hasFailed(r) && truthy(v) {
 			kept = append(kept, r)
 		}
 	}
@@ -296,7 +383,7 @@ func Combine(c Collector, rows []map[string]any) Result {
 		for _, r := range kept {
 			row := make([]any, len(c.Select))
 			for i, n := range c.Select {
-				row[i] = ev.eval(n.Def, r)
+				row[i] = ev.eval(n.Def, r, "column "+n.Name)
 			}
 			res.Rows = append(res.Rows, row)
 		}
@@ -311,6 +398,7 @@ func Combine(c Collector, rows []map[string]any) Result {
 		res.Omitted = len(res.Rows) - limit
 		res.Rows = res.Rows[:limit]
 	}
+	res.Errors = ev.errs
 	return res
 }
 
@@ -320,7 +408,7 @@ type group struct {
 	rows   []map[string]any
 }
 
-func aggregate(c Collector, rows []map[string]any, ev evaluator) Result {
+func aggregate(c Collector, rows []map[string]any, ev *evaluator) Result {
 	var res Result
 	for _, n := range c.GroupBy {
 		res.Columns = append(res.Columns, n.Name)
@@ -333,13 +421,16 @@ rows:
 	for _, r := range rows {
 		values := make([]any, len(c.GroupBy))
 		for i, n := range c.GroupBy {
-			values[i] = ev.eval(n.Def, r)
+			values[i] = ev.eval(n.Def, r, "groupBy "+n.Name)
+			if ev.hasFailed(r) {
+				continue rows
+			}
 			// A group is a tuple of atomic values, as in SQL. A list or
 			// an object would group by its whole encoding, which is
 			// rarely what was meant; say so instead of guessing.
 			switch values[i].(type) {
 			case []any, map[string]any:
-				res.Errors = append(res.Errors, fmt.Sprintf("%sgroupBy %s is a list or an object, not a single value; the row is left out", rowName(r), n.Name))
+				ev.note(r, fmt.Sprintf("groupBy %s is a list or an object, not a single value; the row is left out", n.Name))
 				continue rows
 			}
 		}
@@ -392,13 +483,13 @@ func rowName(r map[string]any) string {
 // fold aggregates one column over a group; values that are not numbers
 // are left out of SUM, AVG, MIN and MAX. COUNT and SUM of nothing are 0,
 // as in KubeStellar's API; AVG, MIN and MAX of nothing are nil.
-func fold(a Aggregate, rows []map[string]any, ev evaluator) any {
+func fold(a Aggregate, rows []map[string]any, ev *evaluator) any {
 	if a.Type == Count {
 		return int64(len(rows))
 	}
 	var nums []float64
 	for _, r := range rows {
-		if f, ok := number(ev.eval(*a.Subject, r)); ok && !math.IsNaN(f) {
+		if f, ok := number(ev.eval(*a.Subject, r, a.Name+" subject")); ok && !math.IsNaN(f) {
 			nums = append(nums, f)
 		}
 	}
@@ -429,8 +520,9 @@ func fold(a Aggregate, rows []map[string]any, ev evaluator) any {
 	return nil
 }
 
-// compareTuples orders group values element by element: null, then
-// booleans (false first), then numbers by value, then strings.
+// compareTuples orders group values element by element: booleans (false
+// first), then numbers by value, then strings, then anything else, and
+// null last, as SQL's ascending order does in PostgreSQL.
 func compareTuples(a, b []any) int {
 	for i := range min(len(a), len(b)) {
 		if c := compareValues(a[i], b[i]); c != 0 {
@@ -466,20 +558,19 @@ func boolRank(b bool) int {
 	return 0
 }
 
-// rank is a group value's place in the order: null, bool, number, string,
-// anything else.
+// rank is a group value's place in the order.
 func rank(v any) int {
 	if v == nil {
-		return 0
+		return 4
 	}
 	if _, ok := v.(bool); ok {
-		return 1
+		return 0
 	}
 	if _, ok := number(v); ok {
-		return 2
+		return 1
 	}
 	if _, ok := v.(string); ok {
-		return 3
+		return 2
 	}
-	return 4
+	return 3
 }
