@@ -83,7 +83,7 @@ footprint: ## Measure provider-fleetplane beside provider-kubernetes on a local 
 	$(GO) run ./hack/footprint $(FOOTPRINT_ARGS)
 
 .PHONY: demo
-demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a federated fleet on local Kusto servers, an experiment on stand-ins, an adx-mon stack.
+demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a federated fleet on local Kusto servers, an experiment on stand-ins, an adx-mon stack, a placement on two clusters.
 	@# Built, then exec'd: make's child is the demo itself, which stops
 	@# everything on Ctrl-C and exits 0 (under `go run`, make's SIGTERM
 	@# would end the go command and leave make reporting an error).

@@ -155,6 +155,12 @@ func run(ctx context.Context, exit bool, interval, check time.Duration, audit bo
 	if err := adxmon(ctx, env, root); err != nil {
 		return fmt.Errorf("%w\nlogs are in %s", err, dir)
 	}
+	stopClusters, err := placement(ctx, env, root)
+	// The workload clusters stop before the control plane that reaches them.
+	defer stopClusters()
+	if err != nil {
+		return fmt.Errorf("%w\nlogs are in %s", err, dir)
+	}
 	for _, p := range []struct {
 		name string
 		rss  func() (int64, error)
@@ -191,6 +197,7 @@ pinned tools the demo built):
   crossplane beta trace adxmon complete-adx-monitor
   crossplane beta trace adxcluster hub -n fleet
   crossplane beta trace experiment gateway-tutorial -n experiments
+  kubectl get placements -n team-a; kubectl get job smoke -n team-a -o yaml
   curl -s %[4]s/fleetplane/functions?db=Metrics
   curl -s %[6]s | grep ^fleetplane_
 

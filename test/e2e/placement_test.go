@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	placementfn "github.com/fleetplane/fleetplane/internal/function/placement"
 	"github.com/fleetplane/fleetplane/internal/function/placement/expand"
@@ -27,46 +25,19 @@ import (
 
 const placementAPI = "placement.fleetplane.io/v1alpha1"
 
-// exampleDocs reads the objects of a multi-document example file.
+// exampleDocs are the documents of a file under examples/placement.
 func exampleDocs(t *testing.T, rel string) []*unstructured.Unstructured {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(support.Root(), "examples", "placement", rel))
+	out, err := environment.ExampleDocs(support.Root(), filepath.Join("placement", rel))
 	if err != nil {
 		t.Fatal(err)
-	}
-	var out []*unstructured.Unstructured
-	for doc := range strings.SplitSeq(string(b), "\n---\n") {
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-			t.Fatalf("%s: %v", rel, err)
-		}
-		out = append(out, u)
 	}
 	return out
 }
 
-// asCreatedByUser drops what the API server sets, so that an example of
-// an object as stored can be created.
+// asCreatedByUser drops what the API server sets.
 func asCreatedByUser(u *unstructured.Unstructured) *unstructured.Unstructured {
-	u = u.DeepCopy()
-	for _, f := range []string{"uid", "resourceVersion", "generation"} {
-		unstructured.RemoveNestedField(u.Object, "metadata", f)
-	}
-	delete(u.Object, "status")
-	if u.GetKind() == "Job" {
-		// The API server writes a Job's selector, its controller-uid
-		// labels and the tracking annotation itself, and refuses them
-		// from a user.
-		unstructured.RemoveNestedField(u.Object, "spec", "selector")
-		for _, f := range [][]string{{"metadata", "labels"}, {"spec", "template", "metadata", "labels"}} {
-			labels, _, _ := unstructured.NestedStringMap(u.Object, f...)
-			delete(labels, "controller-uid")
-			delete(labels, "batch.kubernetes.io/controller-uid")
-			_ = unstructured.SetNestedStringMap(u.Object, labels, f...)
-		}
-		u.SetAnnotations(nil)
-	}
-	return u
+	return environment.AsCreatedByUser(u)
 }
 
 // tenantClient is a client of a ServiceAccount of ns that may edit

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	placementfn "github.com/fleetplane/fleetplane/internal/function/placement"
+	"github.com/fleetplane/fleetplane/internal/function/placement/expand"
+	"github.com/fleetplane/fleetplane/test/harness/environment"
+	"github.com/fleetplane/fleetplane/test/harness/standin"
+)
+
+// placement runs examples/placement on two clusters, as KubeStellar's
+// users would: a web application whose ConfigMap each cluster fills in
+// from its own properties, its combined status, and a smoke Job placed on
+// one cluster whose status comes back. It returns what stops the
+// clusters.
+func placement(ctx context.Context, env *environment.Env, root string) (func(), error) {
+	const ns = "team-a"
+	var stops []func()
+	stop := func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+	// Two clusters of the inventory: wec1 runs pods (a stand-in node),
+	// wec2 none, so the Deployment is available on wec1 only.
+	var wecs []*environment.WEC
+	for _, w := range []struct {
+		name, region, owner string
+	}{{"wec1", "eastus", "platform-east"}, {"wec2", "westus", "platform-west"}} {
+		wec, err := env.StartWEC(ctx, w.name, map[string]string{"env": "prod", "region": w.region}, map[string]string{"owner": w.owner})
+		if err != nil {
+			return stop, err
+		}
+		stops = append(stops, wec.Stop)
+		wecs = append(wecs, wec)
+		// The cluster's admin hands the namespace to fleetplane.
+		for _, o := range []client.Object{
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{placementfn.LabelNamespace: ns}}},
+			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}},
+		} {
+			if err := wec.Kube.Create(ctx, o); err != nil {
+				return stop, fmt.Errorf("%s: %w", w.name, err)
+			}
+		}
+	}
+	node := standin.NewKubelet(wecs[0].Kube, "wec1-node")
+	node.Serve(ns)
+	kctx, cancel := context.WithCancel(ctx)
+	stops = append(stops, cancel)
+	go node.Run(kctx)
+	sayf("started clusters wec1 (eastus, a node) and wec2 (westus, no node), in the inventory as ClusterProviderConfigs")
+
+	for _, n := range []string{expand.PropertiesNamespace, ns} {
+		if err := env.Kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil && !kerrors.IsAlreadyExists(err) {
+			return stop, err
+		}
+	}
+	var objs []*unstructured.Unstructured
+	for _, f := range []string{"required/properties.yaml", "required/transforms.yaml", "required/collectors.yaml", "required/workloads.yaml", "web.yaml", "smoke.yaml"} {
+		docs, err := environment.ExampleDocs(root, "placement/"+f)
+		if err != nil {
+			return stop, err
+		}
+		for _, d := range docs {
+			objs = append(objs, environment.AsCreatedByUser(d))
+		}
+	}
+	applied := time.Now()
+	for _, o := range objs {
+		if err := env.Kube.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
+			return stop, fmt.Errorf("apply %s %s: %w", o.GetKind(), o.GetName(), err)
+		}
+	}
+	sayf("applied examples/placement: wec1's properties, a CustomTransform, StatusCollectors, the team's workload objects, Placements web (every production cluster) and smoke (eastus only)")
+
+	web := &unstructured.Unstructured{}
+	web.SetAPIVersion("placement.fleetplane.io/v1alpha1")
+	web.SetKind("Placement")
+	seen := map[string]bool{}
+	var rows string
+	if err := until(ctx, 3*time.Minute, func() bool {
+		if err := env.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, web); err != nil {
+			return false
+		}
+		delivered, dmsg := conditionOf(web, "Delivered")
+		if k := "Delivered " + delivered; delivered != "" && !seen[k] {
+			seen[k] = true
+			sayf("Placement web: %s after %s (%s)", delivered, time.Since(applied).Round(100*time.Millisecond), dmsg)
+		}
+		rows = combinedRows(web, "Deployment", "availability")
+		return delivered == "Delivered" && strings.Contains(rows, `"wec2"`) && strings.Contains(rows, `"available":2`)
+	}); err != nil {
+		return stop, fmt.Errorf("the Placement did not deliver: %w", err)
+	}
+	// What was composed, and when each turned Ready: the namespaces
+	// first, then the copies, as each cluster took them.
+	if err := timeline(ctx, env, web, applied); err != nil {
+		return stop, err
+	}
+	sayf("combined status of Deployment web, as its clusters report it:\n  numwecs %s\n  sadones %s\n  availablereplicashistogram %s\n  availability (CEL) %s",
+		combinedRows(web, "Deployment", "numwecs"), combinedRows(web, "Deployment", "sadones"), combinedRows(web, "Deployment", "availablereplicashistogram"), rows)
+	for _, w := range wecs {
+		cm := &corev1.ConfigMap{}
+		if err := w.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-settings"}, cm); err == nil {
+			sayf("ConfigMap web-settings on %s, filled in from its properties: %v", w.Name, cm.Data)
+		}
+	}
+
+	job := &unstructured.Unstructured{}
+	job.SetAPIVersion("batch/v1")
+	job.SetKind("Job")
+	var status string
+	if err := until(ctx, 2*time.Minute, func() bool {
+		if err := env.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "smoke"}, job); err != nil {
+			return false
+		}
+		st, _, _ := unstructured.NestedMap(job.Object, "status")
+		b, _ := json.Marshal(st)
+		status = string(b)
+		return st["active"] != nil || st["succeeded"] != nil
+	}); err != nil {
+		return stop, fmt.Errorf("the smoke Job's status did not come back: %w", err)
+	}
+	sayf("Job smoke runs on wec1 alone; its status here is what wec1 reports (wantSingletonReportedState), %s after apply: %s", time.Since(applied).Round(100*time.Millisecond), status)
+	out, err := env.Kubectl(ctx, "get", "placements", "-n", ns)
+	if err != nil {
+		return stop, err
+	}
+	sayf("kubectl get placements -n %s\n%s", ns, out)
+	return stop, nil
+}
+
+// conditionOf is the reason and message of one of u's conditions.
+func conditionOf(u *unstructured.Unstructured, t string) (string, string) {
+	cs, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range cs {
+		m, _ := c.(map[string]any)
+		if m["type"] == t {
+			r, _ := m["reason"].(string)
+			msg, _ := m["message"].(string)
+			return r, msg
+		}
+	}
+	return "", ""
+}
+
+// combinedRows are one collector's rows for a placed object, as JSON.
+func combinedRows(p *unstructured.Unstructured, kind, collector string) string {
+	objs, _, _ := unstructured.NestedSlice(p.Object, "status", "objects")
+	for _, o := range objs {
+		m, _ := o.(map[string]any)
+		if m["kind"] != kind {
+			continue
+		}
+		cs, _ := m["combinedStatus"].([]any)
+		for _, c := range cs {
+			if r, _ := c.(map[string]any); r["collector"] == collector {
+				b, _ := json.Marshal(r["rows"])
+				return string(b)
+			}
+		}
+	}
+	return ""
+}
