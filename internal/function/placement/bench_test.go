@@ -1,6 +1,7 @@
 package placement_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
 	ct "github.com/fleetplane/fleetplane/internal/function/compose/composetest"
 	"github.com/fleetplane/fleetplane/internal/function/fnwire"
 	"github.com/fleetplane/fleetplane/internal/function/placement"
@@ -16,7 +18,7 @@ import (
 // fleet is a Placement of objects Deployments, each asking for template
 // expansion, on clusters clusters, in the steady state: every copy
 // delivered and reporting its status, two of the seed's collectors named.
-func fleet(b *testing.B, objects, clusters int) ct.Call {
+func fleet(b testing.TB, objects, clusters int) ct.Call {
 	b.Helper()
 	p := xr(b, `{objects: [{apiVersion: apps/v1, kind: Deployment, matchLabels: {app: fleet}}], clusters: {}, statusCollectors: [numwecs, sadones]}`)
 	req := map[string][]runtime.Object{
@@ -72,6 +74,53 @@ func BenchmarkCombine1000Clusters(b *testing.B) {
 	for b.Loop() {
 		if _, err := placement.Composer.Compose(req, fnwire.NewResponse(req, response.DefaultTTL), nil); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestCombinedStatusBudget measures what the 64 KiB budget of a
+// Placement's combined status holds: a collector that lists every
+// cluster (limit 100) with two values per row, for more and more objects
+// on 100 clusters. Rows past the budget are counted, never lost
+// silently, and the status never exceeds it.
+func TestCombinedStatusBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("composes 4,000 copies")
+	}
+	for _, objects := range []int{1, 10, 40} {
+		call := fleet(t, objects, 100)
+		p, ok := call.XR.(*v1alpha1.Placement)
+		if !ok {
+			t.Fatalf("the fleet's XR is a %T", call.XR)
+		}
+		p.Spec.StatusCollectors = []string{"everyone"}
+		call.Required["collector-everyone"] = []runtime.Object{collectorObject(t, "everyone",
+			`{select: [{name: wec, def: {cel: inventory.name}}, {name: available, def: {cel: returned.status.availableReplicas}}], limit: 100}`)}
+		rsp := ct.Run(t, placement.Composer, call)
+		objs, _ := rsp.Value("", "status.objects").([]any)
+		shown, omitted, size := 0, 0, 0
+		for _, o := range objs {
+			for _, cs := range o.(map[string]any)["combinedStatus"].([]any) {
+				m := cs.(map[string]any)
+				rows, _ := m["rows"].([]any)
+				shown += len(rows)
+				if n, ok := m["omitted"].(float64); ok {
+					omitted += int(n)
+				} else if n, ok := m["omitted"].(int64); ok {
+					omitted += int(n)
+				}
+				for _, r := range rows {
+					b, _ := json.Marshal(r)
+					size += len(b)
+				}
+			}
+		}
+		t.Logf("%d objects × 100 clusters: %d rows shown (%d bytes), %d omitted", objects, shown, size, omitted)
+		if shown+omitted != objects*100 {
+			t.Errorf("%d objects: %d rows shown and %d omitted, want %d in all", objects, shown, omitted, objects*100)
+		}
+		if size > placement.MaxCombinedStatus {
+			t.Errorf("%d objects: %d bytes of rows, past the budget", objects, size)
 		}
 	}
 }
