@@ -556,6 +556,36 @@ spec:
 		})
 	}
 
+	// A Component's typed defaults and a StatusCollector's expressions,
+	// the same way: refused at apply time.
+	for name, tc := range map[string]struct {
+		manifest, want string
+	}{
+		"an int parameter with a default that is not a number": {`
+apiVersion: experiments.fleetplane.io/v1alpha1
+kind: Component
+metadata: {name: invalid-typed}
+spec:
+  type: app
+  sources: [{repoURL: "https://charts.example.org", chart: c, targetRevision: "1.0.0"}]
+  parameters: [{name: replicas, type: int, default: three}]
+`, "the default of an int parameter is a whole number"},
+		"a StatusCollector expression with both op and cel": {`
+apiVersion: placement.fleetplane.io/v1alpha1
+kind: StatusCollector
+metadata: {name: invalid-expression}
+spec:
+  select: [{name: wec, def: {op: Path, path: "$.inventory.name", cel: inventory.name}}]
+`, "either op (the operator tree) or cel"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := env.Kube.Create(context.Background(), xr(t, tc.manifest), client.DryRunAll)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("apply = %v, want a rejection naming %q", err, tc.want)
+			}
+		})
+	}
+
 	t.Run("identity type cannot switch", func(t *testing.T) {
 		u := withProvision(func(map[string]any) {})
 		u.SetName("identity-switch")

@@ -1,6 +1,9 @@
 package v1alpha1
 
 import (
+	"fmt"
+	"strconv"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -109,7 +112,34 @@ type HelmParameter struct {
 // +kubebuilder:validation:Enum=string;int;bool
 type ParameterType string
 
+// Parameter types.
+const (
+	ParameterString ParameterType = "string"
+	ParameterInt    ParameterType = "int"
+	ParameterBool   ParameterType = "bool"
+)
+
+// Check reports whether value is one of t: a whole number for int
+// (as Helm reads one), true or false for bool, anything for string.
+func (t ParameterType) Check(value string) error {
+	switch t {
+	case ParameterInt:
+		if _, err := strconv.ParseInt(value, 10, 64); err != nil {
+			return fmt.Errorf("is declared int, and %q is not a whole number", value)
+		}
+	case ParameterBool:
+		if value != "true" && value != "false" {
+			return fmt.Errorf("is declared bool, and %q is neither true nor false", value)
+		}
+	case ParameterString, "":
+	}
+	return nil
+}
+
 // Parameter is a declared component parameter.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.default) || !has(self.type) || self.type != 'int' || self.default.matches('^-?[0-9]{1,18}$')",message="the default of an int parameter is a whole number"
+// +kubebuilder:validation:XValidation:rule="!has(self.default) || !has(self.type) || self.type != 'bool' || self.default in ['true', 'false']",message="the default of a bool parameter is true or false"
 type Parameter struct {
 	// +kubebuilder:validation:MaxLength=256
 	Name string `json:"name"`

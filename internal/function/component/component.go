@@ -24,10 +24,18 @@ var Composer = compose.Run(plan)
 func plan(r *compose.Request[v1alpha1.Component]) (compose.Outcome, error) {
 	c := r.XR
 	for _, p := range c.Spec.Parameters {
-		if p.Required && p.Default != "" {
+		msg := ""
+		switch err := p.Type.Check(p.Default); {
+		case p.Required && p.Default != "":
+			msg = fmt.Sprintf("parameter %s is required and has a default: a default makes it optional", p.Name)
+		case p.Default != "" && err != nil:
+			// The schema refuses this at apply time; a Component stored
+			// before that rule still says so here.
+			msg = fmt.Sprintf("the default of parameter %s %s", p.Name, err)
+		}
+		if msg != "" {
 			return compose.Outcome{Pending: true, Conditions: []compose.Condition{{
-				Type: v1alpha1.ConditionComponent, Status: corev1.ConditionFalse, Reason: ReasonInvalid, Warning: true,
-				Message: fmt.Sprintf("parameter %s is required and has a default: a default makes it optional", p.Name),
+				Type: v1alpha1.ConditionComponent, Status: corev1.ConditionFalse, Reason: ReasonInvalid, Warning: true, Message: msg,
 			}}}, nil
 		}
 	}

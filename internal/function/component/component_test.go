@@ -39,6 +39,16 @@ func TestComponentIsChecked(t *testing.T) {
 			status: fnv1.Status_STATUS_CONDITION_FALSE, reason: ReasonInvalid, msg: "parameter replicas is required and has a default",
 			event: fnv1.Severity_SEVERITY_WARNING,
 		},
+		"a typed default of another type": {
+			c:      component(v1alpha1.Parameter{Name: "replicas", Type: v1alpha1.ParameterInt, Default: "1.5"}),
+			status: fnv1.Status_STATUS_CONDITION_FALSE, reason: ReasonInvalid, msg: `the default of parameter replicas is declared int, and "1.5" is not a whole number`,
+			event: fnv1.Severity_SEVERITY_WARNING,
+		},
+		"typed defaults that are their type": {
+			c:      component(v1alpha1.Parameter{Name: "replicas", Type: v1alpha1.ParameterInt, Default: "-2"}, v1alpha1.Parameter{Name: "debug", Type: v1alpha1.ParameterBool, Default: "false"}),
+			status: fnv1.Status_STATUS_CONDITION_TRUE, reason: ReasonValid, msg: "2 declared parameters",
+			event: fnv1.Severity_SEVERITY_NORMAL,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

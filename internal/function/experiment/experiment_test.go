@@ -392,6 +392,16 @@ func TestFailures(t *testing.T) {
 			required: map[string][]runtime.Object{"component-envoy-gateway": {envoyComponent()}},
 			want:     "parameters colour are not declared",
 		},
+		"a parameter of the wrong type, named": {
+			xr:       hubOnly(hubTarget("a", v1alpha1.ComponentRef{App: "envoy-gateway", Params: map[string]string{"replicas": "three"}})),
+			required: map[string][]runtime.Object{"component-envoy-gateway": {typedEnvoy()}},
+			want:     `component envoy-gateway: parameter replicas is declared int, and "three" is not a whole number`,
+		},
+		"a bool that is not one": {
+			xr:       hubOnly(hubTarget("a", v1alpha1.ComponentRef{App: "envoy-gateway", Params: map[string]string{"replicas": "2", "debug": "yes"}})),
+			required: map[string][]runtime.Object{"component-envoy-gateway": {typedEnvoy()}},
+			want:     `parameter debug is declared bool, and "yes" is neither true nor false`,
+		},
 		"component of another type": {
 			xr:       hubOnly(hubTarget("a", v1alpha1.ComponentRef{App: "k6"})),
 			required: map[string][]runtime.Object{"component-k6": {k6Component()}},
@@ -426,6 +436,26 @@ func TestFailures(t *testing.T) {
 				t.Error("a failed experiment is not validated")
 			}
 		})
+	}
+}
+
+// typedEnvoy is envoyComponent with typed parameters: replicas an int,
+// debug a bool.
+func typedEnvoy() *v1alpha1.Component {
+	c := envoyComponent()
+	c.Spec.Parameters[0].Type = v1alpha1.ParameterInt
+	c.Spec.Parameters = append(c.Spec.Parameters, v1alpha1.Parameter{Name: "debug", Type: v1alpha1.ParameterBool, Default: "false"})
+	return c
+}
+
+func TestTypedParametersBind(t *testing.T) {
+	c := typedEnvoy()
+	got, err := Resolve(v1alpha1.ComponentRef{App: "envoy-gateway", Params: map[string]string{"replicas": "-3", "debug": "true", "logLevel": "1"}}, c, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := jsonOf(got.Sources[0].Helm.Parameters); !strings.Contains(s, `{"name":"debug","value":"true"}`) || !strings.Contains(s, `{"name":"replicas","value":"-3"}`) {
+		t.Errorf("parameters %s", s)
 	}
 }
 

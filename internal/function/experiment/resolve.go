@@ -76,6 +76,17 @@ func Resolve(ref v1alpha1.ComponentRef, found *v1alpha1.Component, cfg Config) (
 		slices.Sort(missing)
 		return Resolved{}, fmt.Errorf("component %s: required parameters %s are not set", name, strings.Join(missing, ", "))
 	}
+	// Values bound to declared types: a typo in a number fails here,
+	// named, not in Helm's render on a cluster.
+	types := map[string]v1alpha1.ParameterType{}
+	for _, p := range found.Spec.Parameters {
+		types[p.Name] = p.Type
+	}
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		if err := types[k].Check(values[k]); err != nil {
+			return Resolved{}, fmt.Errorf("component %s: parameter %s %w", name, k, err)
+		}
+	}
 	if len(found.Spec.Parameters) > 0 {
 		var unknown []string
 		for k := range ref.Params {
