@@ -98,7 +98,7 @@ func placement(ctx context.Context, env *environment.Env, root string) (func(), 
 			seen[k] = true
 			sayf("Placement web: %s after %s (%s)", delivered, time.Since(applied).Round(100*time.Millisecond), dmsg)
 		}
-		rows = combinedRows(web, "Deployment", "availability")
+		rows = environment.CombinedRows(web, "Deployment", "availability")
 		return delivered == "Delivered" && strings.Contains(rows, `"wec2"`) && strings.Contains(rows, `"available":2`)
 	}); err != nil {
 		return stop, fmt.Errorf("the Placement did not deliver: %w", err)
@@ -109,7 +109,7 @@ func placement(ctx context.Context, env *environment.Env, root string) (func(), 
 		return stop, err
 	}
 	sayf("combined status of Deployment web, as its clusters report it:\n  numwecs %s\n  sadones %s\n  availablereplicashistogram %s\n  availability (CEL) %s",
-		combinedRows(web, "Deployment", "numwecs"), combinedRows(web, "Deployment", "sadones"), combinedRows(web, "Deployment", "availablereplicashistogram"), rows)
+		environment.CombinedRows(web, "Deployment", "numwecs"), environment.CombinedRows(web, "Deployment", "sadones"), environment.CombinedRows(web, "Deployment", "availablereplicashistogram"), rows)
 	for _, w := range wecs {
 		cm := &corev1.ConfigMap{}
 		if err := w.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web-settings"}, cm); err == nil {
@@ -153,23 +153,4 @@ func conditionOf(u *unstructured.Unstructured, t string) (string, string) {
 		}
 	}
 	return "", ""
-}
-
-// combinedRows are one collector's rows for a placed object, as JSON.
-func combinedRows(p *unstructured.Unstructured, kind, collector string) string {
-	objs, _, _ := unstructured.NestedSlice(p.Object, "status", "objects")
-	for _, o := range objs {
-		m, _ := o.(map[string]any)
-		if m["kind"] != kind {
-			continue
-		}
-		cs, _ := m["combinedStatus"].([]any)
-		for _, c := range cs {
-			if r, _ := c.(map[string]any); r["collector"] == collector {
-				b, _ := json.Marshal(r["rows"])
-				return string(b)
-			}
-		}
-	}
-	return ""
 }

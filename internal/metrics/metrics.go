@@ -136,3 +136,20 @@ func Timestamp(t time.Time) float64 {
 	}
 	return float64(t.UnixNano()) / 1e9
 }
+
+// Describe checks that collectors are defs, one each and in order, as a
+// binary registers them: what the reference and the dashboard checks read
+// is then what is served.
+func Describe(defs []Def, collectors []prometheus.Collector) error {
+	if len(collectors) != len(defs) {
+		return fmt.Errorf("%d collectors for %d definitions", len(collectors), len(defs))
+	}
+	for i, c := range collectors {
+		ch := make(chan *prometheus.Desc, 1)
+		c.Describe(ch)
+		if got, want := (<-ch).String(), defs[i].Desc().String(); got != want {
+			return fmt.Errorf("collector %d is %s, want %s", i, got, want)
+		}
+	}
+	return nil
+}

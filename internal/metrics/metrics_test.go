@@ -3,6 +3,8 @@ package metrics
 import (
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestCheck(t *testing.T) {
@@ -46,4 +48,18 @@ func TestBuildPanicsOnTheWrongType(t *testing.T) {
 		}
 	}()
 	Def{Name: "fleetplane_things_total", Type: Counter}.Gauge()
+}
+
+func TestDescribe(t *testing.T) {
+	a := Def{Name: "fleetplane_a_total", Type: Counter, Help: "A.", Labels: []string{"kind"}}
+	b := Def{Name: "fleetplane_b", Type: Gauge, Help: "B."}
+	if err := Describe([]Def{a, b}, []prometheus.Collector{a.Counter(), b.Gauge()}); err != nil {
+		t.Error(err)
+	}
+	if err := Describe([]Def{a, b}, []prometheus.Collector{b.Gauge(), a.Counter()}); err == nil {
+		t.Error("collectors out of order passed")
+	}
+	if err := Describe([]Def{a}, []prometheus.Collector{a.Counter(), b.Gauge()}); err == nil {
+		t.Error("a collector without a definition passed")
+	}
 }

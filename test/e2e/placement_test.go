@@ -79,25 +79,6 @@ func sent(t *testing.T, cluster, kind string) map[string]any {
 	return m
 }
 
-// combined returns a placed object's result of one collector as JSON.
-func combined(p *unstructured.Unstructured, kind, collector string) string {
-	objs, _, _ := unstructured.NestedSlice(p.Object, "status", "objects")
-	for _, o := range objs {
-		m, _ := o.(map[string]any)
-		if m["kind"] != kind {
-			continue
-		}
-		cs, _ := m["combinedStatus"].([]any)
-		for _, c := range cs {
-			if r, _ := c.(map[string]any); r["collector"] == collector {
-				b, _ := json.Marshal(r["rows"])
-				return string(b)
-			}
-		}
-	}
-	return ""
-}
-
 // TestPlacement is KubeStellar's journey on Crossplane: a team's
 // Deployment, Service, Job and templated ConfigMap placed on two real
 // clusters with different properties; what arrives on each; a property
@@ -257,8 +238,8 @@ func TestPlacement(t *testing.T) {
 	// Combined status, as the clusters report it: wec2 runs no pods.
 	eventually(t, 2*time.Minute, "combined status from both clusters", func() (bool, string) {
 		p := get(t, placementAPI, "Placement", ns, "web")
-		got := combined(p, "Deployment", "numwecs") + " " + combined(p, "Deployment", "sadones") + " " + combined(p, "Deployment", "availablereplicashistogram") +
-			" " + combined(p, "Deployment", "availability")
+		got := environment.CombinedRows(p, "Deployment", "numwecs") + " " + environment.CombinedRows(p, "Deployment", "sadones") + " " + environment.CombinedRows(p, "Deployment", "availablereplicashistogram") +
+			" " + environment.CombinedRows(p, "Deployment", "availability")
 		return got == `[{"count":2}] [{"wec":"wec2"}] [{"count":1,"numAvailable":2},{"count":1,"numAvailable":null}]`+
 			` [{"available":2,"complete":true,"wec":"wec1"},{"available":0,"complete":false,"wec":"wec2"}]`, got
 	})

@@ -1,6 +1,7 @@
 package environment
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,4 +54,24 @@ func AsCreatedByUser(u *unstructured.Unstructured) *unstructured.Unstructured {
 		u.SetAnnotations(nil)
 	}
 	return u
+}
+
+// CombinedRows are the rows a Placement's collector combined for one of
+// its objects, as JSON; "" when there are none yet.
+func CombinedRows(p *unstructured.Unstructured, kind, collector string) string {
+	objs, _, _ := unstructured.NestedSlice(p.Object, "status", "objects")
+	for _, o := range objs {
+		m, _ := o.(map[string]any)
+		if m["kind"] != kind {
+			continue
+		}
+		cs, _ := m["combinedStatus"].([]any)
+		for _, c := range cs {
+			if r, _ := c.(map[string]any); r["collector"] == collector {
+				b, _ := json.Marshal(r["rows"])
+				return string(b)
+			}
+		}
+	}
+	return ""
 }
