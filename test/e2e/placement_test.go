@@ -84,8 +84,8 @@ func sent(t *testing.T, cluster, kind string) map[string]any {
 // clusters with different properties; what arrives on each; a property
 // change reaching its cluster; a broken template leaving every copy as
 // it was; the seed's combined status matching what the clusters report;
-// and a Job placed on one cluster whose status comes back into it, and
-// is cleared when it is placed on two.
+// and a Job placed on one cluster whose status comes back into it, is
+// cleared when it is placed on two, and comes back aggregated over both.
 func TestPlacement(t *testing.T) {
 	ctx := context.Background()
 	const ns = "team-a"
@@ -318,6 +318,20 @@ func TestPlacement(t *testing.T) {
 		here, _, _ := unstructured.NestedMap(get(t, "batch/v1", "Job", ns, "smoke").Object, "status")
 		b, _ := json.Marshal(here)
 		return r == "NotSingleton" && fmt.Sprint(here) == fmt.Sprint(map[string]any{"startTime": startTime}), r + ": " + msg + "; status " + string(b)
+	})
+	// Aggregated: with wantMultiClusterReportedState what both clusters
+	// report is written together. wec1 runs the pod; wec2, without a
+	// node, has its pod waiting: two active, one ready.
+	smoke = get(t, placementAPI, "Placement", ns, "smoke")
+	_ = unstructured.SetNestedField(smoke.Object, true, "spec", "wantMultiClusterReportedState")
+	if err := tenant.Update(ctx, smoke); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "the smoke Job's status aggregated over both clusters", func() (bool, string) {
+		_, r, msg := condition(get(t, placementAPI, "Placement", ns, "smoke"), "ReportedState")
+		here, _, _ := unstructured.NestedMap(get(t, "batch/v1", "Job", ns, "smoke").Object, "status")
+		b, _ := json.Marshal(here)
+		return r == "Reported" && here["active"] == int64(2) && here["ready"] == int64(1), r + ": " + msg + "; status " + string(b)
 	})
 
 	// Fixing the template and deleting the Placement are left out: each

@@ -103,6 +103,16 @@ type PlacementSpec struct {
 	// exactly one cluster.
 	// +optional
 	WantSingletonReportedState bool `json:"wantSingletonReportedState,omitempty"`
+
+	// WantMultiClusterReportedState writes what every selected cluster
+	// reports, aggregated, into the workload object's own status, for
+	// Deployments, ReplicaSets, StatefulSets, DaemonSets and Jobs: done
+	// only when done on every cluster (KubeStellar's
+	// wantMultiWECReportedState). With one cluster and
+	// wantSingletonReportedState, that cluster's status is written as it
+	// is instead.
+	// +optional
+	WantMultiClusterReportedState bool `json:"wantMultiClusterReportedState,omitempty"`
 }
 
 // PlacedObject is one workload object and how its copies are doing.

@@ -37,6 +37,7 @@ import (
 	placementmv1alpha1 "github.com/fleetplane/fleetplane/apis/placement/m/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/function/compose"
+	"github.com/fleetplane/fleetplane/internal/function/placement/aggregate"
 	"github.com/fleetplane/fleetplane/internal/function/placement/expand"
 	"github.com/fleetplane/fleetplane/internal/function/placement/jsonpath"
 	"github.com/fleetplane/fleetplane/internal/function/placement/transform"
@@ -554,31 +555,48 @@ func clusterOf(n resource.Name) string {
 // reportedState composes, when the Placement wants singleton reported
 // state and selects exactly one cluster, a provider-fleetplane
 // ReportedState per object whose copy reports a status: the provider
-// writes that status into the workload object. With more or fewer
-// clusters none is composed, so those composed before are removed, and
-// each clears the status it wrote (KubeStellar clears it too). A
-// Placement too large to deliver composes none anew either.
+// writes that status into the workload object. When it wants
+// multi-cluster reported state instead (or selects more than one
+// cluster), the status written is what every cluster reports,
+// aggregated, for the kinds package aggregate folds. Otherwise none is
+// composed, so those composed before are removed, and each clears the
+// status it wrote (KubeStellar clears it too). A Placement too large to
+// deliver composes none anew either.
 func (p *planner) reportedState(canGrow bool) {
-	if !p.r.XR.Spec.WantSingletonReportedState {
-		return
-	}
-	if len(p.clusters) != 1 {
-		p.conditions = append(p.conditions, compose.Condition{
-			Type: v1alpha1.ConditionReportedState, Status: corev1.ConditionFalse, Reason: ReasonNotSingleton,
-			Message: fmt.Sprintf("the objects are placed on %d clusters: a cluster's status is written back into an object only when it is placed on exactly one; nothing is written, and statuses written before are cleared", len(p.clusters)),
-		})
+	spec := p.r.XR.Spec
+	single := spec.WantSingletonReportedState && len(p.clusters) == 1
+	multi := !single && spec.WantMultiClusterReportedState && len(p.clusters) > 0
+	if !single && !multi {
+		if spec.WantSingletonReportedState || spec.WantMultiClusterReportedState {
+			p.conditions = append(p.conditions, compose.Condition{
+				Type: v1alpha1.ConditionReportedState, Status: corev1.ConditionFalse, Reason: ReasonNotSingleton,
+				Message: fmt.Sprintf("the objects are placed on %d clusters: a cluster's status is written back into an object only when it is placed on exactly one (or on one or more, aggregated, with spec.wantMultiClusterReportedState); nothing is written, and statuses written before are cleared", len(p.clusters)),
+			})
+		}
 		return
 	}
 	set := p.r.Resources
-	cluster := p.clusters[0].name
-	var silent, tooLarge, refused []string
+	var clusters []string
+	for _, c := range p.clusters {
+		clusters = append(clusters, c.name)
+	}
+	var silent, tooLarge, refused, notAggregated []string
 	wanted, written := 0, 0
 	for _, w := range p.objects {
 		n := reportedStateName(w)
 		if !canGrow && !set.Exists(n) {
 			continue
 		}
-		status, _, _ := unstructured.NestedMap(observedManifest(set.Observed(copyName(cluster, w))), "status")
+		var status map[string]any
+		if single {
+			status, _, _ = unstructured.NestedMap(observedManifest(set.Observed(copyName(clusters[0], w))), "status")
+		} else {
+			var ok bool
+			if status, ok = p.aggregated(w); !ok {
+				notAggregated = append(notAggregated, w.ref())
+				continue
+			}
+		}
 		size := 0
 		if len(status) > 0 {
 			size = math.MaxInt // a status that cannot be encoded is not sent
@@ -610,32 +628,78 @@ func (p *planner) reportedState(canGrow bool) {
 				continue
 			}
 		default:
-			set.Add(n, p.reportedStateObject(cluster, w, status))
+			set.Add(n, p.reportedStateObject(clusters, multi, w, status))
 		}
 		wanted++
 		if set.Ready(n) {
 			written++
 		}
 	}
+	source := "cluster " + clusters[0] + " reports"
+	if multi {
+		source = fmt.Sprintf("its %d clusters report, aggregated,", len(clusters))
+	}
+	p.conditions = append(p.conditions, p.reportedStateCondition(source, reporting{
+		wanted: wanted, written: written, silent: silent, tooLarge: tooLarge, refused: refused, notAggregated: notAggregated,
+	}))
+}
+
+// reporting is what reportedState found, object by object.
+type reporting struct {
+	wanted, written                          int
+	silent, tooLarge, refused, notAggregated []string
+}
+
+// reportedStateCondition says how far writing statuses back is, and what
+// is not written and why.
+func (p *planner) reportedStateCondition(source string, r reporting) compose.Condition {
 	c := compose.Condition{
 		Type: v1alpha1.ConditionReportedState, Status: corev1.ConditionTrue, Reason: ReasonReported,
-		Message: fmt.Sprintf("the status cluster %s reports is written into %d objects", cluster, written),
+		Message: fmt.Sprintf("the status %s is written into %d objects", source, r.written),
 	}
-	if written < wanted || len(tooLarge) > 0 {
+	if r.written < r.wanted || len(r.tooLarge) > 0 {
 		c.Status, c.Reason = corev1.ConditionFalse, ReasonReporting
-		c.Message = fmt.Sprintf("the status cluster %s reports is written into %d of %d objects (kubectl get reportedstates -n %s says why)", cluster, written, wanted, p.ns)
+		c.Message = fmt.Sprintf("the status %s is written into %d of %d objects (kubectl get reportedstates -n %s says why)", source, r.written, r.wanted, p.ns)
 	}
-	if len(tooLarge) > 0 {
-		c.Message += fmt.Sprintf("; a status of more than %d bytes is not written: %s", placementmv1alpha1.MaxStatusBytes, listOf(tooLarge))
+	if len(r.tooLarge) > 0 {
+		c.Message += fmt.Sprintf("; a status of more than %d bytes is not written: %s", placementmv1alpha1.MaxStatusBytes, listOf(r.tooLarge))
 	}
-	if len(silent) > 0 {
-		c.Message += fmt.Sprintf("; %d report no status: %s", len(silent), listOf(silent))
+	if len(r.silent) > 0 {
+		c.Message += fmt.Sprintf("; %d report no status: %s", len(r.silent), listOf(r.silent))
 	}
-	if len(refused) > 0 {
+	if len(r.notAggregated) > 0 {
+		c.Message += fmt.Sprintf("; statuses of %d objects are not aggregated across clusters (only Deployments, ReplicaSets, StatefulSets, DaemonSets and Jobs are): %s", len(r.notAggregated), listOf(r.notAggregated))
+	}
+	if len(r.refused) > 0 {
 		c.Status, c.Reason = corev1.ConditionFalse, ReasonNotGranted
-		c.Message += fmt.Sprintf("; %s does not let this namespace have the status of %s written back (spec.placement.reportedStateKinds)", p.policy.Config, listOf(refused))
+		c.Message += fmt.Sprintf("; %s does not let this namespace have the status of %s written back (spec.placement.reportedStateKinds)", p.policy.Config, listOf(r.refused))
 	}
-	p.conditions = append(p.conditions, compose.Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: observe.Bound(c.Message)})
+	c.Message = observe.Bound(c.Message)
+	return c
+}
+
+// aggregated is w's status aggregated over what every cluster reports;
+// false for a kind that is not aggregated.
+func (p *planner) aggregated(w workload) (map[string]any, bool) {
+	gk := w.gvk.GroupKind()
+	if !aggregate.Aggregated(gk) {
+		return nil, false
+	}
+	reports := make([]aggregate.Report, 0, len(p.clusters))
+	for _, c := range p.clusters {
+		o := p.r.Resources.Observed(copyName(c.name, w))
+		st, _, _ := unstructured.NestedMap(observedManifest(o), "status")
+		reports = append(reports, aggregate.Report{
+			Cluster: c.name, Status: st,
+			Current: observe.ConditionOf(o, string(xpv2.TypeSynced)).Status == corev1.ConditionTrue,
+		})
+	}
+	md, _ := w.obj["metadata"].(map[string]any)
+	generation, _ := md["generation"].(int64)
+	if g, ok := md["generation"].(float64); ok {
+		generation = int64(g)
+	}
+	return aggregate.Status(gk, generation, reports)
 }
 
 // reportedStateName is the composition resource name of w's ReportedState.
@@ -643,8 +707,9 @@ func reportedStateName(w workload) resource.Name {
 	return resource.Name("reported-state/" + w.ref())
 }
 
-// reportedStateObject has provider-fleetplane write status into w.
-func (p *planner) reportedStateObject(cluster string, w workload, status map[string]any) *composed.Unstructured {
+// reportedStateObject has provider-fleetplane write status into w: what
+// the one cluster reports, or, aggregated, what all of them do.
+func (p *planner) reportedStateObject(clusters []string, aggregated bool, w workload, status map[string]any) *composed.Unstructured {
 	o := composed.New()
 	o.SetAPIVersion(placementmv1alpha1.SchemeGroupVersion.String())
 	o.SetKind(placementmv1alpha1.ReportedStateKind)
@@ -654,14 +719,24 @@ func (p *planner) reportedStateObject(cluster string, w workload, status map[str
 	if uid != "" {
 		ref["uid"] = uid
 	}
+	forProvider := map[string]any{"placement": p.r.XR.GetName(), "object": ref, "status": status}
+	if aggregated {
+		list := make([]any, len(clusters))
+		for i, c := range clusters {
+			list[i] = c
+		}
+		forProvider["clusters"] = list
+	} else {
+		forProvider["cluster"] = clusters[0]
+	}
 	o.Object["spec"] = map[string]any{
-		"forProvider": map[string]any{
-			"placement": p.r.XR.GetName(), "object": ref, "cluster": cluster, "status": status,
-		},
+		"forProvider": forProvider,
 		// The policy the provider checks again, before it writes.
 		"providerConfigRef": map[string]any{"kind": "ClusterProviderConfig", "name": p.config},
 	}
-	o.SetLabels(labels(cluster, strings.ToLower(w.gvk.Kind), w.name()))
+	// The label names the one cluster, or the first of those aggregated:
+	// a label value holds one name.
+	o.SetLabels(labels(clusters[0], strings.ToLower(w.gvk.Kind), w.name()))
 	return o
 }
 

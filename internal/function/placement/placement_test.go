@@ -509,6 +509,51 @@ func TestSingletonReportedState(t *testing.T) {
 	rsp.WantCondition(v1alpha1.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonReporting, "more than 65536 bytes is not written: Job.batch/migrate")
 }
 
+// TestMultiClusterReportedState: what both clusters report, aggregated,
+// is written into the Deployment and the Job on the control plane; kinds
+// without an aggregate are named, not written.
+func TestMultiClusterReportedState(t *testing.T) {
+	p := xr(t, spec)
+	p.Spec.WantMultiClusterReportedState = true
+	deploy := func(available int64, reason string) map[string]any {
+		return map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "status": map[string]any{
+			"replicas": int64(2), "updatedReplicas": int64(2), "readyReplicas": available, "availableReplicas": available,
+			"conditions": []any{map[string]any{"type": "Progressing", "status": "True", "reason": reason}},
+		}}
+	}
+	reported := map[string]map[string]any{
+		"wec1/Deployment.apps/web": deploy(2, "NewReplicaSetAvailable"), "wec2/Deployment.apps/web": deploy(1, "ReplicaSetUpdated"),
+		"wec1/Job.batch/migrate": {"apiVersion": "batch/v1", "kind": "Job", "status": map[string]any{"active": int64(1)}},
+		"wec2/Job.batch/migrate": {"apiVersion": "batch/v1", "kind": "Job", "status": map[string]any{"active": int64(1), "ready": int64(1)}},
+	}
+	rsp := ct.Run(t, placement.Composer, ct.Call{XR: p, Required: workloads(t), Observed: delivered(t, reported)})
+	rsp.Want("reported-state/Deployment.apps/web", "spec.forProvider.clusters", []any{"wec1", "wec2"})
+	rsp.Want("reported-state/Deployment.apps/web", "spec.forProvider.cluster", nil)
+	rsp.Want("reported-state/Deployment.apps/web", "spec.forProvider.status.availableReplicas", 1)
+	rsp.Want("reported-state/Deployment.apps/web", "spec.forProvider.status.observedGeneration", 2)
+	rsp.Want("reported-state/Deployment.apps/web", "spec.forProvider.status.conditions", []any{
+		map[string]any{"type": "Available", "status": "False", "reason": "NotReported", "message": "cluster wec1 has not reported"},
+		map[string]any{"type": "Progressing", "status": "True", "reason": "ReplicaSetUpdated", "message": "rolling out on wec2"},
+	})
+	rsp.Want("reported-state/Job.batch/migrate", "spec.forProvider.status", map[string]any{"active": 2, "ready": 1, "succeeded": 0, "failed": 0, "terminating": 0})
+	for _, n := range []string{"reported-state/ConfigMap/settings", "reported-state/Service/web"} {
+		if rsp.Has(n) {
+			t.Errorf("%s composed, though its kind has no aggregate", n)
+		}
+	}
+	rsp.WantCondition(v1alpha1.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonReporting,
+		"its 2 clusters report, aggregated, is written into 0 of 2 objects", "not aggregated across clusters", "ConfigMap/settings, Service/web")
+
+	// On one cluster with wantSingletonReportedState too, that cluster's
+	// status is written as it is.
+	p.Spec.WantSingletonReportedState = true
+	req := workloads(t)
+	req["inventory"] = req["inventory"][1:] // wec1
+	rsp = ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: delivered(t, reported)})
+	rsp.Want("reported-state/Deployment.apps/web", "spec.forProvider.cluster", "wec1")
+	rsp.Want("reported-state/Deployment.apps/web", "spec.forProvider.status", reported["wec1/Deployment.apps/web"]["status"])
+}
+
 // TestTenantInput: what a tenant writes in spec.objects cannot make two
 // copies collide, make an Object invalid, flood a condition, or steer an
 // object past the admin's CustomTransform.

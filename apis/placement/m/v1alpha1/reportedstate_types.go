@@ -28,6 +28,8 @@ type ObjectRef struct {
 }
 
 // ReportedStateParameters are the status to write and where.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.cluster) != has(self.clusters)",message="a status comes from one cluster (cluster) or aggregates several (clusters)"
 type ReportedStateParameters struct {
 	// Placement is the Placement of this namespace that placed the
 	// object. It must be this resource's controller, list it among its
@@ -40,10 +42,20 @@ type ReportedStateParameters struct {
 	// Object is the workload object whose status is written.
 	Object ObjectRef `json:"object"`
 
-	// Cluster is the one cluster the status comes from.
+	// Cluster is the one cluster the status comes from, when the status
+	// is what one cluster reports.
+	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:MinLength=1
-	Cluster string `json:"cluster"`
+	Cluster string `json:"cluster,omitempty"`
+
+	// Clusters are the clusters whose reports the status aggregates, when
+	// it aggregates several.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=253
+	Clusters []string `json:"clusters,omitempty"`
 
 	// Status is the object's status as the cluster reports it. It
 	// replaces the workload object's whole status.

@@ -105,6 +105,11 @@ func (in *ReportedStateObservation) DeepCopy() *ReportedStateObservation {
 func (in *ReportedStateParameters) DeepCopyInto(out *ReportedStateParameters) {
 	*out = *in
 	out.Object = in.Object
+	if in.Clusters != nil {
+		in, out := &in.Clusters, &out.Clusters
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	in.Status.DeepCopyInto(&out.Status)
 }
 

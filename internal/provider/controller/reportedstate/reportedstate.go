@@ -155,19 +155,19 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.ReportedState) (man
 	case have == reported || (ours && have == obs.Digest):
 		// Written, as reported or as the API server normalised it.
 		obs.UID, obs.Reported, obs.Digest = string(live.GetUID()), reported, have
-		mg.SetConditions(xpv2.Available().WithMessage(fmt.Sprintf("%s %s holds the status cluster %s reports", ref.Kind, ref.Name, mg.Spec.ForProvider.Cluster)))
+		mg.SetConditions(xpv2.Available().WithMessage(fmt.Sprintf("%s %s holds the status %s", ref.Kind, ref.Name, reports(mg))))
 		return done, nil
 	case ours:
 		// What the cluster reports has not changed since it was written,
 		// yet the status has: someone else writes it. Writing it back
 		// each poll would make the two writers take turns forever.
 		mg.SetConditions(xpv2.Unavailable().WithMessage(observe.Bound(fmt.Sprintf(
-			"the status of %s %s was rewritten after fleetplane wrote it (status written by %s); it is not overwritten until cluster %s reports a change: does a controller for this kind run on this control plane?",
-			ref.Kind, ref.Name, statusWriters(live), mg.Spec.ForProvider.Cluster))))
+			"the status of %s %s was rewritten after fleetplane wrote it (status written by %s); it is not overwritten until what %s changes: does a controller for this kind run on this control plane?",
+			ref.Kind, ref.Name, statusWriters(live), reports(mg)))))
 		return done, nil
 	}
 	e.live, e.want, e.reported = live, want, reported
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: false, Diff: "status differs from what cluster " + mg.Spec.ForProvider.Cluster + " reports"}, nil
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: false, Diff: "status differs from what " + reports(mg)}, nil
 }
 
 // observeDeleted says whether a status this resource wrote is still there
@@ -258,10 +258,22 @@ func (e *external) placement(ctx context.Context, mg *v1alpha1.ReportedState) (p
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &spec); err != nil {
 		return placementv1alpha1.PlacementSpec{}, fmt.Errorf("cannot decode the spec of Placement %s: %w", name, err)
 	}
-	if !spec.WantSingletonReportedState {
+	switch {
+	case len(mg.Spec.ForProvider.Clusters) > 0 && !spec.WantMultiClusterReportedState:
+		return placementv1alpha1.PlacementSpec{}, fmt.Errorf("Placement %s does not set spec.wantMultiClusterReportedState", name) //nolint:staticcheck // Placement is a kind
+	case len(mg.Spec.ForProvider.Clusters) == 0 && !spec.WantSingletonReportedState:
 		return placementv1alpha1.PlacementSpec{}, fmt.Errorf("Placement %s does not set spec.wantSingletonReportedState", name) //nolint:staticcheck // Placement is a kind
 	}
 	return spec, nil
+}
+
+// reports says where the status comes from, for messages: "cluster wec1
+// reports", "its 3 clusters report, aggregated".
+func reports(mg *v1alpha1.ReportedState) string {
+	if n := len(mg.Spec.ForProvider.Clusters); n > 0 {
+		return fmt.Sprintf("its %d clusters report, aggregated", n)
+	}
+	return "cluster " + mg.Spec.ForProvider.Cluster + " reports"
 }
 
 // get reads the workload object, and whether it exists.
@@ -303,7 +315,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.ReportedState) (mana
 	mg.Status.AtProvider = v1alpha1.ReportedStateObservation{
 		UID: string(e.live.GetUID()), Reported: e.reported, Digest: digestOf(e.live.Object["status"]), WrittenAt: &now,
 	}
-	mg.SetConditions(xpv2.Available().WithMessage(fmt.Sprintf("%s %s holds the status cluster %s reports", ref.Kind, ref.Name, mg.Spec.ForProvider.Cluster)))
+	mg.SetConditions(xpv2.Available().WithMessage(fmt.Sprintf("%s %s holds the status %s", ref.Kind, ref.Name, reports(mg))))
 	return managed.ExternalUpdate{}, nil
 }
 

@@ -191,6 +191,27 @@ func TestObserve(t *testing.T) {
 			objects: []client.Object{placement(func(s map[string]any) { s["wantSingletonReportedState"] = false }), deployment(nil)}, mg: reportedState(),
 			err: "does not set spec.wantSingletonReportedState",
 		},
+		"an aggregate for a Placement that does not want one": {
+			objects: []client.Object{placement(), deployment(nil)},
+			mg: reportedState(func(mg *v1alpha1.ReportedState) {
+				mg.Spec.ForProvider.Cluster, mg.Spec.ForProvider.Clusters = "", []string{"wec1", "wec2"}
+			}),
+			err: "does not set spec.wantMultiClusterReportedState",
+		},
+		"one cluster's status for a Placement that wants only aggregates": {
+			objects: []client.Object{placement(func(s map[string]any) {
+				s["wantSingletonReportedState"], s["wantMultiClusterReportedState"] = false, true
+			}), deployment(nil)},
+			mg:  reportedState(),
+			err: "does not set spec.wantSingletonReportedState",
+		},
+		"an aggregate, written": {
+			objects: []client.Object{placement(func(s map[string]any) { s["wantMultiClusterReportedState"] = true }), deployment(reported)},
+			mg: reportedState(func(mg *v1alpha1.ReportedState) {
+				mg.Spec.ForProvider.Cluster, mg.Spec.ForProvider.Clusters = "", []string{"wec1", "wec2"}
+			}),
+			want: managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, message: "holds the status its 2 clusters report, aggregated",
+		},
 		"an object the Placement does not select": {
 			objects: []client.Object{placement(func(s map[string]any) {
 				s["objects"] = []any{map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "matchLabels": map[string]any{"app": "api"}}}
