@@ -7,7 +7,9 @@ package node_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,6 +41,8 @@ var (
 	kube kubernetes.Interface
 	reg  *registry.Registry
 	dir  string
+	// kubeletURL is the node's kubelet API.
+	kubeletURL string
 )
 
 func TestMain(m *testing.M) {
@@ -87,6 +91,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer n.Stop()
+	kubeletURL = n.KubeletURL
 	fmt.Fprintf(os.Stderr, "node: control plane, registry and a Ready node in %s\n", time.Since(start).Round(100*time.Millisecond))
 	if kube, err = kubernetes.NewForConfig(cp.Config); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -216,5 +221,26 @@ func TestFunctionRunsAsAPod(t *testing.T) {
 	}
 	if !strings.Contains(string(logs), "Composed") || !strings.Contains(string(logs), "Component") {
 		t.Errorf("the pod's log does not show the call:\n%s", logs)
+	}
+}
+
+// TestKubeletRefusesAnonymous: the node's kubelet answers no request
+// without credentials (the pods it runs, their logs and exec would be
+// anyone's on this network), while the API server, with its client
+// certificate, still reads logs (TestFunctionRunsAsAPod).
+func TestKubeletRefusesAnonymous(t *testing.T) {
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		// The kubelet's serving certificate is its own, self-signed.
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
+	}}
+	for _, path := range []string{"/pods", "/runningpods/", "/containerLogs/function/function-fleetplane/function"} {
+		rsp, err := c.Get(kubeletURL + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		_ = rsp.Body.Close()
+		if rsp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("an anonymous GET %s answered %s, want 401 Unauthorized", path, rsp.Status)
+		}
 	}
 }

@@ -9,13 +9,17 @@ package controlplane
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -43,6 +47,10 @@ type ControlPlane struct {
 	Config *rest.Config
 	// URL is the API server's address.
 	URL string
+	// KubeletClientCA is the CA file a kubelet trusts for client
+	// certificates: it signed the one the API server presents as
+	// KubeletClientUser when it reads logs or runs exec.
+	KubeletClientCA string
 
 	procs []*Process
 }
@@ -244,6 +252,11 @@ func StartWith(ctx context.Context, root, dir string, o Options) (*ControlPlane,
 	if err != nil {
 		return nil, err
 	}
+	kubeletCA, kubeletCert, kubeletKey, err := writeKubeletClientCert(dir)
+	if err != nil {
+		return nil, err
+	}
+	cp.KubeletClientCA = kubeletCA
 	tokens := filepath.Join(dir, "tokens.csv")
 	if err := os.WriteFile(tokens, []byte(token+",admin,admin,system:masters\n"), 0o600); err != nil {
 		return nil, err
@@ -264,6 +277,9 @@ func StartWith(ctx context.Context, root, dir string, o Options) (*ControlPlane,
 		// A real node (test/harness/node) is reached at its bridge's
 		// address; its name resolves nowhere.
 		"--kubelet-preferred-address-types=InternalIP,Hostname",
+		// A real node takes no anonymous request: the API server proves
+		// itself with a client certificate the kubelet's CA signed.
+		"--kubelet-client-certificate", kubeletCert, "--kubelet-client-key", kubeletKey,
 	}
 	if o.AuditLog != "" {
 		policy := filepath.Join(dir, "audit-policy.yaml")
@@ -380,6 +396,55 @@ func (cp *ControlPlane) Replace(old, next *Process) {
 		return
 	}
 	cp.Track(next)
+}
+
+// KubeletClientUser is who the API server is to a kubelet.
+const KubeletClientUser = "kube-apiserver-kubelet-client"
+
+// writeKubeletClientCert makes a CA and, signed by it, the client
+// certificate the API server presents to kubelets; it returns the CA's,
+// the certificate's and the key's files.
+func writeKubeletClientCert(dir string) (caFile, certFile, keyFile string, err error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", "", "", err
+	}
+	now := time.Now()
+	ca := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "fleetplane kubelet client CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		return "", "", "", err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", "", "", err
+	}
+	leaf := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: KubeletClientUser},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return "", "", "", err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return "", "", "", err
+	}
+	caFile, certFile, keyFile = filepath.Join(dir, "kubelet-client-ca.crt"), filepath.Join(dir, "kubelet-client.crt"), filepath.Join(dir, "kubelet-client.key")
+	for path, block := range map[string]*pem.Block{
+		caFile: {Type: "CERTIFICATE", Bytes: caDER}, certFile: {Type: "CERTIFICATE", Bytes: leafDER}, keyFile: {Type: "EC PRIVATE KEY", Bytes: keyDER},
+	} {
+		if err := os.WriteFile(path, pem.EncodeToMemory(block), 0o600); err != nil {
+			return "", "", "", err
+		}
+	}
+	return caFile, certFile, keyFile, nil
 }
 
 func writeServiceAccountKey(dir string) (string, error) {

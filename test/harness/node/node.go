@@ -23,10 +23,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -52,6 +55,10 @@ type Node struct {
 	IP string
 	// Subnet is the pods' network.
 	Subnet string
+	// KubeletURL is the kubelet's own API, which answers only the API
+	// server (by client certificate) and callers the API server
+	// authorizes (by token).
+	KubeletURL string
 
 	dir, socket, bridge, ctr       string
 	containerd, kubelet, scheduler *controlplane.Process
@@ -257,9 +264,10 @@ func (n *Node) startKubelet(bin string, cp *controlplane.ControlPlane) error {
 	if err != nil {
 		return err
 	}
-	// Anonymous and AlwaysAllow on the kubelet's own port, bound to the
-	// bridge: only this machine reaches it, and the API server's log and
-	// exec requests need no client certificate. failCgroupV1 and
+	// The kubelet's own port takes no anonymous request: the API server
+	// presents the client certificate cp's CA signed, and anyone else a
+	// token the API server reviews and authorizes (Webhook), as on a
+	// cluster that runs images it did not write. failCgroupV1 and
 	// failSwapOn off: these machines have cgroup v1 and may have swap.
 	config := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -272,16 +280,21 @@ cgroupDriver: cgroupfs
 failCgroupV1: false
 failSwapOn: false
 authentication:
-  anonymous: {enabled: true}
-  webhook: {enabled: false}
-authorization: {mode: AlwaysAllow}
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: %s}
+authorization: {mode: Webhook}
 evictionHard: {}
 localStorageCapacityIsolation: false
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 resolvConf: /etc/resolv.conf
-`, n.IP, port, n.socket)
+`, n.IP, port, n.socket, cp.KubeletClientCA)
+	n.KubeletURL = "https://" + net.JoinHostPort(n.IP, strconv.Itoa(port))
+	if err := grantKubeletAPI(cp); err != nil {
+		return err
+	}
 	path := filepath.Join(n.dir, "kubelet.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
 		return err
@@ -291,6 +304,27 @@ resolvConf: /etc/resolv.conf
 		"--hostname-override", n.Name, "--node-ip", n.IP,
 	}, nil)
 	return err
+}
+
+// grantKubeletAPI lets the API server's kubelet client use every
+// kubelet's API (logs, exec, port-forward), as kubeadm grants it: the
+// kubelet asks the API server whether it may.
+func grantKubeletAPI(cp *controlplane.ControlPlane) error {
+	kube, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		return err
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "fleetplane:kube-apiserver-kubelet-client"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "system:kubelet-api-admin"},
+		Subjects:   []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: controlplane.KubeletClientUser}},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !kerrors.IsAlreadyExists(err) {
+		return fmt.Errorf("cannot let the API server use the kubelet's API: %w", err)
+	}
+	return nil
 }
 
 // waitReady waits until the node reports Ready.
