@@ -19,7 +19,6 @@ package aggregate
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -268,7 +267,6 @@ func or(s, def string) string {
 
 // list names up to five clusters.
 func list(names []string) string {
-	names = slices.Clone(names)
 	if len(names) > 5 {
 		return strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
 	}

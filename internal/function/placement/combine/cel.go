@@ -3,6 +3,7 @@ package combine
 import (
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -41,24 +42,65 @@ var celEnv = func() *cel.Env {
 	return env
 }()
 
-// compileCEL parses, checks and plans expr; wantBool for a filter, whose
-// result must be a boolean.
+// compiled is a CEL expression planned, with its result type.
+type compiled struct {
+	prg cel.Program
+	// out is the result's type; a filter needs bool, or dyn, which is
+	// decided per row.
+	out *cel.Type
+	err error
+}
+
+// maxCompiled bounds the programs kept. Expressions are written by
+// admins, in cluster-scoped StatusCollectors, so there are few; the bound
+// only keeps a churn of edits from growing the shared function.
+const maxCompiled = 1024
+
+// programs keeps every expression compiled once per process: the same
+// collector is checked, then evaluated for each object it combines, at
+// every RunFunction. Programs are safe for concurrent use.
+var programs = struct {
+	sync.Mutex
+	byExpr map[string]compiled
+}{byExpr: map[string]compiled{}}
+
+// compileCEL parses, checks and plans expr, once; wantBool for a filter,
+// whose result must be a boolean.
 func compileCEL(expr string, wantBool bool) (cel.Program, error) {
+	programs.Lock()
+	c, ok := programs.byExpr[expr]
+	programs.Unlock()
+	if !ok {
+		c = compile(expr)
+		programs.Lock()
+		if len(programs.byExpr) >= maxCompiled {
+			clear(programs.byExpr)
+		}
+		programs.byExpr[expr] = c
+		programs.Unlock()
+	}
+	if c.err != nil {
+		return nil, c.err
+	}
+	if wantBool && !c.out.IsExactType(types.BoolType) && !c.out.IsExactType(types.DynType) {
+		return nil, fmt.Errorf("CEL: a filter must be a boolean; this yields %s", c.out)
+	}
+	return c.prg, nil
+}
+
+func compile(expr string) compiled {
 	if len(expr) > MaxCEL {
-		return nil, fmt.Errorf("CEL expression is %d characters long; the limit is %d", len(expr), MaxCEL)
+		return compiled{err: fmt.Errorf("CEL expression is %d characters long; the limit is %d", len(expr), MaxCEL)}
 	}
 	ast, iss := celEnv.Compile(expr)
 	if iss.Err() != nil {
-		return nil, fmt.Errorf("CEL: %w", iss.Err())
-	}
-	if out := ast.OutputType(); wantBool && !out.IsExactType(types.BoolType) && !out.IsExactType(types.DynType) {
-		return nil, fmt.Errorf("CEL: a filter must be a boolean; this yields %s", out)
+		return compiled{err: fmt.Errorf("CEL: %w", iss.Err())}
 	}
 	prg, err := celEnv.Program(ast, cel.CostLimit(celCostLimit), cel.InterruptCheckFrequency(100))
 	if err != nil {
-		return nil, fmt.Errorf("CEL: %w", err)
+		return compiled{err: fmt.Errorf("CEL: %w", err)}
 	}
-	return prg, nil
+	return compiled{prg: prg, out: ast.OutputType()}
 }
 
 // celActivation is a row as CEL's variables; a variable the row lacks is

@@ -2,6 +2,7 @@ package combine
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -128,5 +129,29 @@ func TestCELCostBounded(t *testing.T) {
 	got := Combine(c, []map[string]any{row})
 	if len(got.Rows) != 0 || len(got.Errors) != 1 || !strings.Contains(got.Errors[0], "cost limit") {
 		t.Errorf("got %#v", got)
+	}
+}
+
+// TestCELCompiledOnce: an expression is compiled once per process,
+// however many objects and calls evaluate it, and the programs kept are
+// bounded.
+func TestCELCompiledOnce(t *testing.T) {
+	a, err := compileCEL("inventory.name == 'wec1'", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := compileCEL("inventory.name == 'wec1'", false); a != b {
+		t.Error("the same expression compiled twice")
+	}
+	for i := range maxCompiled + 10 {
+		if _, err := compileCEL(strconv.Itoa(i), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	programs.Lock()
+	n := len(programs.byExpr)
+	programs.Unlock()
+	if n > maxCompiled {
+		t.Errorf("%d programs kept, more than %d", n, maxCompiled)
 	}
 }

@@ -16,8 +16,6 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/google/cel-go/cel"
-
 	"github.com/fleetplane/fleetplane/internal/function/placement/jsonpath"
 )
 
@@ -188,12 +186,11 @@ func (e Expr) check(where string, wantBool bool) error {
 // expression that fails. e must have passed Check.
 func (e Expr) Eval(row map[string]any) any { return newEvaluator().eval(e, row, "") }
 
-// evaluator parses each distinct path and compiles each distinct CEL
-// expression once, however many rows and columns use it, and keeps the
-// first error of each row.
+// evaluator parses each distinct path once, however many rows and
+// columns use it (CEL expressions are compiled once per process, cel.go),
+// and keeps the first error of each row.
 type evaluator struct {
 	paths map[string]jsonpath.Path
-	progs map[string]cel.Program
 	// failed are the rows with an error, by the identity of their map;
 	// errs their first errors, in the order they came.
 	failed map[uintptr]bool
@@ -201,7 +198,7 @@ type evaluator struct {
 }
 
 func newEvaluator() *evaluator {
-	return &evaluator{paths: map[string]jsonpath.Path{}, progs: map[string]cel.Program{}, failed: map[uintptr]bool{}}
+	return &evaluator{paths: map[string]jsonpath.Path{}, failed: map[uintptr]bool{}}
 }
 
 // fail records err for row, unless the row has one already: at most one
@@ -265,14 +262,10 @@ func (ev *evaluator) eval(e Expr, row map[string]any, where string) any {
 // cel evaluates a checked CEL expression on row; what fails is nil, and
 // recorded.
 func (ev *evaluator) cel(expr string, row map[string]any, where string) any {
-	prg, ok := ev.progs[expr]
-	if !ok {
-		var err error
-		if prg, err = compileCEL(expr, false); err != nil {
-			ev.fail(row, where, err)
-			return nil
-		}
-		ev.progs[expr] = prg
+	prg, err := compileCEL(expr, false)
+	if err != nil {
+		ev.fail(row, where, err)
+		return nil
 	}
 	out, _, err := prg.Eval(celActivation(row))
 	if err != nil {
