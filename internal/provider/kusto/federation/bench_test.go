@@ -2,9 +2,6 @@ package federation
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"runtime/metrics"
@@ -12,28 +9,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Azure/azure-kusto-go/azkustodata/query"
+	"github.com/Azure/azure-kusto-go/azkustodata/types"
+	"github.com/Azure/azure-kusto-go/azkustodata/value"
+
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
+	"github.com/fleetplane/fleetplane/test/harness/fleetgen"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
 // fleet is n partitions, each reporting dbs databases of tables tables.
 func fleet(n, dbs, tables int) []heartbeat.Partition {
-	names := make([][]string, dbs)
-	for d := range dbs {
-		for t := range tables {
-			names[d] = append(names[d], fmt.Sprintf("Table%03d", t))
-		}
-	}
-	parts := make([]heartbeat.Partition, n)
-	for i := range n {
-		p := heartbeat.Partition{Endpoint: fmt.Sprintf("https://partition%04d.westeurope.kusto.windows.net", i), LastHeartbeat: time.Now()}
-		for d := range dbs {
-			p.Databases = append(p.Databases, heartbeat.DatabaseSchema{Database: fmt.Sprintf("Db%d", d), Tables: names[d], Views: []string{}})
-		}
-		parts[i] = p
-	}
-	return parts
+	return fleetgen.Fleet(fleetgen.Shape{Partitions: n, Databases: dbs, Tables: tables})
 }
 
 func emptyHub(dbs int) Hub {
@@ -116,37 +104,55 @@ func BenchmarkPlanOneNewTable1000x5x200(b *testing.B) {
 }
 
 // rowsOf are the heartbeat rows of a fleet as fleetplane's partitions
-// write them (names only), with the digests the hub would compute.
-func rowsOf(parts []heartbeat.Partition) []HeartbeatRow {
-	out := make([]HeartbeatRow, len(parts))
-	for i, p := range parts {
-		rec := heartbeat.Row{Timestamp: p.LastHeartbeat, Endpoint: p.Endpoint, Schema: p.Databases, Metadata: map[string]string{"region": "westeurope"}}
-		schema, _ := json.Marshal(rec.Schema)
-		meta, _ := json.Marshal(rec.Metadata)
-		sum := sha256.Sum256(append(append(schema, 0), meta...))
-		out[i] = HeartbeatRow{Timestamp: p.LastHeartbeat, Endpoint: p.Endpoint, Digest: hex.EncodeToString(sum[:]), Schema: string(schema), Metadata: string(meta)}
+// write them (names only), with the digests the hub would compute, typed
+// as the Kusto client hands them over: Schema and PartitionMetadata are
+// dynamic values.
+func rowsOf(parts []heartbeat.Partition) []query.Row {
+	cols := query.Columns{
+		query.NewColumn(0, "Timestamp", types.DateTime), query.NewColumn(1, "ClusterEndpoint", types.String),
+		query.NewColumn(2, "Digest", types.String), query.NewColumn(3, "Schema", types.Dynamic),
+		query.NewColumn(4, "PartitionMetadata", types.Dynamic),
+	}
+	byName := func(name string) query.Column {
+		for _, c := range cols {
+			if c.Name() == name {
+				return c
+			}
+		}
+		return nil
+	}
+	out := make([]query.Row, len(parts))
+	for i, r := range fleetgen.Rows(parts) {
+		out[i] = query.NewRowFromParts(cols, byName, i, value.Values{
+			value.NewDateTime(r.Timestamp), value.NewString(r.Endpoint), value.NewString(r.Digest),
+			value.NewDynamic(r.Schema), value.NewDynamic(r.Metadata),
+		})
 	}
 	return out
 }
 
-func digestsOf(rows []HeartbeatRow) []DigestRow {
+func digestsOf(rows []query.Row) []DigestRow {
 	out := make([]DigestRow, len(rows))
 	for i, r := range rows {
-		out[i] = DigestRow{Timestamp: r.Timestamp, Endpoint: r.Endpoint, Digest: r.Digest}
+		if err := r.ToStruct(&out[i]); err != nil {
+			panic(err)
+		}
 	}
 	return out
 }
 
-// served answers a cycle's fetch from rows in memory, as the hub would.
-func served(rows []HeartbeatRow) func([]string, func(HeartbeatRow, error)) error {
+// served answers a cycle's fetch from rows in memory, as the hub would,
+// read as Read reads them.
+func served(rows []query.Row) func([]string, func(HeartbeatRow, error)) error {
 	return func(endpoints []string, fn func(HeartbeatRow, error)) error {
 		want := map[string]bool{}
 		for _, e := range endpoints {
 			want[e] = true
 		}
 		for _, r := range rows {
-			if len(want) == 0 || want[r.Endpoint] {
-				fn(r, nil)
+			ep, _ := r.StringByName("ClusterEndpoint")
+			if len(want) == 0 || want[ep] {
+				fn(readHeartbeatRow(r))
 			}
 		}
 		return nil
@@ -156,7 +162,7 @@ func served(rows []HeartbeatRow) func([]string, func(HeartbeatRow, error)) error
 var benchKey = readKey{db: "FleetDiscovery", table: "Heartbeats"}
 
 // cycleOnce reads and plans one federation cycle from the hub's rows.
-func cycleOnce(b *testing.B, s *Schemas, rows []HeartbeatRow, hub Hub) (Plan, ReadStats) {
+func cycleOnce(b *testing.B, s *Schemas, rows []query.Row, hub Hub) (Plan, ReadStats) {
 	b.Helper()
 	parts, rej, stats, err := s.cycle(benchKey, digestsOf(rows), served(rows))
 	if err != nil || len(rej) > 0 {
@@ -170,7 +176,7 @@ func cycleOnce(b *testing.B, s *Schemas, rows []HeartbeatRow, hub Hub) (Plan, Re
 // every cycle starts with an empty cache). After timing it runs one more
 // cycle to sample the heap's peak, and reports the heap still live with
 // input, cache and plan held.
-func benchmarkCycle(b *testing.B, versions [2][]HeartbeatRow, hub Hub, fresh bool) {
+func benchmarkCycle(b *testing.B, versions [2][]query.Row, hub Hub, fresh bool) {
 	b.Helper()
 	s := NewSchemas()
 	if !fresh {
@@ -246,43 +252,52 @@ func changed(parts []heartbeat.Partition, step int) []heartbeat.Partition {
 	return out
 }
 
-// BenchmarkCycle measures federation cycles from heartbeat rows to plan,
-// for fleets of partitions × databases × tables: 100, 1,000 and 5,000
-// partitions of 5 databases of 200 tables, and 1,000 partitions with five
-// times the databases or five times the tables.
+// BenchmarkCycle measures federation cycles from heartbeat rows, as the
+// Kusto client hands them over, to plan, for fleets of partitions ×
+// databases × tables: 100, 1,000 and 5,000 partitions of 5 databases of
+// 200 tables, and 1,000 partitions with five times the databases or five
+// times the tables; "distinct/" fleets are the same sizes with no two lists
+// of names equal (fleetOf), the worst case for sharing.
 //   - fresh: nothing cached, every row decoded, planned against an empty hub;
 //   - steady: the cache warm, nothing changed, against a converged hub;
 //   - one-new-table: one partition adds a table (and removes it the next
 //     cycle), against a converged hub;
 //   - ten-percent: a tenth of the partitions change each cycle.
 func BenchmarkCycle(b *testing.B) {
-	for _, shape := range [][3]int{{100, 5, 200}, {1000, 5, 200}, {5000, 5, 200}, {1000, 25, 200}, {1000, 5, 1000}} {
-		n, dbs, tables := shape[0], shape[1], shape[2]
-		name := fmt.Sprintf("%dx%dx%d", n, dbs, tables)
+	seen := map[fleetgen.Shape]bool{}
+	for _, sh := range fleetgen.Shapes {
+		if seen[sh] {
+			continue
+		}
+		seen[sh] = true
+		name := sh.String()
 		var parts []heartbeat.Partition
-		var rows []HeartbeatRow
+		var rows []query.Row
 		var hub Hub
 		setup := func() {
 			if parts == nil {
-				parts = fleet(n, dbs, tables)
-				rows, hub = rowsOf(parts), converged(parts, dbs)
+				parts = fleetgen.Fleet(sh)
+				rows, hub = rowsOf(parts), converged(parts, sh.Databases)
 			}
 		}
 		b.Run("fresh/"+name, func(b *testing.B) {
 			setup()
-			benchmarkCycle(b, [2][]HeartbeatRow{rows, rows}, emptyHub(dbs), true)
+			benchmarkCycle(b, [2][]query.Row{rows, rows}, emptyHub(sh.Databases), true)
 		})
 		b.Run("steady/"+name, func(b *testing.B) {
 			setup()
-			benchmarkCycle(b, [2][]HeartbeatRow{rows, rows}, hub, false)
+			benchmarkCycle(b, [2][]query.Row{rows, rows}, hub, false)
 		})
+		if sh.Distinct {
+			continue
+		}
 		b.Run("one-new-table/"+name, func(b *testing.B) {
 			setup()
-			benchmarkCycle(b, [2][]HeartbeatRow{rowsOf(changed(parts, n)), rows}, hub, false)
+			benchmarkCycle(b, [2][]query.Row{rowsOf(changed(parts, sh.Partitions)), rows}, hub, false)
 		})
 		b.Run("ten-percent/"+name, func(b *testing.B) {
 			setup()
-			benchmarkCycle(b, [2][]HeartbeatRow{rowsOf(changed(parts, 10)), rows}, hub, false)
+			benchmarkCycle(b, [2][]query.Row{rowsOf(changed(parts, 10)), rows}, hub, false)
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/Azure/azure-kusto-go/azkustodata/query"
 
@@ -23,12 +24,15 @@ type DigestRow struct {
 }
 
 // HeartbeatRow is a partition's latest heartbeat, whole, with its digest.
+// Schema and Metadata are the dynamic columns' JSON as the Kusto client
+// decoded the response: slices of it, not copies (a fleet's Schema
+// columns are most of what a fresh cycle reads).
 type HeartbeatRow struct {
 	Timestamp time.Time `kusto:"Timestamp"`
 	Endpoint  string    `kusto:"ClusterEndpoint"`
 	Digest    string    `kusto:"Digest"`
-	Schema    string    `kusto:"Schema"`
-	Metadata  string    `kusto:"PartitionMetadata"`
+	Schema    []byte    `kusto:"Schema"`
+	Metadata  []byte    `kusto:"PartitionMetadata"`
 }
 
 // ReadStats says what a read cost.
@@ -60,7 +64,10 @@ type Schemas struct {
 	read    readKey
 	entries map[string]entry // by ClusterEndpoint as stored
 	names   map[uint64][]string
-	seed    maphash.Seed
+	// words holds one copy of every name the kept lists hold, so that
+	// equal names are one string however many partitions list them.
+	words map[string]string
+	seed  uint64
 }
 
 type readKey struct {
@@ -79,7 +86,7 @@ type entry struct {
 
 // NewSchemas makes an empty cache.
 func NewSchemas() *Schemas {
-	return &Schemas{entries: map[string]entry{}, names: map[uint64][]string{}, seed: maphash.MakeSeed()}
+	return &Schemas{entries: map[string]entry{}, names: map[uint64][]string{}, words: map[string]string{}, seed: maphash.Comparable(maphash.MakeSeed(), 0)}
 }
 
 // Len is how many partitions the cache holds.
@@ -115,9 +122,7 @@ func (s *Schemas) Read(ctx context.Context, c Kusto, db, table string, window ti
 			return err
 		}
 		return c.Query(ctx, db, q, func(r query.Row) error {
-			var h HeartbeatRow
-			err := r.ToStruct(&h)
-			fn(h, err)
+			fn(readHeartbeatRow(r))
 			return nil
 		})
 	}
@@ -126,12 +131,19 @@ func (s *Schemas) Read(ctx context.Context, c Kusto, db, table string, window ti
 	return parts, rejected, stats, err
 }
 
+// readHeartbeatRow reads one row of kql.HeartbeatRows.
+func readHeartbeatRow(r query.Row) (HeartbeatRow, error) {
+	var h HeartbeatRow
+	err := r.ToStruct(&h)
+	return h, err
+}
+
 // cycle is Read after the digests are in: it fetches the rows it needs
 // through fetch (nil endpoints: every row) and decodes them. fetch passes
 // a row that could not be read with its error.
 func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints []string, fn func(HeartbeatRow, error)) error) ([]heartbeat.Partition, []heartbeat.Rejection, ReadStats, error) {
 	if key != s.read {
-		s.read, s.entries, s.names = key, map[string]entry{}, map[uint64][]string{}
+		s.read, s.entries, s.names, s.words = key, map[string]entry{}, map[uint64][]string{}, map[string]string{}
 	}
 	stats := ReadStats{Partitions: len(digests)}
 	for _, d := range digests {
@@ -188,7 +200,7 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 
 	// One decoder for the cycle: its memory is reused from row to row,
 	// and what partitions keep goes through the cache's shared lists.
-	dec := &heartbeat.Decoder{Keep: s.intern, Find: s.find}
+	dec := &heartbeat.Decoder{Keep: s.intern, Name: s.word}
 	next := make(map[string]entry, len(digests))
 	var parts []heartbeat.Partition
 	for _, d := range digests {
@@ -255,7 +267,7 @@ func (s *Schemas) Changed(ctx context.Context, c Kusto, db, table string, window
 // decode validates one whole row.
 func (s *Schemas) decode(dec *heartbeat.Decoder, h HeartbeatRow, allowHTTP bool) entry {
 	e := entry{digest: h.Digest}
-	p, rej, err := dec.Decode(time.Time{}, h.Endpoint, h.Schema, allowHTTP)
+	p, rej, err := dec.DecodeBytes(time.Time{}, h.Endpoint, h.Schema, allowHTTP)
 	e.rejected = rej
 	if err != nil {
 		e.refused = true
@@ -271,47 +283,44 @@ func (s *Schemas) decode(dec *heartbeat.Decoder, h HeartbeatRow, allowHTTP bool)
 	return e
 }
 
-// find returns the cache's list equal to l, or nil. Only lists intern
-// kept are in the cache, and they are valid, sorted and without repeats.
-func (s *Schemas) find(l []string) []string {
-	if have, ok := s.names[s.hash(l)]; ok && slices.Equal(have, l) {
-		return have
-	}
-	return nil
-}
-
 func (s *Schemas) hash(l []string) uint64 {
-	var h maphash.Hash
-	h.SetSeed(s.seed)
+	// The names are the cache's words, one string per name, so a list is
+	// known by where its names are: equal lists hash alike without a byte
+	// of them read. (A list whose names are other copies only misses the
+	// sharing; intern compares content before it shares.)
+	h := uint64(len(l)) ^ s.seed
 	for _, n := range l {
-		_, _ = h.WriteString(n) // a maphash.Hash never fails to write
-		_ = h.WriteByte(0)
+		h ^= uint64(uintptr(unsafe.Pointer(unsafe.StringData(n))))
+		h *= 0x100000001b3 // FNV-1a's prime
+		h ^= uint64(len(n))
+		h *= 0x100000001b3
 	}
-	return h.Sum64()
+	return h
 }
 
-// intern returns the cache's copy of a list of names equal to l. A new
-// list is copied, names included: l is the decoder's and its names are
-// slices of the row, which the cache must not keep alive.
+// intern returns the cache's list equal to l, or keeps a copy of l: l is
+// the decoder's, which it reuses, while the names in it are its copies.
 func (s *Schemas) intern(l []string) []string {
 	k := s.hash(l)
 	if have, ok := s.names[k]; ok {
 		if slices.Equal(have, l) {
 			return have
 		}
-		return cloneNames(l) // a collision: keep this one unshared
+		return slices.Clone(l) // a collision: keep this one unshared
 	}
-	l = cloneNames(l)
+	l = slices.Clone(l)
 	s.names[k] = l
 	return l
 }
 
-func cloneNames(l []string) []string {
-	out := make([]string, len(l))
-	for i, n := range l {
-		out[i] = strings.Clone(n)
+// word returns the cache's copy of name n, a slice of a row.
+func (s *Schemas) word(n string) string {
+	if w, ok := s.words[n]; ok {
+		return w
 	}
-	return out
+	w := strings.Clone(n)
+	s.words[w] = w
+	return w
 }
 
 // prune forgets name lists no partition uses any more, once they are as
@@ -337,6 +346,13 @@ func (s *Schemas) prune() {
 	for k, l := range s.names {
 		if !inUse[&l[0]] {
 			delete(s.names, k)
+		}
+	}
+	// And the names only forgotten lists held.
+	s.words = map[string]string{}
+	for _, l := range s.names {
+		for _, n := range l {
+			s.words[n] = n
 		}
 	}
 }

@@ -192,7 +192,7 @@ func TestSchemasCycle(t *testing.T) {
 	const p1, p2 = "https://p1.kusto.windows.net", "https://p2.kusto.windows.net"
 	ts := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 	row := func(ep, digest, tables string) HeartbeatRow {
-		return HeartbeatRow{Timestamp: ts, Endpoint: ep, Digest: digest, Schema: `[{"database":"Metrics","tables":["` + tables + `"]}]`}
+		return HeartbeatRow{Timestamp: ts, Endpoint: ep, Digest: digest, Schema: []byte(`[{"database":"Metrics","tables":["` + tables + `"]}]`)}
 	}
 	key := readKey{db: "FleetDiscovery", table: "Heartbeats"}
 

@@ -22,6 +22,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
@@ -101,6 +102,9 @@ type desired struct {
 	// the group: what only it backed is unknown this cycle, so nothing in
 	// the database is dropped.
 	held bool
+	// base and views are the union of the partitions' lists while they
+	// are merged, sorted; tables and functions are made from them.
+	base, views []string
 	// merged are the lists of names already added: partitions decoded by
 	// Schemas share equal lists, so a fleet's tables are added once per
 	// distinct list rather than once per partition.
@@ -127,12 +131,76 @@ func (w *desired) merge(names []string, views bool) {
 		return
 	}
 	w.merged[k] = struct{}{}
+	if views {
+		w.views = union(w.views, names)
+	} else {
+		w.base = union(w.base, names)
+	}
+}
+
+// union is the sorted union of u, sorted and without repeats, and names.
+// Partitions list mostly the same names, sorted and without repeats (as
+// heartbeat.Decode leaves them), so the common case is one walk through
+// both that finds nothing new and allocates nothing; and names decoded by
+// Schemas are shared strings, so most names are matched by their address
+// without comparing a byte. Names out of order are still added, only at
+// the cost of a longer union: the sets made from it are right either way.
+func union(u, names []string) []string {
+	j, fresh := 0, 0
 	for _, n := range names {
-		w.tables[n] = struct{}{}
-		if !views {
-			w.functions[n] = struct{}{}
+		for j < len(u) && !same(u[j], n) && u[j] < n {
+			j++
+		}
+		switch {
+		case j == len(u) || (!same(u[j], n) && u[j] != n):
+			fresh++
+		default:
+			j++ // the next name starts past this one
 		}
 	}
+	if fresh == 0 {
+		return u
+	}
+	out := make([]string, 0, len(u)+fresh)
+	i, j := 0, 0
+	for i < len(names) || j < len(u) {
+		switch {
+		case i < len(names) && i > 0 && names[i] == names[i-1]:
+			i++
+		case j == len(u) || (i < len(names) && names[i] < u[j]):
+			out = append(out, names[i])
+			i++
+		case i == len(names) || u[j] < names[i]:
+			out = append(out, u[j])
+			j++
+		default: // equal
+			out = append(out, u[j])
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// same reports whether a and b are the same string in memory, which
+// shared names are: cheaper than comparing their bytes, and a false
+// answer says nothing.
+func same(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+}
+
+// sets makes the tables and functions the merged lists ask for.
+func (w *desired) sets() {
+	w.tables = make(map[string]struct{}, len(w.base)+len(w.views))
+	w.functions = make(map[string]struct{}, len(w.base))
+	for _, n := range w.base {
+		w.tables[n] = struct{}{}
+		w.functions[n] = struct{}{}
+	}
+	for _, n := range w.views {
+		w.tables[n] = struct{}{}
+	}
+	w.base, w.views = nil, nil
 }
 
 // Limits bound what one cycle plans, whatever the heartbeats claim: a
@@ -254,7 +322,7 @@ func wanted(partitions []heartbeat.Partition, held []Member, lim Limits, cut fun
 		}
 		w := want[key]
 		if w == nil {
-			w = &desired{members: map[string]struct{}{}, tables: map[string]struct{}{}, functions: map[string]struct{}{}, merged: map[sharedList]struct{}{}}
+			w = &desired{members: map[string]struct{}{}, merged: map[sharedList]struct{}{}}
 			want[key] = w
 		}
 		if s, ok := spelling[key]; !ok || name < s {
@@ -291,6 +359,7 @@ func wanted(partitions []heartbeat.Partition, held []Member, lim Limits, cut fun
 	}
 	for key, w := range want {
 		w.database = spelling[key]
+		w.sets()
 		if len(w.tables) > lim.TablesPerHubDatabase {
 			cut("database %s: partitions report %d tables and views; the first %d by name are federated", spelling[key], len(w.tables), lim.TablesPerHubDatabase)
 			keep := slices.Sorted(maps.Keys(w.tables))[:lim.TablesPerHubDatabase]

@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
 )
@@ -126,17 +127,32 @@ func Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP bool) (Partitio
 
 // Decoder decodes heartbeats one after another into memory it reuses: a
 // hub decoding a fleet allocates only the lists it keeps.
+//
+// Partitions of a fleet list nearly the same names. The decoder keeps, per
+// database, the last list it kept as a reference: a list equal to it is
+// taken as it is, and a name in it is taken from it, known valid and
+// already copied, so that only names the fleet has not shown yet are
+// validated and copied out of the row. A fleet whose every partition lists
+// a different selection of the same tables thus costs a comparison per
+// name, not an allocation, and its partitions share every name.
 type Decoder struct {
 	// Keep gets every list of names a partition keeps, validated, sorted
-	// and without duplicates, and returns the list to keep in its place.
-	// It must not keep l, which the decoder reuses, nor the names in it,
-	// which are slices of the row. Nil keeps a copy of l.
+	// and without duplicates, and returns the list to keep in its place:
+	// l itself must not be kept (the decoder reuses it), the names in it
+	// may (none is a slice of the row). Nil keeps a copy of l.
 	Keep func(l []string) []string
-	// Find, when set, returns a list Keep returned before that is equal
-	// to l, or nil. A list found is known valid, sorted and without
-	// repeats, and is kept as it is, unchecked.
-	Find  func(l []string) []string
+	// Name, when set, returns the copy to keep of a valid name that is a
+	// slice of the row: a table of names shared across heartbeats keeps
+	// one string per name. Nil copies the name.
+	Name  func(n string) string
 	arena []string
+	ref   map[refKey][]string
+}
+
+// refKey names a reference list: a database's tables, or its views.
+type refKey struct {
+	database string
+	views    bool
 }
 
 // keep hands a decoded list to Keep, or copies it.
@@ -149,11 +165,15 @@ func (dec *Decoder) keep(l []string) []string {
 	case dec.Keep != nil:
 		return dec.Keep(l)
 	}
-	out := make([]string, len(l))
-	for i, n := range l {
-		out[i] = strings.Clone(n)
-	}
-	return out
+	return slices.Clone(l)
+}
+
+// DecodeBytes is Decode of a Schema column as the Kusto client hands it
+// over: a dynamic value's bytes, read in place rather than copied into a
+// string. The bytes must not change while the decoder holds them (until
+// its next call); what the partition keeps is copied out of them.
+func (dec *Decoder) DecodeBytes(ts time.Time, endpoint string, schemaJSON []byte, allowHTTP bool) (Partition, []Rejection, error) {
+	return dec.Decode(ts, endpoint, unsafe.String(unsafe.SliceData(schemaJSON), len(schemaJSON)), allowHTTP)
 }
 
 // Decode is the package's Decode, reusing the decoder's memory.
@@ -189,8 +209,8 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 			reject("database %q lists more than %d tables or views", d.Database, MaxTablesPerDatabase)
 			continue
 		}
-		tables := dec.names(d.Tables, func(err error) { reject("table in %q: %v", d.Database, err) })
-		views := dec.names(d.Views, func(err error) { reject("view in %q: %v", d.Database, err) })
+		tables := dec.names(refKey{d.Database, false}, d.Tables, func(err error) { reject("table in %q: %v", d.Database, err) })
+		views := dec.names(refKey{d.Database, true}, d.Views, func(err error) { reject("view in %q: %v", d.Database, err) })
 		if db := byName[d.Database]; db != nil {
 			// Listed twice: one database with both lists, checked again.
 			db.tables = list{names: append(slices.Clip(db.tables.names), tables.names...)}
@@ -203,7 +223,7 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 	p := Partition{Endpoint: ep, LastHeartbeat: ts}
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		db := byName[name]
-		p.Databases = append(p.Databases, DatabaseSchema{Database: db.name, Tables: dec.finish(db.tables), Views: dec.finish(db.views)})
+		p.Databases = append(p.Databases, DatabaseSchema{Database: db.name, Tables: dec.finish(refKey{db.name, false}, db.tables), Views: dec.finish(refKey{db.name, true}, db.views)})
 	}
 	return p, rejected, nil
 }
@@ -214,43 +234,65 @@ type decoded struct {
 	tables, views list
 }
 
-// list is a list of names and whether it is already one Find returned.
+// list is a list of names and whether it is the reference as it stands.
 type list struct {
 	names []string
 	found bool
 }
 
-// names checks a decoded list of names: one equal to a list Find knows
-// is valid, sorted and without repeats as it stands, and taken as found;
-// any other has its invalid names reported and left out.
-func (dec *Decoder) names(l []string, reject func(error)) list {
-	if dec.Find != nil && len(l) > 0 {
-		if kept := dec.Find(l); kept != nil {
-			return list{names: kept, found: true}
+// names checks a decoded list of names, whose names are slices of the
+// row. A list equal to the reference is valid, sorted and without repeats
+// as it stands, and taken as found. In any other, a name the reference
+// holds is replaced by the reference's copy; the others are validated,
+// reported and left out when invalid, and copied out of the row.
+func (dec *Decoder) names(k refKey, l []string, reject func(error)) list {
+	ref := dec.ref[k]
+	if len(l) > 0 && slices.Equal(ref, l) {
+		return list{names: ref, found: true}
+	}
+	out := l[:0]
+	j := 0
+	for _, n := range l {
+		// Lists usually come sorted, as the reference is: one walk
+		// through both finds every shared name, one comparison a name.
+		c := 1
+		for j < len(ref) {
+			if c = strings.Compare(ref[j], n); c >= 0 {
+				break
+			}
+			j++
 		}
-	}
-	return list{names: validNames(l, reject)}
-}
-
-// finish is the list a partition keeps.
-func (dec *Decoder) finish(l list) []string {
-	if l.found {
-		return l.names
-	}
-	return dec.keep(uniqueSorted(l.names))
-}
-
-// validNames keeps the valid names, in place: the list is the decoder's.
-func validNames(names []string, reject func(error)) []string {
-	out := names[:0]
-	for _, n := range names {
+		if c == 0 {
+			out = append(out, ref[j])
+			j++ // the next name starts past this one
+			continue
+		}
 		if err := kql.ValidateName(n); err != nil {
 			reject(err)
 			continue
 		}
-		out = append(out, n)
+		if dec.Name != nil {
+			out = append(out, dec.Name(n))
+		} else {
+			out = append(out, strings.Clone(n))
+		}
 	}
-	return out
+	return list{names: out}
+}
+
+// finish is the list a partition keeps, which becomes the reference.
+func (dec *Decoder) finish(k refKey, l list) []string {
+	if l.found {
+		return l.names
+	}
+	kept := dec.keep(uniqueSorted(l.names))
+	if len(kept) > 0 {
+		if dec.ref == nil {
+			dec.ref = map[refKey][]string{}
+		}
+		dec.ref[k] = kept
+	}
+	return kept
 }
 
 // uniqueSorted sorts s in place and drops repeats. Partitions list their

@@ -48,15 +48,15 @@ func ValidateMetadata(m map[string]string) error {
 // it. Null or empty is no metadata: an empty map. Numbers and booleans,
 // which a hand-made row may hold, are kept as their JSON text; nested
 // values are refused.
-func DecodeMetadata(raw string) (map[string]string, error) {
+func DecodeMetadata(raw []byte) (map[string]string, error) {
 	if len(raw) > MaxMetadataBytes {
 		return nil, fmt.Errorf("partition metadata is %d bytes, the limit is %d", len(raw), MaxMetadataBytes)
 	}
-	if raw == "" || raw == "null" {
+	if len(raw) == 0 || string(raw) == "null" {
 		return map[string]string{}, nil
 	}
 	var obj map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(raw), &obj); err != nil {
+	if err := json.Unmarshal(raw, &obj); err != nil {
 		return nil, fmt.Errorf("partition metadata is not a JSON object: %w", err)
 	}
 	if len(obj) > MaxMetadataEntries {

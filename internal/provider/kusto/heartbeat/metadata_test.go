@@ -45,7 +45,7 @@ func TestDecodeMetadata(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := DecodeMetadata(tc.raw)
+			got, err := DecodeMetadata([]byte(tc.raw))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error = %v, want one mentioning %q", err, tc.wantErr)
@@ -160,7 +160,7 @@ func FuzzDecodeMetadata(f *testing.F) {
 	f.Add(`{"a":1,"b":[1],"c":null}`)
 	f.Add(`null`)
 	f.Fuzz(func(t *testing.T, raw string) {
-		m, err := DecodeMetadata(raw)
+		m, err := DecodeMetadata([]byte(raw))
 		if err != nil {
 			return
 		}

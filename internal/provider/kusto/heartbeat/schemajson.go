@@ -269,6 +269,13 @@ func (d *schemaDecoder) skipString() (bool, error) {
 	d.i++ // the opening quote
 	plain := true
 	for d.i < len(d.s) {
+		// Most bytes need no look: skip them in a tight loop.
+		for d.i < len(d.s) && !stringSpecial[d.s[d.i]] {
+			d.i++
+		}
+		if d.i == len(d.s) {
+			break
+		}
 		c := d.s[d.i]
 		switch {
 		case c == '"':
@@ -289,6 +296,15 @@ func (d *schemaDecoder) skipString() (bool, error) {
 	}
 	return false, d.errorf("unterminated string")
 }
+
+// stringSpecial marks the bytes skipString must look at inside a string:
+// its end, an escape, control characters and bytes outside ASCII.
+var stringSpecial = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c == '"' || c == '\\' || c < 0x20 || c >= 0x80
+	}
+	return t
+}()
 
 func (d *schemaDecoder) skipEscape() error {
 	if d.i+1 >= len(d.s) {

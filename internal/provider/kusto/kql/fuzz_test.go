@@ -122,7 +122,18 @@ func FuzzEntities(f *testing.F) {
 	f.Add("https://[2001:db8::1]:8443", "Logs")
 	f.Add("http://10.0.0.1:080", "Logs")
 	f.Add("https://p1.kusto.windows.net:65535", "Logs")
+	f.Add("https://1.2.3.4", "Logs")
+	f.Add("https://010.0.0.4", "Logs")
+	f.Add("https://p1.", "Logs")
 	f.Fuzz(func(t *testing.T, endpoint, db string) {
+		// Endpoint's shortcut for canonical names answers as parsing does.
+		for _, allowHTTP := range []bool{false, true} {
+			ep, err := Endpoint(endpoint, allowHTTP)
+			slow, slowErr := parseEndpoint(endpoint, allowHTTP)
+			if ep != slow || (err == nil) != (slowErr == nil) {
+				t.Fatalf("Endpoint(%q) = %q, %v; parsed: %q, %v", endpoint, ep, err, slow, slowErr)
+			}
+		}
 		ep, err := Endpoint(endpoint, true)
 		if err != nil {
 			return
