@@ -57,5 +57,5 @@ func (t limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !ok {
 		n = DefaultMaxQueryBytes
 	}
-	return httplimit.Response(resp, n)
+	return decompressed(resp, n)
 }

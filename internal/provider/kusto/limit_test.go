@@ -2,6 +2,9 @@ package kusto
 
 import (
 	"bufio"
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -138,5 +141,88 @@ func TestPlainHTTPOnlyWhereAllowed(t *testing.T) {
 	}
 	if _, err := ParseNetworks("10.0.0.0/33"); err == nil {
 		t.Error("a bad prefix parses")
+	}
+}
+
+// TestCompressedAnswersAreBounded: the limit counted compressed bytes, and
+// the SDK decompressed what passed it, so 64 KiB of gzip from a cluster (a
+// tenant's endpoint, say) became a 64 MiB answer the shared provider read
+// whole. The limit now counts what is decompressed.
+func TestCompressedAnswersAreBounded(t *testing.T) {
+	var bomb bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&bomb, gzip.BestCompression)
+	_, _ = zw.Write([]byte(`{"Tables":[{"TableName":"Table_0","Columns":[{"ColumnName":"DatabaseName","DataType":"String","ColumnType":"string"}],"Rows":[["`))
+	_, _ = zw.Write(bytes.Repeat([]byte("a"), 64<<20))
+	_, _ = zw.Write([]byte(`"]]}]}`))
+	_ = zw.Close()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/rest/auth/metadata" {
+			hugeDatabases(0)(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		_, _ = w.Write(bomb.Bytes())
+	}))
+	t.Cleanup(s.Close)
+	c, err := New(s.URL, nil, Options{Attempts: 1, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err = c.Mgmt(WithLimit(context.Background(), MaxListBytes), "", ".show databases")
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("a %d KiB gzip answer of 64 MiB: err = %v, want ErrTooLarge", bomb.Len()>>10, err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16*MaxListBytes+16<<20 {
+		t.Errorf("allocated %d MiB for an answer cut at %d MiB", alloc>>20, MaxListBytes>>20)
+	}
+}
+
+// TestCompressedAnswersRead: gzip and deflate answers read as plain ones,
+// with their readers reused from call to call.
+func TestCompressedAnswersRead(t *testing.T) {
+	for _, enc := range []string{"gzip", "deflate", ""} {
+		t.Run("encoding "+enc, func(t *testing.T) {
+			s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body := `{"Tables":[{"TableName":"Table_0","Columns":[{"ColumnName":"DatabaseName","DataType":"String","ColumnType":"string"}],"Rows":[["a"],["b"]]}]}`
+				if r.URL.Path == "/v1/rest/auth/metadata" {
+					hugeDatabases(0)(w, r)
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				var buf bytes.Buffer
+				switch enc {
+				case "gzip":
+					zw := gzip.NewWriter(&buf)
+					_, _ = zw.Write([]byte(body))
+					_ = zw.Close()
+				case "deflate":
+					fw, _ := flate.NewWriter(&buf, flate.DefaultCompression)
+					_, _ = fw.Write([]byte(body))
+					_ = fw.Close()
+				default:
+					buf.WriteString(body)
+				}
+				if enc != "" {
+					w.Header().Set("Content-Encoding", enc)
+				}
+				_, _ = w.Write(buf.Bytes())
+			}))
+			t.Cleanup(s.Close)
+			c, err := New(s.URL, nil, Options{Attempts: 1, Timeout: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 3 {
+				rows, err := c.Mgmt(context.Background(), "", ".show databases")
+				if err != nil || len(rows) != 2 {
+					t.Fatalf("rows %d, err %v", len(rows), err)
+				}
+			}
+		})
 	}
 }

@@ -151,21 +151,21 @@ func (s *Server) show(db *database, c *cursor) (*result, error) {
 			t := db.tables[n]
 			r.add(t.name, db.name, t.folder, t.doc)
 		}
-		return r, c.end()
+		return pipeline(r, c)
 	case c.accept("functions"):
 		r := newResult("Name", "string", "Parameters", "string", "Body", "string", "Folder", "string", "DocString", "string")
 		for _, n := range slices.Sorted(maps.Keys(db.functions)) {
 			f := db.functions[n]
 			r.add(f.Name, "()", f.Body, f.Folder, f.DocString)
 		}
-		return r, c.end()
+		return pipeline(r, c)
 	case c.accept("entity_groups"):
 		r := newResult("Name", "string", "Entities", "dynamic")
 		for _, n := range slices.Sorted(maps.Keys(db.entityGroups)) {
 			b, _ := json.Marshal(db.entityGroups[n])
 			r.add(n, json.RawMessage(b))
 		}
-		return r, c.end()
+		return pipeline(r, c)
 	case c.accept("database"):
 		name, err := c.name()
 		if err != nil {

@@ -34,12 +34,24 @@ func (s *Server) query(dbName, text string, depth int) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return pipeline(rs, c)
+}
+
+// pipeline runs the operators after a query's source or a management
+// command's result: where, summarize, project, take and count, to the end
+// of the text.
+func pipeline(rs *result, c *cursor) (*result, error) {
+	var err error
 	for c.accept("|") {
 		switch op := c.next().Value; op {
 		case "where":
 			rs, err = where(rs, c)
 		case "summarize":
-			rs, err = argMax(rs, c)
+			if c.peek().Value == "arg_max" {
+				rs, err = argMax(rs, c)
+			} else {
+				rs, err = summarize(rs, c)
+			}
 		case "project":
 			rs, err = project(rs, c)
 		case "take", "limit":
@@ -296,6 +308,37 @@ func without(cols []Column, skip ...int) []Column {
 	return out
 }
 
+// summarize computes aggregates over all rows, one row out whatever came
+// in (none included): summarize Name = expression, ... without by, where
+// expressions call the aggregates count() and make_list() (see scalar).
+func summarize(rs *result, c *cursor) (*result, error) {
+	out := &result{name: rs.name}
+	var row []any
+	for {
+		n, err := c.name()
+		if err != nil {
+			return nil, err
+		}
+		if err := c.expect("="); err != nil {
+			return nil, err
+		}
+		e, err := parseScalar(env{rs: rs, group: rs.rows, summarize: true}, c)
+		if err != nil {
+			return nil, err
+		}
+		out.columns = append(out.columns, Column{Name: n, Type: e.typ})
+		row = append(row, e.eval(nil))
+		if !c.accept(",") {
+			break
+		}
+	}
+	if c.peek().Value == "by" {
+		return nil, badRequest("Syntax error: this server summarizes without by only")
+	}
+	out.rows = [][]any{row}
+	return out, nil
+}
+
 // project keeps, renames or computes columns: Col, or Name = expression
 // (see scalar).
 func project(rs *result, c *cursor) (*result, error) {
@@ -308,7 +351,7 @@ func project(rs *result, c *cursor) (*result, error) {
 		}
 		var e scalar
 		if c.accept("=") {
-			if e, err = parseScalar(rs, c); err != nil {
+			if e, err = parseScalar(env{rs: rs}, c); err != nil {
 				return nil, err
 			}
 		} else if e, err = columnScalar(rs, n); err != nil {

@@ -5,13 +5,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
 )
 
 // scalar is a compiled scalar expression of one row: a column, a string
-// literal, or one of the functions fleetplane's queries call.
+// literal, or one of the functions fleetplane's queries call. Within
+// summarize, the aggregates count() and make_list(x) are scalars too, of
+// the whole group, and may be nested in the other functions.
 type scalar struct {
 	typ  string
 	eval func(row []any) any
@@ -25,9 +29,19 @@ func columnScalar(rs *result, name string) (scalar, error) {
 	return scalar{typ: rs.columns[i].Type, eval: func(r []any) any { return r[i] }}, nil
 }
 
+// env is what an expression is compiled against: the columns, and within
+// summarize the rows of the group.
+type env struct {
+	rs        *result
+	group     [][]any
+	summarize bool
+}
+
 // parseScalar reads a column, a string literal or a call of tostring,
-// pack_array or hash_sha256.
-func parseScalar(rs *result, c *cursor) (scalar, error) {
+// pack_array, hash_sha256 or array_sort_asc, or within summarize of count
+// or make_list.
+func parseScalar(e env, c *cursor) (scalar, error) {
+	rs := e.rs
 	t := c.peek()
 	if t.Kind == kql.String {
 		c.next()
@@ -42,7 +56,7 @@ func parseScalar(rs *result, c *cursor) (scalar, error) {
 	}
 	var args []scalar
 	err = c.items(func() error {
-		a, err := parseScalar(rs, c)
+		a, err := parseScalar(e, c)
 		args = append(args, a)
 		return err
 	})
@@ -55,7 +69,35 @@ func parseScalar(rs *result, c *cursor) (scalar, error) {
 		}
 		return nil
 	}
+	if e.summarize {
+		switch name {
+		case "count":
+			if len(args) != 0 {
+				return scalar{}, badRequest("Semantic error: count() takes no argument")
+			}
+			n := int64(len(e.group))
+			return scalar{typ: "long", eval: func([]any) any { return n }}, nil
+		case "make_list":
+			if err := one(); err != nil {
+				return scalar{}, err
+			}
+			group := e.group
+			return scalar{typ: "dynamic", eval: func([]any) any {
+				vals := make([]json.RawMessage, 0, len(group))
+				for _, r := range group {
+					vals = append(vals, toDynamic(args[0].eval(r)))
+				}
+				b, _ := json.Marshal(vals)
+				return json.RawMessage(b)
+			}}, nil
+		}
+	}
 	switch name {
+	case "array_sort_asc":
+		if err := one(); err != nil {
+			return scalar{}, err
+		}
+		return scalar{typ: "dynamic", eval: func(r []any) any { return sortAsc(args[0].eval(r)) }}, nil
 	case "tostring":
 		if err := one(); err != nil {
 			return scalar{}, err
@@ -80,6 +122,33 @@ func parseScalar(rs *result, c *cursor) (scalar, error) {
 		}}, nil
 	}
 	return scalar{}, badRequest("Semantic error: this server does not support the function %s()", name)
+}
+
+// sortAsc is array_sort_asc() of a dynamic array: strings ordinally, then
+// anything else by its JSON text; anything but an array is null.
+func sortAsc(v any) any {
+	raw, ok := v.(json.RawMessage)
+	var vals []json.RawMessage
+	if !ok || json.Unmarshal(raw, &vals) != nil {
+		return nil
+	}
+	key := func(m json.RawMessage) (int, string) {
+		var s string
+		if json.Unmarshal(m, &s) == nil {
+			return 0, s
+		}
+		return 1, string(m)
+	}
+	slices.SortStableFunc(vals, func(a, b json.RawMessage) int {
+		ka, sa := key(a)
+		kb, sb := key(b)
+		if ka != kb {
+			return ka - kb
+		}
+		return strings.Compare(sa, sb)
+	})
+	b, _ := json.Marshal(vals)
+	return json.RawMessage(b)
 }
 
 // toString is Kusto's tostring(): a dynamic string unquoted, any other

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
@@ -29,6 +30,8 @@ type Server struct {
 	log            []Command
 	faults         []*Fault
 	scriptCommands int
+	// served counts the bytes of response bodies, before compression.
+	served atomic.Int64
 
 	listener net.Listener
 	srv      *http.Server
@@ -170,6 +173,16 @@ func (s *Server) Commands() []Command {
 	defer s.mu.Unlock()
 	return append([]Command(nil), s.log...)
 }
+
+// Stats is what the control API reports of the server's traffic.
+type Stats struct {
+	BytesServed int64 `json:"bytesServed"`
+	Requests    int   `json:"requests"`
+}
+
+// BytesServed is how many bytes of results the server has answered with,
+// before compression: what clients read.
+func (s *Server) BytesServed() int64 { return s.served.Load() }
 
 // ResetCommands forgets the requests received so far.
 func (s *Server) ResetCommands() {
@@ -337,6 +350,7 @@ func (s *Server) serveKusto(w http.ResponseWriter, r *http.Request) {
 	if api == "query" {
 		body = res.v2(r.Header.Get("X-Ms-Client-Request-Id"))
 	}
+	s.served.Add(int64(len(body)))
 	write(w, r, http.StatusOK, body)
 }
 
@@ -419,6 +433,7 @@ func write(w http.ResponseWriter, r *http.Request, status int, body []byte) {
 //	POST   /fleetplane/databases/{name}  create a database
 //	POST   /fleetplane/exec?db=D         run the body as a management command
 //	GET    /fleetplane/functions?db=D    functions, and /entity-groups, /tables
+//	GET    /fleetplane/stats             bytes served and requests received
 func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, "/fleetplane/")
 	db := r.URL.Query().Get("db")
@@ -461,6 +476,8 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
+	case path == "stats" && r.Method == http.MethodGet:
+		writeJSON(w, r, http.StatusOK, Stats{BytesServed: s.BytesServed(), Requests: len(s.Commands())})
 	case path == "functions" && r.Method == http.MethodGet:
 		writeJSON(w, r, http.StatusOK, s.Functions(db))
 	case path == "entity-groups" && r.Method == http.MethodGet:

@@ -265,3 +265,61 @@ func primaryRows(t *testing.T, it query.IterativeDataset) []query.Row {
 	}
 	return rows
 }
+
+// TestSummarizeAfterShow: a management command's rows piped into
+// summarize, as the hub digests are asked for: one row whatever the
+// input (none included), aggregates nested in scalar functions, and a
+// digest of sorted items that depends on content, not order.
+func TestSummarizeAfterShow(t *testing.T) {
+	s, c := start(t, "Metrics")
+	digest := func(cmd string) string {
+		t.Helper()
+		rows := mgmtRows(t, c, "Metrics", cmd+" | summarize N = count(), Digest = hash_sha256(tostring(array_sort_asc(make_list(TableName))))")
+		if len(rows) != 1 || len(rows[0]) != 2 || len(rows[0][1]) != 64 {
+			t.Fatalf("%s: %v", cmd, rows)
+		}
+		return rows[0][0] + " " + rows[0][1]
+	}
+	empty := digest(".show tables")
+	if !strings.HasPrefix(empty, "0 ") {
+		t.Errorf("no tables: %s", empty)
+	}
+	if err := s.Exec("Metrics", ".create table ['b'] (['x']:string)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Exec("Metrics", ".create table ['a'] (['x']:string)"); err != nil {
+		t.Fatal(err)
+	}
+	two := digest(".show tables")
+	if !strings.HasPrefix(two, "2 ") || two == empty {
+		t.Errorf("two tables: %s", two)
+	}
+	// The same tables created the other way round digest alike.
+	other, oc := start(t, "Metrics")
+	for _, name := range []string{"a", "b"} {
+		if err := other.Exec("Metrics", ".create table ['"+name+"'] (['x']:string)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows := mgmtRows(t, oc, "Metrics", ".show tables | summarize N = count(), Digest = hash_sha256(tostring(array_sort_asc(make_list(TableName))))")
+	if got := rows[0][0] + " " + rows[0][1]; got != two {
+		t.Errorf("same tables, other order: %s, want %s", got, two)
+	}
+	// pack_array of several columns inside make_list, as for functions.
+	if err := s.Exec("Metrics", ".create-or-alter function with (folder = 'f') g() { a }"); err != nil {
+		t.Fatal(err)
+	}
+	fn := mgmtRows(t, c, "Metrics", ".show functions | summarize Digest = hash_sha256(tostring(array_sort_asc(make_list(tostring(pack_array(Name, Folder, Body))))))")
+	if len(fn) != 1 || len(fn[0][0]) != 64 {
+		t.Errorf("function digest: %v", fn)
+	}
+	for _, bad := range []string{
+		".show tables | summarize Digest = make_list(TableName) by TableName",
+		".show tables | summarize Digest = nope(TableName)",
+		".show tables | summarize make_list(TableName)",
+	} {
+		if _, err := c.Mgmt(context.Background(), "Metrics", stmt(bad)); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}

@@ -331,7 +331,7 @@ func (e *external) cycle(ctx context.Context, mg *v1alpha1.Federation) (*run, er
 		c.down = &metav1.Time{Time: ev.Now.UTC()}
 	}
 	c.parts, c.matched = blocklist.Filter(parts)
-	live, err := fed.ReadHub(ctx, hub)
+	live, _, err := schemas.ReadHub(ctx, hub)
 	if err != nil {
 		return nil, err
 	}

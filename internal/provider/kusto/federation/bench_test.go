@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/Azure/azure-kusto-go/azkustodata/types"
 	"github.com/Azure/azure-kusto-go/azkustodata/value"
 
+	"github.com/fleetplane/fleetplane/internal/provider/kusto"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
 	"github.com/fleetplane/fleetplane/test/harness/fleetgen"
@@ -302,24 +304,123 @@ func BenchmarkCycle(b *testing.B) {
 	}
 }
 
+// hubProcess is a Kusto server in a process of its own, with a client:
+// what the benchmark's process spends is the client's work.
+func hubProcess(b *testing.B, dbs ...string) (*support.KustoProcess, *kusto.Client) {
+	b.Helper()
+	server := support.StartKustoProcess(b, dbs...)
+	c, err := kusto.New(server.URL, nil, kusto.Options{Timeout: time.Minute, Attempts: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close() })
+	return server, c
+}
+
+// measureReads runs read b.N times and reports, per call, the client's
+// processor time, the bytes of results and the requests.
+func measureReads(b *testing.B, server *support.KustoProcess, read func()) {
+	b.Helper()
+	before, cpu := server.Stats(b), support.ClientCPU(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		read()
+	}
+	b.StopTimer()
+	after := server.Stats(b)
+	b.ReportMetric(float64(support.ClientCPU(b)-cpu)/float64(b.N)/1e6, "client-CPU-ms")
+	b.ReportMetric(float64(after.BytesServed-before.BytesServed)/float64(b.N)/(1<<10), "read-KiB")
+	b.ReportMetric(float64(after.Requests-before.Requests)/float64(b.N), "requests")
+}
+
 // BenchmarkReadHub reads a converged hub of 5 databases, each with 200
 // tables, 200 functions and a group of 1,000 partitions, from the
-// in-memory Kusto server over loopback: what a steady cycle reads besides
-// the digests. The figure includes the server's own work, in the same
-// process.
+// in-memory Kusto server in its own process: whole (the package's
+// ReadHub), and by digest with nothing changed since the last read
+// (Schemas.ReadHub). ns/op is the wall time of the round trips, the
+// server's work included; client-CPU-ms is this process's alone.
 func BenchmarkReadHub(b *testing.B) {
 	parts := fleet(1000, 5, 200)
-	c := support.KustoClient(b, support.KustoServer(b, "Db0", "Db1", "Db2", "Db3", "Db4"))
+	server, c := hubProcess(b, "Db0", "Db1", "Db2", "Db3", "Db4")
 	ctx := context.Background()
 	plan := Compute(parts, emptyHub(5))
 	if failures, err := Apply(ctx, c, Plan{Commands: plan.Commands}); err != nil || len(failures) > 0 {
 		b.Fatal(failures, err)
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		hub, err := ReadHub(ctx, c)
-		if err != nil || len(hub.Databases) != 5 {
+	b.Run("whole", func(b *testing.B) {
+		measureReads(b, server, func() {
+			if hub, err := ReadHub(ctx, c); err != nil || len(hub.Databases) != 5 {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run("by-digest", func(b *testing.B) {
+		s := NewSchemas()
+		if _, _, err := s.ReadHub(ctx, c); err != nil {
 			b.Fatal(err)
 		}
+		measureReads(b, server, func() {
+			if _, stats, err := s.ReadHub(ctx, c); err != nil || stats.Read != 0 {
+				b.Fatalf("a steady hub read %d databases whole: %v", stats.Read, err)
+			}
+		})
+	})
+}
+
+// BenchmarkSteadyCycle is a whole steady cycle as the provider runs it:
+// the heartbeats' digests, the hub's state by digest, and the plan, for a
+// converged hub of 1,000 partitions × 5 databases × 200 tables on the
+// in-memory Kusto server in its own process. The plan must be empty.
+func BenchmarkSteadyCycle(b *testing.B) {
+	server, c := hubProcess(b, "FleetDiscovery", "Db0", "Db1", "Db2", "Db3", "Db4")
+	server.Exec(b, "FleetDiscovery", support.HeartbeatTable)
+	for _, r := range fleetgen.Rows(fleet(1000, 5, 200)) {
+		rec := fmt.Sprintf("%s,%s,%s,%s", r.Timestamp.Format(time.RFC3339Nano), r.Endpoint, csvQuote(r.Schema), csvQuote(r.Metadata))
+		server.Exec(b, "FleetDiscovery", ".ingest inline into table ['Heartbeats'] <| "+rec)
 	}
+	ctx := context.Background()
+	s := NewSchemas()
+	cycle := func() (Plan, HubStats) {
+		parts, rej, _, err := s.Read(ctx, c, "FleetDiscovery", "Heartbeats", time.Hour, false)
+		if err != nil || len(rej) > 0 || len(parts) != 1000 {
+			b.Fatal(err, rej, len(parts))
+		}
+		hub, stats, err := s.ReadHub(ctx, c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return Input{Partitions: parts, Hub: hub}.Plan(), stats
+	}
+	plan, _ := cycle()
+	if failures, err := Apply(ctx, c, plan); err != nil || len(failures) > 0 {
+		b.Fatal(failures, err)
+	}
+	cycle() // reads the changed databases whole, once
+	b.Run("cycle", func(b *testing.B) {
+		measureReads(b, server, func() {
+			if plan, stats := cycle(); plan.Count() != 0 || stats.Read != 0 {
+				b.Fatalf("steady cycle: %d commands, %d databases read whole", plan.Count(), stats.Read)
+			}
+		})
+	})
+	// Its parts: the heartbeats' digests, and the hub's.
+	b.Run("heartbeats", func(b *testing.B) {
+		measureReads(b, server, func() {
+			if _, _, stats, err := s.Read(ctx, c, "FleetDiscovery", "Heartbeats", time.Hour, false); err != nil || stats.Decoded != 0 {
+				b.Fatal(err, stats)
+			}
+		})
+	})
+	b.Run("hub", func(b *testing.B) {
+		measureReads(b, server, func() {
+			if _, stats, err := s.ReadHub(ctx, c); err != nil || stats.Read != 0 {
+				b.Fatal(err, stats)
+			}
+		})
+	})
+}
+
+// csvQuote quotes a field of an inline ingestion.
+func csvQuote(b []byte) string {
+	return `"` + strings.ReplaceAll(string(b), `"`, `""`) + `"`
 }

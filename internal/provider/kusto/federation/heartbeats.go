@@ -68,6 +68,8 @@ type Schemas struct {
 	// equal names are one string however many partitions list them.
 	words map[string]string
 	seed  uint64
+	// hub is the hub's databases as the last ReadHub read them.
+	hub map[string]hubDatabase
 }
 
 type readKey struct {

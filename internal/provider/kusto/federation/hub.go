@@ -24,18 +24,14 @@ var _ Kusto = (*kusto.Client)(nil)
 // ReadHub reads the live state of every database of the hub: tables,
 // functions and entity groups, three commands per database.
 func ReadHub(ctx context.Context, c Kusto) (Hub, error) {
-	rows, err := c.Mgmt(kusto.WithLimit(ctx, kusto.MaxListBytes), "", kql.ShowDatabases)
+	names, err := hubDatabases(ctx, c)
 	if err != nil {
-		return Hub{}, fmt.Errorf("cannot list hub databases: %w", err)
+		return Hub{}, err
 	}
 	hub := Hub{Databases: map[string]*Database{}}
-	for _, r := range rows {
-		name, err := r.StringByName("DatabaseName")
+	for _, name := range names {
+		db, err := readDatabase(ctx, c, name)
 		if err != nil {
-			return Hub{}, err
-		}
-		db := &Database{Tables: map[string]bool{}, Functions: map[string]Function{}, EntityGroups: map[string][]string{}}
-		if err := readDatabase(ctx, c, name, db); err != nil {
 			return Hub{}, err
 		}
 		hub.Databases[name] = db
@@ -43,7 +39,109 @@ func ReadHub(ctx context.Context, c Kusto) (Hub, error) {
 	return hub, nil
 }
 
-func readDatabase(ctx context.Context, c Kusto, name string, db *Database) error {
+func hubDatabases(ctx context.Context, c Kusto) ([]string, error) {
+	rows, err := c.Mgmt(kusto.WithLimit(ctx, kusto.MaxListBytes), "", kql.ShowDatabases)
+	if err != nil {
+		return nil, fmt.Errorf("cannot list hub databases: %w", err)
+	}
+	names := make([]string, 0, len(rows))
+	for _, r := range rows {
+		name, err := r.StringByName("DatabaseName")
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// HubStats says what reading the hub cost.
+type HubStats struct {
+	// Databases on the hub, and how many of them were read whole: the
+	// others were known by their digests.
+	Databases, Read int
+	// Commands sent.
+	Commands int
+}
+
+// hubDatabase is a database as the last cycle read it, with the digests
+// the hub gave just before that read.
+type hubDatabase struct {
+	digest [3]string
+	db     *Database
+}
+
+// ReadHub reads the live state of the hub as the package's ReadHub does,
+// but reads a database whole only when the digests of its tables,
+// functions and entity groups differ from those of the last read: a
+// steady hub costs a command for its databases and three one-row commands
+// per database. The digests are asked for before the objects, so a change
+// that lands in between is read now or, at worst, the next cycle; drift
+// (someone drops a function) is found the cycle after it happens. The
+// Databases returned may be those of an earlier cycle: they are read-only.
+func (s *Schemas) ReadHub(ctx context.Context, c Kusto) (Hub, HubStats, error) {
+	var stats HubStats
+	names, err := hubDatabases(ctx, c)
+	stats.Commands++
+	if err != nil {
+		return Hub{}, stats, err
+	}
+	stats.Databases = len(names)
+	hub := Hub{Databases: map[string]*Database{}}
+	next := make(map[string]hubDatabase, len(names))
+	for _, name := range names {
+		digest, err := databaseDigest(ctx, c, name)
+		stats.Commands += 3
+		if err != nil {
+			return Hub{}, stats, err
+		}
+		known, ok := s.hub[name]
+		if !ok || known.digest != digest {
+			db, err := readDatabase(ctx, c, name)
+			stats.Commands += 3
+			if err != nil {
+				return Hub{}, stats, err
+			}
+			known = hubDatabase{digest: digest, db: db}
+			stats.Read++
+		}
+		next[name] = known
+		hub.Databases[name] = known.db
+	}
+	s.hub = next
+	return hub, stats, nil
+}
+
+// databaseDigest asks the hub for the digests of a database's tables,
+// functions and entity groups.
+func databaseDigest(ctx context.Context, c Kusto, name string) ([3]string, error) {
+	var out [3]string
+	for i, cmd := range []string{kql.ShowTablesDigest, kql.ShowFunctionsDigest, kql.ShowEntityGroupsDigest} {
+		rows, err := c.Mgmt(ctx, name, cmd)
+		if err != nil {
+			return out, fmt.Errorf("cannot read the digests of %s: %w", name, err)
+		}
+		if len(rows) != 1 {
+			return out, fmt.Errorf("the digest of %s came as %d rows, not one", name, len(rows))
+		}
+		d, err := rows[0].StringByName("Digest")
+		if err != nil {
+			return out, fmt.Errorf("the digest of %s: %w", name, err)
+		}
+		if !validDigest(d) {
+			return out, fmt.Errorf("the digest of %s is not a SHA-256 in hex", name)
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
+func readDatabase(ctx context.Context, c Kusto, name string) (*Database, error) {
+	db := &Database{Tables: map[string]bool{}, Functions: map[string]Function{}, EntityGroups: map[string][]string{}}
+	return db, readInto(ctx, c, name, db)
+}
+
+func readInto(ctx context.Context, c Kusto, name string, db *Database) error {
 	rows, err := c.Mgmt(ctx, name, kql.ShowTables)
 	if err != nil {
 		return fmt.Errorf("cannot list tables of %s: %w", name, err)

@@ -313,3 +313,83 @@ func TestUnion(t *testing.T) {
 		}
 	}
 }
+
+// TestReadHubByDigest: a cached read answers what a whole read does, reads
+// again only the databases whose digests changed, and finds drift made on
+// the hub by hand the next time it reads.
+func TestReadHubByDigest(t *testing.T) {
+	h := newHub(t, "FleetDiscovery", "Metrics", "Logs")
+	ctx := context.Background()
+	s := NewSchemas()
+	p1 := part("https://p1.kusto.windows.net", db("Metrics", []string{"cpu", "mem"}), db("Logs", []string{"app"}))
+	p2 := part("https://p2.kusto.windows.net", db("Metrics", []string{"cpu"}))
+	read := func(wantRead int) Hub {
+		t.Helper()
+		got, stats, err := s.ReadHub(ctx, h.c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := ReadHub(ctx, h.c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, whole) {
+			t.Fatalf("cached read %+v, whole read %+v", got, whole)
+		}
+		if stats.Databases != 3 || stats.Read != wantRead || stats.Commands != 1+3*3+3*wantRead {
+			t.Fatalf("stats %+v, want %d databases read", stats, wantRead)
+		}
+		return got
+	}
+	read(3)
+	read(0)
+	plan := Compute([]heartbeat.Partition{p1, p2}, read(0))
+	if failures, err := Apply(ctx, h.c, plan); err != nil || len(failures) > 0 {
+		t.Fatal(failures, err)
+	}
+	// The cycle changed Metrics and Logs; FleetDiscovery is known.
+	live := read(2)
+	if n := Compute([]heartbeat.Partition{p1, p2}, live).Count(); n != 0 {
+		t.Fatalf("converged hub plans %d commands", n)
+	}
+	read(0)
+
+	// Someone drops a function, alters a group, adds an unrelated table.
+	hubExec(t, h.s, "Metrics", ".drop function ['mem']")
+	read(1)
+	hubExec(t, h.s, "Logs", ".alter entity_group ['LogsSpoke'] (cluster('https://other.kusto.windows.net').database('Logs'))")
+	hubExec(t, h.s, "FleetDiscovery", ".create table ['x'] (['a']:string)")
+	live = read(2)
+	if plan := Compute([]heartbeat.Partition{p1, p2}, live); plan.Count() != 2 {
+		t.Fatalf("drift: plan %v, want the function and the group back", plan.Commands)
+	}
+	// A body edited by hand is drift too.
+	hubExec(t, h.s, "Metrics", ".create-or-alter function with (folder = 'fleetplane') cpu() { print 1 }")
+	read(1)
+}
+
+func hubExec(t *testing.T, s *kustoserver.Server, db, cmd string) {
+	t.Helper()
+	if err := s.Exec(db, cmd); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSameText(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{"{ T | take 1 }", "{ T | take 1 }", true},
+		{"{ T | take 1 }", "{T | take 1}", true},       // spacing inside the braces
+		{"{ T | take 1 }", "{ T  |  take   1 }", true}, // spacing between tokens
+		{"{ T | take 1 }", "{ T | take 2 }", false},    // a token differs
+		{"{ T | take 1 }", "T | take 1", false},        // braced and not
+		{"{ print 'a b' }", "{ print 'a  b' }", false}, // inside a literal, space counts
+		{"{ print 'a b' }", "{print 'a b'}", true},
+	} {
+		if got := sameText(tc.a, tc.b); got != tc.want {
+			t.Errorf("sameText(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

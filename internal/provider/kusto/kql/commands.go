@@ -14,6 +14,17 @@ const (
 	ShowTables       = ".show tables"
 	ShowFunctions    = ".show functions"
 	ShowEntityGroups = ".show entity_groups"
+
+	// The digests of what ShowTables, ShowFunctions and ShowEntityGroups
+	// list of a database's federation objects, computed by the hub: one
+	// row with a Digest column, which changes whenever a table comes or
+	// goes, a function's name, folder or body changes, or a group's
+	// entities do. Sorted before hashing, so the order Kusto lists them
+	// in does not count; each object is its JSON array, so no two differ
+	// only in where one field ends.
+	ShowTablesDigest       = ShowTables + " | summarize Digest = hash_sha256(tostring(array_sort_asc(make_list(TableName))))"
+	ShowFunctionsDigest    = ShowFunctions + " | summarize Digest = hash_sha256(tostring(array_sort_asc(make_list(tostring(pack_array(Name, Folder, Body))))))"
+	ShowEntityGroupsDigest = ShowEntityGroups + " | summarize Digest = hash_sha256(tostring(array_sort_asc(make_list(tostring(pack_array(Name, Entities))))))"
 )
 
 // ColumnTypes are the Kusto scalar types a column may have.
