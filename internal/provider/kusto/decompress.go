@@ -67,10 +67,12 @@ func decoder(enc string, r io.ReadCloser) (io.ReadCloser, error) {
 		return &pooled{Reader: zr, src: r, put: func() { gzipReaders.Put(zr) }}, nil
 	case "deflate":
 		fr, _ := flateReaders.Get().(io.ReadCloser)
-		if fr == nil {
+		if rs, ok := fr.(flate.Resetter); ok {
+			if err := rs.Reset(r, nil); err != nil {
+				return nil, err
+			}
+		} else {
 			fr = flate.NewReader(r)
-		} else if err := fr.(flate.Resetter).Reset(r, nil); err != nil {
-			return nil, err
 		}
 		return &pooled{Reader: fr, src: r, put: func() { flateReaders.Put(fr) }}, nil
 	}

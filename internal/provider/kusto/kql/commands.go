@@ -15,8 +15,9 @@ const (
 	ShowFunctions    = ".show functions"
 	ShowEntityGroups = ".show entity_groups"
 
-	// The digests of what ShowTables, ShowFunctions and ShowEntityGroups
-	// list of a database's federation objects, computed by the hub: one
+	// ShowTablesDigest, ShowFunctionsDigest and ShowEntityGroupsDigest
+	// are the digests of what ShowTables, ShowFunctions and
+	// ShowEntityGroups list of a database, computed by the hub: one
 	// row with a Digest column, which changes whenever a table comes or
 	// goes, a function's name, folder or body changes, or a group's
 	// entities do. Sorted before hashing, so the order Kusto lists them
