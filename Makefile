@@ -78,6 +78,10 @@ lint: ## Run golangci-lint as make test does (configuration: .golangci.yml).
 bench: ## Run the benchmarks with allocation figures.
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+.PHONY: footprint-quick
+footprint-quick: ## The same at a third of the scale, in minutes.
+	$(GO) run ./hack/footprint -quick $(FOOTPRINT_ARGS)
+
 .PHONY: footprint
 footprint: ## Measure provider-fleetplane beside provider-kubernetes on a local control plane (minutes; flags: FOOTPRINT_ARGS).
 	$(GO) run ./hack/footprint $(FOOTPRINT_ARGS)

@@ -136,9 +136,11 @@ func rowsOf(parts []heartbeat.Partition) []query.Row {
 func digestsOf(rows []query.Row) []DigestRow {
 	out := make([]DigestRow, len(rows))
 	for i, r := range rows {
-		if err := r.ToStruct(&out[i]); err != nil {
+		d, err := readDigestRow(r)
+		if err != nil {
 			panic(err)
 		}
+		out[i] = d
 	}
 	return out
 }

@@ -108,9 +108,9 @@ func (s *Schemas) Read(ctx context.Context, c Kusto, db, table string, window ti
 	}
 	var digests []DigestRow
 	err = c.Query(ctx, db, q, func(r query.Row) error {
-		var d DigestRow
-		if err := r.ToStruct(&d); err != nil {
-			return fmt.Errorf("unreadable heartbeat digest: %w", err)
+		d, err := readDigestRow(r)
+		if err != nil {
+			return err
 		}
 		digests = append(digests, d)
 		return nil
@@ -131,6 +131,26 @@ func (s *Schemas) Read(ctx context.Context, c Kusto, db, table string, window ti
 	parts, rejected, stats, err := s.cycle(readKey{db: db, table: table, allowHTTP: allowHTTP}, digests, fetch)
 	stats.Queries++
 	return parts, rejected, stats, err
+}
+
+// readDigestRow reads one row of kql.HeartbeatDigests by column name,
+// without ToStruct's reflection: a steady cycle reads a row per partition.
+func readDigestRow(r query.Row) (DigestRow, error) {
+	var d DigestRow
+	ts, err := r.DateTimeByName("Timestamp")
+	if err == nil && ts != nil {
+		d.Timestamp = *ts
+	}
+	if err == nil {
+		d.Endpoint, err = r.StringByName("ClusterEndpoint")
+	}
+	if err == nil {
+		d.Digest, err = r.StringByName("Digest")
+	}
+	if err != nil {
+		return DigestRow{}, fmt.Errorf("unreadable heartbeat digest: %w", err)
+	}
+	return d, nil
 }
 
 // readHeartbeatRow reads one row of kql.HeartbeatRows.
@@ -253,9 +273,9 @@ func (s *Schemas) Changed(ctx context.Context, c Kusto, db, table string, window
 	}
 	n, changed := 0, false
 	err = c.Query(ctx, db, q, func(r query.Row) error {
-		var d DigestRow
-		if err := r.ToStruct(&d); err != nil {
-			return fmt.Errorf("unreadable heartbeat digest: %w", err)
+		d, err := readDigestRow(r)
+		if err != nil {
+			return err
 		}
 		n++
 		if e, ok := s.entries[d.Endpoint]; !ok || e.digest != d.Digest {
