@@ -570,6 +570,24 @@ spec:
   sources: [{repoURL: "https://charts.example.org", chart: c, targetRevision: "1.0.0"}]
   parameters: [{name: replicas, type: int, default: three}]
 `, "the default of an int parameter is a whole number"},
+		"observability on a port out of range": {`
+apiVersion: experiments.fleetplane.io/v1alpha1
+kind: Component
+metadata: {name: invalid-port}
+spec:
+  type: app
+  sources: [{repoURL: "https://charts.example.org", chart: c, targetRevision: "1.0.0"}]
+  observability: {podMonitor: true, metricsPort: 70000}
+`, "spec.observability.metricsPort"},
+		"observability with a pod label value Kubernetes refuses": {`
+apiVersion: experiments.fleetplane.io/v1alpha1
+kind: Component
+metadata: {name: invalid-label}
+spec:
+  type: app
+  sources: [{repoURL: "https://charts.example.org", chart: c, targetRevision: "1.0.0"}]
+  observability: {podLabels: {app: "not a value"}}
+`, "spec.observability.podLabels.app"},
 		"a StatusCollector expression with both op and cel": {`
 apiVersion: placement.fleetplane.io/v1alpha1
 kind: StatusCollector

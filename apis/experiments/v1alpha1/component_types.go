@@ -2,9 +2,13 @@ package v1alpha1
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // ComponentType is what a component is.
@@ -39,6 +43,47 @@ type ComponentSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=64
 	Parameters []Parameter `json:"parameters,omitempty"`
+
+	// Observability says how the component's metrics are scraped. It is
+	// metadata: fleetplane composes no monitor from it, and hands it on,
+	// in each Experiment's status and to its workflow as the parameter
+	// <target>-observability, to whatever sets up monitoring there.
+	// +optional
+	Observability *Observability `json:"observability,omitempty"`
+}
+
+// LabelValue is a Kubernetes label value.
+// +kubebuilder:validation:MaxLength=63
+// +kubebuilder:validation:Pattern=`^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$`
+type LabelValue string
+
+// Observability is a component's metrics endpoint, as a Prometheus
+// Operator ServiceMonitor or PodMonitor would scrape it.
+type Observability struct {
+	// ServiceMonitor: scrape the component through its Service.
+	// +optional
+	ServiceMonitor bool `json:"serviceMonitor,omitempty"`
+	// PodMonitor: scrape the component's pods directly.
+	// +optional
+	PodMonitor bool `json:"podMonitor,omitempty"`
+	// PodLabels select the pods that serve metrics. Keys are Kubernetes
+	// label keys (checked by the Component's Ready condition and when an
+	// Experiment resolves it).
+	// +optional
+	// +kubebuilder:validation:MaxProperties=16
+	PodLabels map[string]LabelValue `json:"podLabels,omitempty"`
+	// MetricsPath is the HTTP path metrics are served on.
+	// +optional
+	// +kubebuilder:default="/metrics"
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$`
+	MetricsPath string `json:"metricsPath,omitempty"`
+	// MetricsPort is the port metrics are served on; unset, the
+	// monitor's own default (the Service's or pod's named port).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	MetricsPort int32 `json:"metricsPort,omitempty"`
 }
 
 // Source is one Argo CD Application source.
@@ -132,6 +177,22 @@ func (t ParameterType) Check(value string) error {
 			return fmt.Errorf("is declared bool, and %q is neither true nor false", value)
 		}
 	case ParameterString, "":
+	}
+	return nil
+}
+
+// Check reports what the schema cannot: every pod label key is a
+// Kubernetes label key (a rule on map keys would cost the API server more
+// CEL budget than the Component's whole schema). Keys are checked in
+// order, so the error is the same every time.
+func (o *Observability) Check() error {
+	if o == nil {
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(o.PodLabels)) {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return fmt.Errorf("pod label key %q: %s", k, strings.Join(errs, "; "))
+		}
 	}
 	return nil
 }

@@ -234,9 +234,20 @@ type TargetStatus struct {
 	// Components resolved, as name@repo/path or name@repo chart.
 	// +optional
 	Components []string `json:"components,omitempty"`
+	// Observability of the resolved components whose Component declares
+	// it, in the order the target lists them.
+	// +optional
+	Observability []ComponentObservability `json:"observability,omitempty"`
 	// Message explains a Waiting or Failed target.
 	// +optional
 	Message string `json:"message,omitempty"`
+}
+
+// ComponentObservability is one resolved component's observability, as
+// its Component declares it.
+type ComponentObservability struct {
+	Component     string `json:"component"`
+	Observability `json:",inline"`
 }
 
 // WorkflowStatus is the validation run.

@@ -39,8 +39,22 @@ func plan(r *compose.Request[v1alpha1.Component]) (compose.Outcome, error) {
 			}}}, nil
 		}
 	}
+	if msg := observabilityProblem(c); msg != "" {
+		return compose.Outcome{Pending: true, Conditions: []compose.Condition{{
+			Type: v1alpha1.ConditionComponent, Status: corev1.ConditionFalse, Reason: ReasonInvalid, Warning: true, Message: msg,
+		}}}, nil
+	}
 	return compose.Outcome{Conditions: []compose.Condition{{
 		Type: v1alpha1.ConditionComponent, Status: corev1.ConditionTrue, Reason: ReasonValid,
 		Message: fmt.Sprintf("%s component with %d sources and %d declared parameters", c.Spec.Type, len(c.Spec.Sources), len(c.Spec.Parameters)),
 	}}}, nil
+}
+
+// observabilityProblem says what is wrong with the Component's
+// observability, or nothing.
+func observabilityProblem(c *v1alpha1.Component) string {
+	if err := c.Spec.Observability.Check(); err != nil {
+		return "observability: " + err.Error()
+	}
+	return ""
 }

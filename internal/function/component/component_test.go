@@ -49,6 +49,24 @@ func TestComponentIsChecked(t *testing.T) {
 			status: fnv1.Status_STATUS_CONDITION_TRUE, reason: ReasonValid, msg: "2 declared parameters",
 			event: fnv1.Severity_SEVERITY_NORMAL,
 		},
+		"observability with a pod label key Kubernetes refuses": {
+			c: func() *v1alpha1.Component {
+				c := component()
+				c.Spec.Observability = &v1alpha1.Observability{PodMonitor: true, PodLabels: map[string]v1alpha1.LabelValue{"app": "envoy", "bad key!": "x"}}
+				return c
+			}(),
+			status: fnv1.Status_STATUS_CONDITION_FALSE, reason: ReasonInvalid, msg: `observability: pod label key "bad key!"`,
+			event: fnv1.Severity_SEVERITY_WARNING,
+		},
+		"observability with valid pod labels": {
+			c: func() *v1alpha1.Component {
+				c := component()
+				c.Spec.Observability = &v1alpha1.Observability{ServiceMonitor: true, MetricsPath: "/metrics", PodLabels: map[string]v1alpha1.LabelValue{"app.kubernetes.io/name": "envoy"}}
+				return c
+			}(),
+			status: fnv1.Status_STATUS_CONDITION_TRUE, reason: ReasonValid, msg: "app component",
+			event: fnv1.Severity_SEVERITY_NORMAL,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

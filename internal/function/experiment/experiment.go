@@ -9,6 +9,7 @@
 package experiment
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -333,6 +334,9 @@ func (p *planner) resolve(t v1alpha1.Target, st *v1alpha1.TargetStatus) ([]Resol
 		}
 		comps = append(comps, c)
 		st.Components = append(st.Components, c.Name+" ("+c.Origin+")")
+		if c.Observability != nil {
+			st.Observability = append(st.Observability, v1alpha1.ComponentObservability{Component: c.Name, Observability: *c.Observability})
+		}
 	}
 	if len(comps) == 0 {
 		return nil, errors.New("no components to deploy")
@@ -393,9 +397,20 @@ func (p *planner) workflow(allApps bool) error {
 	params = append(params, workflowsv1alpha1.Parameter{Name: "experiment-name", Value: p.xr.Name})
 	for i, t := range p.xr.Spec.Targets {
 		ts := p.status.Targets[i]
+		// What the target's components declare of their metrics, as
+		// JSON (the same status, the same bytes): "[]" when none does.
+		obs := ts.Observability
+		if obs == nil {
+			obs = []v1alpha1.ComponentObservability{}
+		}
+		js, err := json.Marshal(obs)
+		if err != nil {
+			return err
+		}
 		params = append(params,
 			workflowsv1alpha1.Parameter{Name: t.Name + "-endpoint", Value: ts.Endpoint},
-			workflowsv1alpha1.Parameter{Name: t.Name + "-name", Value: ts.ClusterName})
+			workflowsv1alpha1.Parameter{Name: t.Name + "-name", Value: ts.ClusterName},
+			workflowsv1alpha1.Parameter{Name: t.Name + "-observability", Value: string(js)})
 	}
 	seen := map[string]bool{}
 	for _, q := range params {

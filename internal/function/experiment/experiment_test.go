@@ -70,6 +70,10 @@ func envoyComponent() *v1alpha1.Component {
 			{RepoURL: "https://github.com/example/lab.git", Ref: "values"},
 		},
 		Parameters: []v1alpha1.Parameter{{Name: "replicas", Default: "1"}, {Name: "logLevel"}},
+		Observability: &v1alpha1.Observability{
+			ServiceMonitor: true, MetricsPath: "/stats/prometheus", MetricsPort: 19001,
+			PodLabels: map[string]v1alpha1.LabelValue{"app.kubernetes.io/name": "envoy", "app.kubernetes.io/component": "proxy"},
+		},
 	})
 }
 
@@ -276,14 +280,23 @@ func TestWalksItsTargetsInOrder(t *testing.T) {
 		if got := run(t, again).Value("workflow", "spec.forProvider.runName"); got == runName {
 			t.Error("changed workflow parameters kept the run name: the finished run would not be redone")
 		}
+		targets, _ := r.Value("", "status.targets").([]any)
+		got, _ := json.Marshal(targets[0].(map[string]any)["observability"])
+		if want := `[{"component":"envoy-gateway","metricsPath":"/stats/prometheus","metricsPort":19001,"podLabels":{"app.kubernetes.io/component":"proxy","app.kubernetes.io/name":"envoy"},"serviceMonitor":true}]`; string(got) != want {
+			t.Errorf("status.targets[0].observability = %s, want %s", got, want)
+		}
 		r.Want("workflow", "spec.forProvider.workflowTemplateRef", "gateway-tutorial-validation")
 		r.Want("workflow", "spec.forProvider.onMissingTemplate", workflowsv1alpha1.MissingTemplateFail)
 		r.Want("workflow", "spec.forProvider.parameters", []any{
 			map[string]any{"name": "experiment-name", "value": "gateway-tutorial"},
 			map[string]any{"name": "app-endpoint", "value": "https://34.1.2.3"},
 			map[string]any{"name": "app-name", "value": extName(r, "cluster-app")},
+			// The Component's observability, keys sorted: the same
+			// status renders the same bytes.
+			map[string]any{"name": "app-observability", "value": `[{"component":"envoy-gateway","serviceMonitor":true,"podLabels":{"app.kubernetes.io/component":"proxy","app.kubernetes.io/name":"envoy"},"metricsPath":"/stats/prometheus","metricsPort":19001}]`},
 			map[string]any{"name": "loadgen-endpoint", "value": "https://kubernetes.default.svc"},
 			map[string]any{"name": "loadgen-name", "value": "hub"},
+			map[string]any{"name": "loadgen-observability", "value": "[]"},
 			map[string]any{"name": "duration", "value": "5m"},
 			map[string]any{"name": "rps", "value": "100"},
 		})
@@ -361,6 +374,8 @@ func TestFailures(t *testing.T) {
 	}
 	requiredLogLevel := envoyComponent()
 	requiredLogLevel.Spec.Parameters[1].Required = true
+	badLabels := envoyComponent()
+	badLabels.Spec.Observability.PodLabels["-bad"] = "x"
 	cycleA, cycleB := hubTarget("a", v1alpha1.ComponentRef{App: "x"}), hubTarget("b", v1alpha1.ComponentRef{App: "x"})
 	cycleA.Depends, cycleB.Depends = []string{"b"}, []string{"a"}
 	waiting := hubTarget("late", v1alpha1.ComponentRef{App: "nope"})
@@ -401,6 +416,11 @@ func TestFailures(t *testing.T) {
 			xr:       hubOnly(hubTarget("a", v1alpha1.ComponentRef{App: "envoy-gateway", Params: map[string]string{"replicas": "2", "debug": "yes"}})),
 			required: map[string][]runtime.Object{"component-envoy-gateway": {typedEnvoy()}},
 			want:     `parameter debug is declared bool, and "yes" is neither true nor false`,
+		},
+		"observability with a pod label key Kubernetes refuses, named": {
+			xr:       hubOnly(hubTarget("a", v1alpha1.ComponentRef{App: "envoy-gateway", Params: map[string]string{"logLevel": "info"}})),
+			required: map[string][]runtime.Object{"component-envoy-gateway": {badLabels}},
+			want:     `component envoy-gateway: observability: pod label key "-bad"`,
 		},
 		"component of another type": {
 			xr:       hubOnly(hubTarget("a", v1alpha1.ComponentRef{App: "k6"})),

@@ -17,6 +17,8 @@ type Resolved struct {
 	// Origin says where it came from, for status: the Component, or the
 	// convention path.
 	Origin string
+	// Observability is the Component's, when it declares it.
+	Observability *v1alpha1.Observability
 }
 
 // refName returns the component name and type of a reference.
@@ -47,11 +49,8 @@ func Resolve(ref v1alpha1.ComponentRef, found *v1alpha1.Component, cfg Config) (
 		}
 		return Resolved{Name: name, Sources: []v1alpha1.Source{src}, Origin: cfg.ComponentRepoURL + "/" + path}, nil
 	}
-	if found.Spec.Type != typ {
-		return Resolved{}, fmt.Errorf("component %s: Component %s is of type %s, referenced as %s", name, name, found.Spec.Type, typ)
-	}
-	if len(found.Spec.Sources) == 0 {
-		return Resolved{}, fmt.Errorf("component %s: Component %s has no sources", name, name)
+	if err := usable(name, typ, found); err != nil {
+		return Resolved{}, err
 	}
 
 	// Declared defaults first, then the reference's params over them.
@@ -102,7 +101,7 @@ func Resolve(ref v1alpha1.ComponentRef, found *v1alpha1.Component, cfg Config) (
 		maps.Copy(values, ref.Params)
 	}
 
-	out := Resolved{Name: name, Origin: "Component " + name}
+	out := Resolved{Name: name, Origin: "Component " + name, Observability: found.Spec.Observability.DeepCopy()}
 	for _, s := range found.Spec.Sources {
 		s := *s.DeepCopy()
 		if s.TargetRevision == "" {
@@ -119,6 +118,20 @@ func Resolve(ref v1alpha1.ComponentRef, found *v1alpha1.Component, cfg Config) (
 		out.Sources = append(out.Sources, s)
 	}
 	return out, nil
+}
+
+// usable reports why a Component cannot serve a reference of that type.
+func usable(name string, typ v1alpha1.ComponentType, found *v1alpha1.Component) error {
+	if found.Spec.Type != typ {
+		return fmt.Errorf("component %s: Component %s is of type %s, referenced as %s", name, name, found.Spec.Type, typ)
+	}
+	if len(found.Spec.Sources) == 0 {
+		return fmt.Errorf("component %s: Component %s has no sources", name, name)
+	}
+	if err := found.Spec.Observability.Check(); err != nil {
+		return fmt.Errorf("component %s: observability: %w", name, err)
+	}
+	return nil
 }
 
 // helmParams merges values over a source's own parameters and returns
