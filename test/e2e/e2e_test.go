@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +29,7 @@ import (
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
 	"github.com/fleetplane/fleetplane/test/harness/environment"
 	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
+	"github.com/fleetplane/fleetplane/test/harness/standin"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
@@ -385,6 +387,47 @@ func TestProvision(t *testing.T) {
 			}
 		}
 		return false, fmt.Sprintf("%d rows", len(hub.Rows("FleetDiscovery", "Heartbeats")))
+	})
+
+	// Someone scales the SKU up in Azure. With azureChanges Keep, the
+	// default, the change stays: the status reports it, and reconciles
+	// that could update the cluster leave it.
+	wantAzureSKU := func(xrName, cluster, want string) {
+		t.Helper()
+		eventually(t, time.Minute, xrName+" reporting SKU "+want, func() (bool, string) {
+			applied, _, _ := unstructured.NestedString(getXR(t, ns, xrName).Object, "status", "appliedProvisionState", "skuName")
+			held, _, _ := unstructured.NestedString(env.Azure.Applied(standin.Cluster.Kind, cluster), "sku", "name")
+			return applied == want && held == want, fmt.Sprintf("status %s, Azure %s", applied, held)
+		})
+	}
+	env.Azure.ChangeSKUInAzure("weu01", "Standard_E16ads_v5")
+	wantAzureSKU("weu", "weu01", "Standard_E16ads_v5")
+	updates := env.Azure.Updates(standin.Cluster.Kind, "weu01")
+	eventually(t, time.Minute, "three more reconciles of the cluster", func() (bool, string) {
+		n := env.Azure.Updates(standin.Cluster.Kind, "weu01")
+		return n >= updates+3, strconv.Itoa(n - updates)
+	})
+	if held, _, _ := unstructured.NestedString(env.Azure.Applied(standin.Cluster.Kind, "weu01"), "sku", "name"); held != "Standard_E16ads_v5" {
+		t.Errorf("azureChanges Keep: Azure's SKU %s was set back to %s", "Standard_E16ads_v5", held)
+	}
+	// An edit of the spec still applies.
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"provision":{"skuName":"Standard_E4ads_v5"}}}`))
+	if err := env.Kube.Patch(context.Background(), getXR(t, ns, "weu"), patch); err != nil {
+		t.Fatal(err)
+	}
+	wantAzureSKU("weu", "weu01", "Standard_E4ads_v5")
+
+	// With Revert, the same change is set back to the spec.
+	reverting := xr(t, provisionedPartitionXR(ns, "weu-revert", "weu02", hub.URL, "Orphan"))
+	if err := unstructured.SetNestedField(reverting.Object, "Revert", "spec", "provision", "azureChanges"); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, reverting)
+	wantAzureSKU("weu-revert", "weu02", "Standard_E8ads_v5")
+	env.Azure.ChangeSKUInAzure("weu02", "Standard_E16ads_v5")
+	eventually(t, time.Minute, "the SKU changed in Azure set back", func() (bool, string) {
+		held, _, _ := unstructured.NestedString(env.Azure.Applied(standin.Cluster.Kind, "weu02"), "sku", "name")
+		return held == "Standard_E8ads_v5", held
 	})
 }
 

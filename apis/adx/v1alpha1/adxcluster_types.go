@@ -147,6 +147,16 @@ type DatabaseSpec struct {
 	RetentionPolicy string `json:"retentionPolicy,omitempty"`
 }
 
+// AzureChanges is what happens to changes made in Azure.
+// +kubebuilder:validation:Enum=Keep;Revert
+type AzureChanges string
+
+// What happens to changes made in Azure.
+const (
+	AzureChangesKeep   AzureChanges = "Keep"
+	AzureChangesRevert AzureChanges = "Revert"
+)
+
 // ProvisionSpec holds what Azure needs to create the cluster.
 //
 // +kubebuilder:validation:XValidation:rule="self.auto || (has(self.subscriptionId) && has(self.resourceGroup) && has(self.location) && has(self.skuName) && has(self.tier))",message="spec.provision needs subscriptionId, resourceGroup, location, skuName and tier, unless provision.auto is true (then the missing ones are discovered where the control plane runs)"
@@ -203,6 +213,16 @@ type ProvisionSpec struct {
 	// +kubebuilder:validation:items:Pattern=`^/subscriptions/[^/]+/resource[gG]roups/[^/]+/providers/Microsoft\.ManagedIdentity/userAssignedIdentities/[^/]+$`
 	// +kubebuilder:validation:items:MaxLength=512
 	UserAssignedIdentities []string `json:"userAssignedIdentities,omitempty"`
+
+	// AzureChanges says what happens when the cluster's SKU, capacity or
+	// identities are changed in Azure, outside this ADXCluster. Keep (the
+	// default, as the controller this replaces does) leaves them: these
+	// fields are applied when they are created and when this spec changes
+	// them, not otherwise. Revert sets them back to this spec at every
+	// reconcile.
+	// +optional
+	// +kubebuilder:default=Keep
+	AzureChanges AzureChanges `json:"azureChanges,omitempty"`
 
 	// PublicNetworkAccessEnabled opens the cluster to the internet. Unset,
 	// the cluster is created with public access disabled (reachable through
@@ -393,6 +413,22 @@ type AppliedProvisionState struct {
 	// is used as it is, never changed, and never deleted.
 	// +optional
 	ResourceGroupOrigin ResourceGroupOrigin `json:"resourceGroupOrigin,omitempty"`
+	// Spec is the SKU, capacity and identities of the spec as Azure last
+	// reached them. With azureChanges Keep, a spec that differs from it is
+	// an edit and is applied; one equal to it is not pressed on Azure.
+	// +optional
+	Spec *ProvisionIntent `json:"spec,omitempty"`
+}
+
+// ProvisionIntent is what a spec asks of the cluster that Azure could
+// also change: its SKU, capacity and identities.
+type ProvisionIntent struct {
+	// +optional
+	SkuName string `json:"skuName,omitempty"`
+	// +optional
+	Capacity *int32 `json:"capacity,omitempty"`
+	// +optional
+	UserAssignedIdentities []string `json:"userAssignedIdentities,omitempty"`
 }
 
 // ResourceGroupOrigin says whether an ADXCluster created its resource group.

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/crossplane/function-sdk-go/resource"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
 	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
@@ -198,7 +200,7 @@ func (p *planner) provision() (string, bool) {
 	spec := p.xr.Spec
 	r := p.render
 	p.set.Add(NameResourceGroup, r.resourceGroup(p.createdHere(NameResourceGroup)))
-	p.set.Add(NameCluster, r.cluster(p.createdHere(NameCluster)), NameResourceGroup)
+	p.set.Add(NameCluster, r.cluster(p.createdHere(NameCluster), p.pressAzure()), NameResourceGroup)
 
 	// Databases need the cluster running, which upjet reports Ready only
 	// together with its URI; both are checked, as a URI-less cluster
@@ -247,6 +249,9 @@ func (p *planner) provision() (string, bool) {
 	case clusterReady:
 		p.status.Endpoint = uri
 		p.status.AppliedProvisionState = p.appliedState()
+		if p.reached() {
+			p.status.AppliedProvisionState.Spec = p.intent()
+		}
 		msg := fmt.Sprintf("Cluster %s is running at %s.", spec.ClusterName, uri)
 		if p.resourceGroupOrigin() == v1alpha1.ResourceGroupExisting {
 			msg += fmt.Sprintf(" Resource group %s existed before this ADXCluster: it is used as it is, never changed or deleted.", r.where.ResourceGroup)
@@ -358,6 +363,52 @@ func (p *planner) azureFailures(names []resource.Name) (forbidden, failed string
 		}
 	}
 	return forbidden, failed
+}
+
+// intent is what the spec asks of the cluster that Azure could change
+// too: the SKU (as discovered, when auto), the capacity when the spec sets
+// one, and the identities, sorted.
+func (p *planner) intent() *v1alpha1.ProvisionIntent {
+	prov := p.xr.Spec.Provision
+	ids := slices.Sorted(slices.Values(prov.UserAssignedIdentities))
+	return &v1alpha1.ProvisionIntent{SkuName: p.render.where.SkuName, Capacity: prov.Capacity, UserAssignedIdentities: ids}
+}
+
+// reached reports whether Azure has reached what the spec asks: the spec
+// is the one last recorded as reached, or the cluster reports it now.
+func (p *planner) reached() bool {
+	want := p.intent()
+	if st := p.xr.Status.AppliedProvisionState; st != nil && st.Spec != nil && equality.Semantic.DeepEqual(st.Spec, want) {
+		return true
+	}
+	// The observed cluster's own readiness: this is asked before the
+	// cluster is composed.
+	if !observe.Ready(p.set.Observed(NameCluster)) || p.observedString(NameCluster, "status.atProvider.sku.name") != want.SkuName {
+		return false
+	}
+	if want.Capacity != nil {
+		var n int64
+		if o := p.set.Observed(NameCluster); o == nil || o.GetValueInto("status.atProvider.sku.capacity", &n) != nil || n != int64(*want.Capacity) {
+			return false
+		}
+	}
+	var ids []string
+	if o := p.set.Observed(NameCluster); o != nil {
+		if err := o.GetValueInto("status.atProvider.identity.identityIds", &ids); err != nil {
+			ids = nil
+		}
+	}
+	return slices.Equal(slices.Sorted(slices.Values(ids)), want.UserAssignedIdentities)
+}
+
+// pressAzure reports whether the cluster's SKU, capacity and identities
+// go in forProvider, where upjet keeps them on Azure, rather than in
+// initProvider, which it applies at creation only: always with
+// azureChanges Revert; with Keep, until Azure has reached what the spec
+// asks, at creation and after each edit of the spec, and then no more, so
+// that a change made in Azure stays.
+func (p *planner) pressAzure() bool {
+	return p.xr.Spec.Provision.AzureChanges == v1alpha1.AzureChangesRevert || !p.reached()
 }
 
 // appliedState is what the running cluster has, read from its MR.

@@ -241,15 +241,15 @@ func TestProvisionedResources(t *testing.T) {
 	r.Want("resource-group", "spec.forProvider", map[string]any{"location": "eastus2"})
 	r.Want("cluster", "apiVersion", "kusto.azure.m.upbound.io/v1beta1")
 	r.Want("cluster", "metadata.annotations", map[string]any{externalName: "obseastus2"})
-	// What the spec says is kept on Azure; the seed's defaults are set at
-	// creation only.
+	// Where it runs is kept on Azure; the seed's defaults are set at
+	// creation only, and so, once Azure runs them, are the SKU and
+	// identity the spec asks for (azureChanges Keep: TestAzureChanges).
 	r.Want("cluster", "spec.forProvider", map[string]any{
 		"location": "eastus2", "resourceGroupName": "observability-eastus2",
-		"sku":      map[string]any{"name": "Standard_L8as_v3"},
-		"identity": map[string]any{"type": "SystemAssigned"},
 	})
 	r.Want("cluster", "spec.initProvider", map[string]any{
-		"sku":                        map[string]any{"capacity": 2},
+		"sku":                        map[string]any{"name": "Standard_L8as_v3", "capacity": 2},
+		"identity":                   map[string]any{"type": "SystemAssigned"},
 		"autoStopEnabled":            false,
 		"streamingIngestionEnabled":  false,
 		"publicNetworkAccessEnabled": false,
@@ -263,8 +263,67 @@ func TestProvisionedResources(t *testing.T) {
 	r.Want("", "status.appliedProvisionState", map[string]any{
 		"skuName": "Standard_L8as_v3", "tier": "Standard",
 		"subscriptionId": "00000000-0000-0000-0000-000000000000", "resourceGroup": "observability-eastus2", "location": "eastus2",
-		"resourceGroupOrigin": "Existing",
+		"resourceGroupOrigin": "Existing", "spec": map[string]any{"skuName": "Standard_L8as_v3"},
 	})
+}
+
+// TestAzureChanges: with azureChanges Keep (the default, as the
+// controller seed says), the SKU, capacity and identities are pressed on
+// Azure at creation and after each edit of the spec, until Azure runs
+// them; then they are creation-time, so a change made in Azure stays.
+// With Revert they are always pressed, and such a change is set back.
+func TestAzureChanges(t *testing.T) {
+	pressed := func(r ct.Response) bool {
+		r.T.Helper()
+		fp, ip := r.Value("cluster", "spec.forProvider.sku"), r.Value("cluster", "spec.initProvider.sku.name")
+		if (fp == nil) == (ip == nil) {
+			r.T.Fatalf("the SKU is in forProvider (%v) and initProvider (%v), or in neither", fp, ip)
+		}
+		if (r.Value("cluster", "spec.forProvider.identity") == nil) != (fp == nil) {
+			r.T.Fatal("the identity is not where the SKU is")
+		}
+		return fp != nil
+	}
+	reached := &v1alpha1.AppliedProvisionState{SkuName: "Standard_L8as_v3", Spec: &v1alpha1.ProvisionIntent{SkuName: "Standard_L8as_v3"}}
+	scaledInAzure := cluster().Ready().AtProvider("uri", "https://obseastus2.eastus2.kusto.windows.net").
+		AtProvider("sku", map[string]any{"name": "Standard_L16as_v3", "capacity": 3})
+	for name, tc := range map[string]struct {
+		policy    v1alpha1.AzureChanges
+		sku       string
+		applied   *v1alpha1.AppliedProvisionState
+		cluster   *ct.Resource
+		wantPress bool
+		wantSpec  any
+	}{
+		"creating: pressed":                           {cluster: nil, wantPress: true},
+		"provisioning: pressed":                       {cluster: cluster(), wantPress: true},
+		"Azure runs the spec: creation-time":          {cluster: runningCluster(), wantSpec: map[string]any{"skuName": "Standard_L8as_v3"}},
+		"changed in Azure since: kept":                {applied: reached, cluster: scaledInAzure, wantSpec: map[string]any{"skuName": "Standard_L8as_v3"}},
+		"the spec edited: pressed until Azure has it": {sku: "Standard_L16as_v3", applied: reached, cluster: runningCluster(), wantPress: true},
+		"the edit reached: creation-time again":       {sku: "Standard_L16as_v3", applied: reached, cluster: scaledInAzure, wantSpec: map[string]any{"skuName": "Standard_L16as_v3"}},
+		"Revert: pressed when Azure runs the spec":    {policy: v1alpha1.AzureChangesRevert, applied: reached, cluster: runningCluster(), wantPress: true, wantSpec: map[string]any{"skuName": "Standard_L8as_v3"}},
+		"Revert: a change made in Azure is set back":  {policy: v1alpha1.AzureChangesRevert, applied: reached, cluster: scaledInAzure, wantPress: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			xr := provisioned()
+			xr.Spec.Provision.AzureChanges = tc.policy
+			if tc.sku != "" {
+				xr.Spec.Provision.SkuName = tc.sku
+			}
+			xr.Status.AppliedProvisionState = tc.applied
+			observed := map[string]*ct.Resource{"resource-group": resourceGroup().Ready()}
+			if tc.cluster != nil {
+				observed["cluster"] = tc.cluster
+			}
+			r := run(t, ct.Call{XR: xr, Observed: observed})
+			if got := pressed(r); got != tc.wantPress {
+				t.Errorf("SKU and identity in forProvider: %v, want %v", got, tc.wantPress)
+			}
+			if tc.wantSpec != nil {
+				r.Want("", "status.appliedProvisionState.spec", tc.wantSpec)
+			}
+		})
+	}
 }
 
 func TestProvisionOptions(t *testing.T) {
@@ -310,8 +369,10 @@ func TestCapacity(t *testing.T) {
 	r.Want("cluster", "spec.forProvider.sku", map[string]any{"name": "Standard_L8as_v3", "capacity": 4})
 	r.Want("cluster", "spec.initProvider.sku", nil)
 
+	// Unset, the tier's minimum is the size at creation only (and, the
+	// cluster running the spec's SKU, so is the SKU: TestAzureChanges).
 	xr.Spec.Provision.Capacity = nil
-	r = run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready(), "cluster": runningCluster()}})
+	r = run(t, ct.Call{XR: xr, Observed: map[string]*ct.Resource{"resource-group": resourceGroup().Ready()}})
 	r.Want("cluster", "spec.forProvider.sku", map[string]any{"name": "Standard_L8as_v3"})
 	r.Want("cluster", "spec.initProvider.sku", map[string]any{"capacity": 2})
 }
@@ -755,7 +816,7 @@ func TestAutoProvision(t *testing.T) {
 			"provisioning-defaults": moved, "resource-group": ct.Observed(azureAPIVersion, "ResourceGroup", "platform-rg").Ready(), "cluster": running,
 		}})
 		r.Want("cluster", "spec.forProvider.location", "westeurope")
-		r.Want("cluster", "spec.forProvider.sku.name", "Standard_L16as_v3")
+		r.Want("cluster", "spec.initProvider.sku.name", "Standard_L16as_v3")
 		r.Want("cluster", "spec.forProvider.resourceGroupName", "platform-rg")
 		r.Want("cluster", "metadata.annotations", map[string]any{externalName: "zeroconfig01", annotationSubscription: "44444444-4444-4444-4444-444444444444"})
 	})

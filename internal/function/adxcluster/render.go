@@ -2,6 +2,7 @@ package adxcluster
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -154,7 +155,11 @@ func clusterCapacity(t v1alpha1.Tier) int64 {
 // the initial capacity) and autoscale, which the seed applies at creation
 // only, go to initProvider. A capacity the spec sets is kept, like the
 // SKU. Azure's engine is always V3 (upjet has no engine field any more).
-func (r renderer) cluster(created bool) *composed.Unstructured {
+//
+// With press false (see pressAzure), the SKU, capacity and identities go
+// to initProvider as well: Azure reached them, and a change made there
+// since is left alone.
+func (r renderer) cluster(created, press bool) *composed.Unstructured {
 	p := r.xr.Spec.Provision
 	w := r.where
 	identity := map[string]any{"type": "SystemAssigned"}
@@ -200,6 +205,18 @@ func (r renderer) cluster(created bool) *composed.Unstructured {
 		ip["optimizedAutoScale"] = map[string]any{"minimumInstances": lo, "maximumInstances": hi}
 	default:
 		ip["sku"] = map[string]any{"capacity": clusterCapacity(w.Tier)}
+	}
+	if !press {
+		// Creation-time, like the defaults: merged into initProvider.
+		sku, _ := ip["sku"].(map[string]any)
+		if sku == nil {
+			sku = map[string]any{}
+		}
+		asked, _ := fp["sku"].(map[string]any)
+		maps.Copy(sku, asked)
+		ip["sku"], ip["identity"] = sku, fp["identity"]
+		delete(fp, "sku")
+		delete(fp, "identity")
 	}
 	o := r.azure(kustoAPIVersion, "Cluster", r.xr.Spec.ClusterName, fp, ip, created)
 	if p.Auto {

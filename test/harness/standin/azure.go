@@ -64,6 +64,36 @@ type Azure struct {
 	// over initProvider at its creation, forProvider again at each update
 	// an MR may make (managementPolicies Update).
 	applied map[string]map[string]any
+	// updates counts, per resource, the reconciles that could have
+	// updated it (its MR had Update), so a test can wait for a few.
+	updates map[string]int
+}
+
+// ChangeSKUInAzure changes a provisioned cluster's SKU in Azure, as
+// someone in the portal would, without its MR.
+func (a *Azure) ChangeSKUInAzure(cluster, sku string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	held := a.applied[Cluster.Kind+"/"+cluster]
+	if held == nil {
+		return
+	}
+	m, _ := held["sku"].(map[string]any)
+	m = maps.Clone(m)
+	if m == nil {
+		m = map[string]any{}
+	}
+	m["name"] = sku
+	held["sku"] = m
+}
+
+// Updates is how many times the resource's MR was reconciled with Update
+// among its management policies: each time, a real provider would have
+// set Azure back to the MR's forProvider.
+func (a *Azure) Updates(kind, externalName string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.updates[kind+"/"+externalName]
 }
 
 // Applied is what Azure holds of a resource's spec (nil when the
@@ -96,7 +126,7 @@ func (a *Azure) ProvisionSlowly(name string, d time.Duration) {
 func New(kube client.Client) *Azure {
 	return &Azure{kube: kube, ProvisionDelay: 2 * time.Second, Forbidden: map[string]bool{},
 		external: map[string]string{}, clusters: map[string]*kustoserver.Server{}, first: map[string]time.Time{}, slow: map[string]time.Duration{},
-		capacity: map[string]int32{}, applied: map[string]map[string]any{}}
+		capacity: map[string]int32{}, applied: map[string]map[string]any{}, updates: map[string]int{}}
 }
 
 // Exists records an external resource that is in Azure before any MR
@@ -207,6 +237,7 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 		a.applied[key] = applied
 	case may("Update") && a.applied[key] != nil:
 		maps.Copy(a.applied[key], runtime.DeepCopyJSON(forProvider))
+		a.updates[key]++
 	}
 	a.mu.Unlock()
 	if state == "creating" && mr.GetAnnotations()[annotationCreated] == "" {
@@ -270,8 +301,12 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 			sku["capacity"] = int64(c)
 		}
 		// What Azure holds, not what this MR asks: an MR that found the
-		// cluster sees its owner's identities.
+		// cluster sees its owner's identities, and a SKU changed in Azure
+		// (ChangeSKUInAzure) shows.
 		identity, _, _ := unstructured.NestedMap(a.applied[key], "identity")
+		if name, ok, _ := unstructured.NestedString(a.applied[key], "sku", "name"); ok {
+			sku["name"] = name
+		}
 		a.mu.Unlock()
 		atProvider["uri"] = s.URL
 		atProvider["sku"] = sku
