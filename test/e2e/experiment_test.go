@@ -290,12 +290,19 @@ func TestExperimentGatewayTutorial(t *testing.T) {
 		}
 		params, _, _ := unstructured.NestedSlice(wf.Object, "spec", "arguments", "parameters")
 		var names []string
+		values := map[string]string{}
 		for _, p := range params {
-			names = append(names, p.(map[string]any)["name"].(string))
+			m := p.(map[string]any)
+			names = append(names, m["name"].(string))
+			values[m["name"].(string)], _ = m["value"].(string)
 		}
-		want := []string{"experiment-name", "app-endpoint", "app-name", "loadgen-endpoint", "loadgen-name", "p99-budget-ms"}
+		want := []string{"experiment-name", "app-endpoint", "app-name", "app-observability", "loadgen-endpoint", "loadgen-name", "loadgen-observability", "p99-budget-ms"}
 		if !slices.Equal(names, want) {
 			t.Errorf("parameters %v, want %v", names, want)
+		}
+		// Where the app's metrics are, as its Component declares.
+		if got, want := values["app-observability"], `[{"component":"envoy-gateway","podMonitor":true,"podLabels":{"control-plane":"envoy-gateway"},"metricsPath":"/metrics","metricsPort":19001}]`; got != want {
+			t.Errorf("app-observability = %s, want %s", got, want)
 		}
 	})
 
