@@ -631,6 +631,13 @@ spec:
   sources: [{repoURL: "https://charts.example.org", chart: c, targetRevision: "1.0.0"}]
   observability: {podLabels: {app: "not a value"}}
 `, "spec.observability.podLabels.app"},
+		"an ADXMon cluster to provision without a region, and without auto": {`
+apiVersion: adx.fleetplane.io/v1alpha1
+kind: ADXMon
+metadata: {name: invalid-provision}
+spec:
+  adx: {clusters: [{provision: {subscriptionId: 00000000-0000-0000-0000-000000000000, resourceGroup: rg}}]}
+`, "provision needs subscriptionId, resourceGroup and region, unless provision.auto is true"},
 		"a StatusCollector expression with both op and cel": {`
 apiVersion: placement.fleetplane.io/v1alpha1
 kind: StatusCollector

@@ -170,22 +170,35 @@ type ADXMonDatabase struct {
 // ADXMonProvision is where and how a cluster is created in Azure.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.tier) || !has(self.sku) || (self.tier == 'Basic') == self.sku.startsWith('Dev(No SLA)')",message="tier must be Basic for the Dev(No SLA) SKUs and Standard for every other SKU"
+// +kubebuilder:validation:XValidation:rule="(has(self.auto) && self.auto) || (has(self.subscriptionId) && has(self.resourceGroup) && has(self.region))",message="provision needs subscriptionId, resourceGroup and region, unless provision.auto is true (then the missing ones, and the SKU, are discovered where the control plane runs)"
 type ADXMonProvision struct {
+	// Auto discovers what is left out, as an ADXCluster's provision.auto
+	// does (the cluster is one): subscription, resource group and region
+	// from Azure's instance metadata where provider-fleetplane runs, and
+	// an SKU the region offers. Given values win. The namespace's
+	// ClusterProviderConfig must allow discovery (spec.azure.allowDiscovery).
+	// +optional
+	Auto bool `json:"auto,omitempty"`
+
 	// SubscriptionID to create the cluster in.
+	// +optional
 	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
-	SubscriptionID string `json:"subscriptionId"`
+	SubscriptionID string `json:"subscriptionId,omitempty"`
 
 	// ResourceGroup to create the cluster in.
+	// +optional
 	// +kubebuilder:validation:Pattern=`^[-\w._()]*[-\w_()]$`
 	// +kubebuilder:validation:MaxLength=90
-	ResourceGroup string `json:"resourceGroup"`
+	ResourceGroup string `json:"resourceGroup,omitempty"`
 
 	// Region, such as eastus2.
+	// +optional
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9][A-Za-z0-9 ]*$`
 	// +kubebuilder:validation:MaxLength=64
-	Region string `json:"region"`
+	Region string `json:"region,omitempty"`
 
-	// Sku of the cluster. Default: the function input's
+	// Sku of the cluster. Default: with auto, one the region offers (as
+	// an ADXCluster discovers it); otherwise the function input's
 	// adxmon.defaultSku, Standard_L8as_v3 unless set.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_()+ ]+$`

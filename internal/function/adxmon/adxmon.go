@@ -282,18 +282,21 @@ func (p *planner) adxCluster(i int) *v1alpha1.ADXCluster {
 		x.Spec.Databases = append(x.Spec.Databases, v1alpha1.DatabaseSpec{DatabaseName: d.Name, TelemetryType: d.TelemetryType})
 	}
 	if pr := c.Provision; pr != nil {
+		// With auto, what is left out is the nested ADXCluster's to
+		// discover, the SKU included (one the region offers, not the
+		// input's default), under the same policy.
 		sku := pr.Sku
-		if sku == "" {
+		if sku == "" && !pr.Auto {
 			sku = p.cfg.DefaultSku
 		}
 		tier := pr.Tier
-		if tier == "" {
+		if tier == "" && sku != "" {
 			tier = v1alpha1.TierStandard
 			if strings.HasPrefix(sku, "Dev(No SLA)") {
 				tier = v1alpha1.TierBasic
 			}
 		}
-		x.Spec.Provision = &v1alpha1.ProvisionSpec{SubscriptionID: pr.SubscriptionID, ResourceGroup: pr.ResourceGroup, Location: pr.Region, SkuName: sku, Tier: tier, Capacity: p.adxCapacity(i)}
+		x.Spec.Provision = &v1alpha1.ProvisionSpec{Auto: pr.Auto, SubscriptionID: pr.SubscriptionID, ResourceGroup: pr.ResourceGroup, Location: pr.Region, SkuName: sku, Tier: tier, Capacity: p.adxCapacity(i)}
 		// The seed's role assignment: the identity the components use
 		// administers the databases they write to.
 		if cn := c.Connection; cn != nil && cn.ClientID != "" && cn.TenantID != "" {

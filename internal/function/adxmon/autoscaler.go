@@ -111,9 +111,15 @@ func (p *planner) planScaling() {
 				continue
 			}
 			cluster := p.clusterName(i)
+			where := p.where(i)
+			if where.SubscriptionID == "" || where.ResourceGroup == "" {
+				// Discovered (provision.auto) and not yet known: the
+				// cluster is measured once its ADXCluster says where it is.
+				continue
+			}
 			s := p.scaler(resource.Name(autoscalerPrefix+adxPrefix+strings.ToLower(cluster)), p.objectName(cluster), "ADXCluster",
 				resource.Name(adxPrefix+strings.ToLower(cluster)), t, or(t.MinNodes, defaultMinNodes), or(t.MaxNodes, defaultMaxNodes), defaultADXCooldown)
-			s.obj.Spec.ForProvider.ADX = &scalingv1alpha1.ADXTarget{SubscriptionID: c.Provision.SubscriptionID, ResourceGroup: c.Provision.ResourceGroup, ClusterName: cluster}
+			s.obj.Spec.ForProvider.ADX = &scalingv1alpha1.ADXTarget{SubscriptionID: where.SubscriptionID, ResourceGroup: where.ResourceGroup, ClusterName: cluster}
 			p.adxScale[i] = s
 		}
 	}

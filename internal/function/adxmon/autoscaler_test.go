@@ -1,6 +1,8 @@
 package adxmon
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -221,4 +223,39 @@ func TestAutoscalerDecides(t *testing.T) {
 		}
 		rsp.Want("", "status.phase", PhaseInstalled)
 	})
+}
+
+// TestZeroConfig: with provision.auto the stack leaves where the cluster
+// goes, and its SKU, to its ADXCluster's discovery (under the same policy),
+// and uses what it discovered: the ADX Autoscaler waits until the
+// ADXCluster reports its subscription and resource group, and the
+// collectors' region is the discovered one.
+func TestZeroConfig(t *testing.T) {
+	auto := scaledStack()
+	auto.Spec.ADX.Clusters[0].Provision = &v1alpha1.ADXMonProvision{Auto: true}
+
+	rsp := ct.Run(t, Composer, ct.Call{XR: auto, Observed: through("alerter")})
+	rsp.Want("adx-prodmetrics", "spec.provision", map[string]any{"auto": true})
+	if rsp.Has("autoscaler-adx-prodmetrics") {
+		t.Error("the ADX Autoscaler composed before the ADXCluster says where its cluster is")
+	}
+	if !rsp.Has("autoscaler-ingestor") {
+		t.Error("the ingestor's Autoscaler waits for nothing of the cluster's")
+	}
+
+	obs := through("alerter")
+	obs["adx-prodmetrics"] = obs["adx-prodmetrics"].Set("status.appliedProvisionState", map[string]any{
+		"subscriptionId": "44444444-4444-4444-4444-444444444444", "resourceGroup": "platform-rg", "location": "West Europe", "skuName": "Standard_L16as_v3",
+	})
+	rsp = ct.Run(t, Composer, ct.Call{XR: auto, Observed: obs})
+	rsp.Want("autoscaler-adx-prodmetrics", "spec.forProvider.adx", map[string]any{"subscriptionId": "44444444-4444-4444-4444-444444444444", "resourceGroup": "platform-rg", "clusterName": "prodmetrics"})
+	if toml, _ := rsp.Value("collector-config", "data").(map[string]any); !strings.Contains(fmt.Sprint(toml), `region = "westeurope"`) {
+		t.Errorf("collector config: want the discovered region westeurope in %v", toml)
+	}
+
+	// Given values win; the SKU given is used, with its tier.
+	auto.Spec.ADX.Clusters[0].Provision = &v1alpha1.ADXMonProvision{Auto: true, ResourceGroup: "mine", Sku: "Dev(No SLA)_Standard_E2a_v4"}
+	rsp = ct.Run(t, Composer, ct.Call{XR: auto, Observed: obs})
+	rsp.Want("adx-prodmetrics", "spec.provision", map[string]any{"auto": true, "resourceGroup": "mine", "skuName": "Dev(No SLA)_Standard_E2a_v4", "tier": "Basic"})
+	rsp.Want("autoscaler-adx-prodmetrics", "spec.forProvider.adx.resourceGroup", "mine")
 }

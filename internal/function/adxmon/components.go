@@ -357,12 +357,33 @@ func (p *planner) region() string {
 	if p.xr.Spec.ADX == nil {
 		return ""
 	}
-	for _, c := range p.xr.Spec.ADX.Clusters {
+	for i, c := range p.xr.Spec.ADX.Clusters {
 		if c.Provision != nil {
-			return strings.ToLower(strings.ReplaceAll(c.Provision.Region, " ", ""))
+			return strings.ToLower(strings.ReplaceAll(p.where(i).Location, " ", ""))
 		}
 	}
 	return ""
+}
+
+// where is the i-th cluster's subscription, resource group and region:
+// the spec's, and with provision.auto what its ADXCluster discovered for
+// those the spec leaves out (empty until it reports them).
+func (p *planner) where(i int) v1alpha1.AppliedProvisionState {
+	pr := p.xr.Spec.ADX.Clusters[i].Provision
+	w := v1alpha1.AppliedProvisionState{SubscriptionID: pr.SubscriptionID, ResourceGroup: pr.ResourceGroup, Location: pr.Region}
+	if !pr.Auto {
+		return w
+	}
+	o := p.set.Observed(resource.Name(adxPrefix + strings.ToLower(p.clusterName(i))))
+	fill := func(v *string, field string) {
+		if *v == "" {
+			*v, _ = observe.String(o, "status", "appliedProvisionState", field)
+		}
+	}
+	fill(&w.SubscriptionID, "subscriptionId")
+	fill(&w.ResourceGroup, "resourceGroup")
+	fill(&w.Location, "location")
+	return w
 }
 
 func intstrPort(n int) intstr.IntOrString { return intstr.FromInt32(int32(n)) } //nolint:gosec // port constants
