@@ -210,10 +210,30 @@ type ADXMonProvision struct {
 	Tier Tier `json:"tier,omitempty"`
 
 	// ManagedIdentityClientID of the user-assigned identity the
-	// components use for this cluster, when connection names none.
+	// components use for this cluster, when connection names none. With a
+	// tenant (tenantId here or connection.tenantId) the identity is made
+	// Admin of the cluster's databases, as adx-mon's ingestor needs.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
 	ManagedIdentityClientID string `json:"managedIdentityClientId,omitempty"`
+
+	// TenantID of managedIdentityClientId: Azure's database principal
+	// assignments name a principal by client and tenant.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+	TenantID string `json:"tenantId,omitempty"`
+
+	// UserAssignedIdentities are ARM resource IDs of managed identities the
+	// cluster carries, as an ADXCluster's (the cluster is one, so the
+	// namespace's policy must allow them:
+	// spec.azure.provisioning[].userAssignedIdentities). Empty: a
+	// system-assigned identity.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Pattern=`^/subscriptions/[^/]+/resource[gG]roups/[^/]+/providers/Microsoft\.ManagedIdentity/userAssignedIdentities/[^/]+$`
+	// +kubebuilder:validation:items:MaxLength=512
+	UserAssignedIdentities []string `json:"userAssignedIdentities,omitempty"`
 }
 
 // Workload is what a platform team adjusts on a component's pods.

@@ -19,6 +19,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/crossplane/function-sdk-go/resource"
@@ -296,14 +297,33 @@ func (p *planner) adxCluster(i int) *v1alpha1.ADXCluster {
 				tier = v1alpha1.TierBasic
 			}
 		}
-		x.Spec.Provision = &v1alpha1.ProvisionSpec{Auto: pr.Auto, SubscriptionID: pr.SubscriptionID, ResourceGroup: pr.ResourceGroup, Location: pr.Region, SkuName: sku, Tier: tier, Capacity: p.adxCapacity(i)}
+		x.Spec.Provision = &v1alpha1.ProvisionSpec{Auto: pr.Auto, SubscriptionID: pr.SubscriptionID, ResourceGroup: pr.ResourceGroup, Location: pr.Region, SkuName: sku, Tier: tier, Capacity: p.adxCapacity(i),
+			UserAssignedIdentities: slices.Clone(pr.UserAssignedIdentities)}
 		// The seed's role assignment: the identity the components use
 		// administers the databases they write to.
-		if cn := c.Connection; cn != nil && cn.ClientID != "" && cn.TenantID != "" {
-			x.Spec.Provision.DatabasePrincipals = []v1alpha1.DatabasePrincipal{{ClientID: cn.ClientID, TenantID: cn.TenantID, Role: v1alpha1.DatabaseRoleAdmin}}
+		if id, tenant := componentIdentity(c); id != "" && tenant != "" {
+			x.Spec.Provision.DatabasePrincipals = []v1alpha1.DatabasePrincipal{{ClientID: id, TenantID: tenant, Role: v1alpha1.DatabaseRoleAdmin}}
 		}
 	}
 	return x
+}
+
+// componentIdentity is the client and tenant of the identity the
+// components use for cluster c: connection's, else provision's; the
+// tenant of either where only one names it.
+func componentIdentity(c v1alpha1.ADXMonCluster) (client, tenant string) {
+	if cn := c.Connection; cn != nil {
+		client, tenant = cn.ClientID, cn.TenantID
+	}
+	if pr := c.Provision; pr != nil {
+		if client == "" {
+			client = pr.ManagedIdentityClientID
+		}
+		if tenant == "" {
+			tenant = pr.TenantID
+		}
+	}
+	return client, tenant
 }
 
 // adx composes the ADXClusters and reports ADXReady (every endpoint is
@@ -368,7 +388,9 @@ func clusterFailure(o *composed.Unstructured) (string, bool) {
 	}
 	c := observe.ConditionOf(o, "adxcluster.fleetplane.io")
 	switch string(c.Reason) {
-	case "Failed", "PermissionRestricted", "ProvisioningInvalid", "CriteriaExpressionError":
+	case "Failed", "PermissionRestricted", "ProvisioningInvalid", "CriteriaExpressionError", compose.ReasonNotGranted:
+		// NotGranted: the namespace's policy refuses what the cluster
+		// asks (a region, identities, discovery); the stack says so.
 		return c.Message, true
 	}
 	return "", false

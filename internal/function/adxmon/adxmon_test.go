@@ -417,6 +417,40 @@ func TestAutoProvision(t *testing.T) {
 		"clientId": "11111111-1111-1111-1111-111111111111", "tenantId": "33333333-3333-3333-3333-333333333333", "role": "Admin",
 	}})
 
+	// The seed's complete example names the identity in provision: with
+	// its tenant (there or in connection) it administers the databases
+	// too; without a tenant Azure cannot assign it, and nothing is.
+	for name, tc := range map[string]struct {
+		conn *v1alpha1.ADXConnection
+		prov v1alpha1.ADXMonProvision
+		want any
+	}{
+		"provision's identity and tenant": {prov: v1alpha1.ADXMonProvision{ManagedIdentityClientID: "22222222-2222-2222-2222-222222222222", TenantID: "33333333-3333-3333-3333-333333333333"},
+			want: []any{map[string]any{"clientId": "22222222-2222-2222-2222-222222222222", "tenantId": "33333333-3333-3333-3333-333333333333", "role": "Admin"}}},
+		"provision's identity, connection's tenant": {conn: &v1alpha1.ADXConnection{TenantID: "33333333-3333-3333-3333-333333333333"}, prov: v1alpha1.ADXMonProvision{ManagedIdentityClientID: "22222222-2222-2222-2222-222222222222"},
+			want: []any{map[string]any{"clientId": "22222222-2222-2222-2222-222222222222", "tenantId": "33333333-3333-3333-3333-333333333333", "role": "Admin"}}},
+		"connection's identity wins": {conn: &v1alpha1.ADXConnection{ClientID: "11111111-1111-1111-1111-111111111111"}, prov: v1alpha1.ADXMonProvision{ManagedIdentityClientID: "22222222-2222-2222-2222-222222222222", TenantID: "33333333-3333-3333-3333-333333333333"},
+			want: []any{map[string]any{"clientId": "11111111-1111-1111-1111-111111111111", "tenantId": "33333333-3333-3333-3333-333333333333", "role": "Admin"}}},
+		"an identity without a tenant": {prov: v1alpha1.ADXMonProvision{ManagedIdentityClientID: "22222222-2222-2222-2222-222222222222"}, want: nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			y := x.DeepCopy()
+			y.Spec.ADX.Clusters[0].Connection = tc.conn
+			prov := tc.prov
+			prov.SubscriptionID, prov.ResourceGroup, prov.Region = "00000000-0000-0000-0000-000000000000", "adx-monitor-prod", "eastus2"
+			y.Spec.ADX.Clusters[0].Provision = &prov
+			rsp := ct.Run(t, Composer, ct.Call{XR: y, Observed: map[string]*ct.Resource{"namespace": namespace()}})
+			rsp.Want(adx, "spec.provision.databasePrincipals", tc.want)
+		})
+	}
+
+	// User-assigned identities go to the cluster, for its policy to allow.
+	y := x.DeepCopy()
+	ids := []string{"/subscriptions/0/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/ingest"}
+	y.Spec.ADX.Clusters[0].Provision.UserAssignedIdentities = ids
+	rsp = ct.Run(t, Composer, ct.Call{XR: y, Observed: map[string]*ct.Resource{"namespace": namespace()}})
+	rsp.Want(adx, "spec.provision.userAssignedIdentities", ids)
+
 	// The function input's SKU.
 	in := &v1beta1.Input{ADXMon: &v1beta1.ADXMon{DefaultSku: "Standard_E8ads_v5"}}
 	rsp = ct.Run(t, Composer, ct.Call{XR: x, Input: in, Observed: map[string]*ct.Resource{"namespace": namespace()}})
@@ -445,6 +479,15 @@ func TestFailures(t *testing.T) {
 	rsp.WantCondition(v1alpha1.ConditionADXReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonFailed, "AuthorizationFailed", "complete-prodmetrics")
 	rsp.Want("", "status.phase", PhaseFailed)
 	rsp.WantEvent(fnv1.Severity_SEVERITY_WARNING, ReasonFailed)
+
+	// The namespace's policy refusing what the cluster asks is a failure
+	// the stack names, not a wait.
+	obs["adx-prodmetrics"] = adxCluster("").Set("status.conditions", []any{map[string]any{
+		"type": "adxcluster.fleetplane.io", "status": "False", "reason": "NotGranted",
+		"message": "the policy does not let clusters in subscription 0 carry the user-assigned identities /x",
+	}})
+	rsp = ct.Run(t, Composer, ct.Call{XR: complete(), Observed: obs})
+	rsp.WantCondition(v1alpha1.ConditionADXReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonFailed, "user-assigned identities", "complete-prodmetrics")
 }
 
 // TestDeterministic: the same request composes byte-identical output.
