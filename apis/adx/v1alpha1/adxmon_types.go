@@ -279,7 +279,46 @@ type Ingestor struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Service exposes the ingestor beyond this cluster, for collectors of
+	// other clusters (a collector-only stack's collector.ingestorEndpoint).
+	// Default: a ClusterIP Service, reachable in this cluster only.
+	// +optional
+	Service *IngestorService `json:"service,omitempty"`
 }
+
+// IngestorService is how the ingestor's Service is exposed.
+//
+// +kubebuilder:validation:XValidation:rule="self.type == 'LoadBalancer' || !has(self.loadBalancerSourceRanges)",message="loadBalancerSourceRanges apply to a LoadBalancer Service only",fieldPath=".loadBalancerSourceRanges"
+type IngestorService struct {
+	// Type of the Service: ClusterIP (in this cluster only) or
+	// LoadBalancer. On AKS annotate
+	// service.beta.kubernetes.io/azure-load-balancer-internal: "true" for
+	// an address in the virtual network rather than a public one.
+	// +optional
+	// +kubebuilder:default=ClusterIP
+	// +kubebuilder:validation:Enum=ClusterIP;LoadBalancer
+	Type corev1.ServiceType `json:"type,omitempty"`
+
+	// Annotations of the Service, for the cloud's load balancer.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	Annotations map[string]AnnotationValue `json:"annotations,omitempty"`
+
+	// LoadBalancerSourceRanges are the CIDRs the load balancer admits,
+	// such as the other clusters' node subnets. Empty: whatever the load
+	// balancer admits by default.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=43
+	// +kubebuilder:validation:items:XValidation:rule="isCIDR(self)",message="loadBalancerSourceRanges are CIDRs, such as 10.1.0.0/16"
+	LoadBalancerSourceRanges []string `json:"loadBalancerSourceRanges,omitempty"`
+}
+
+// AnnotationValue is an annotation's value.
+// +kubebuilder:validation:MaxLength=1024
+type AnnotationValue string
 
 // Collector settings.
 //

@@ -609,3 +609,37 @@ func TestImages(t *testing.T) {
 		t.Errorf("the stack's own collector image %s", got)
 	}
 }
+
+// TestIngestorExposure: the ingestor's Service stays in the cluster unless
+// spec.ingestor.service exposes it, for collectors of other clusters; an
+// exposure that cannot be applied as asked leaves the Service as it is.
+func TestIngestorExposure(t *testing.T) {
+	t.Run("in this cluster by default", func(t *testing.T) {
+		rsp := ct.Run(t, Composer, ct.Call{XR: complete(), Observed: through("adx")})
+		rsp.Want("ingestor-service", "spec.type", "ClusterIP")
+		rsp.Want("ingestor-service", "metadata.annotations", nil)
+	})
+	x := complete()
+	x.Spec.Ingestor.Service = &v1alpha1.IngestorService{
+		Type:                     corev1.ServiceTypeLoadBalancer,
+		Annotations:              map[string]v1alpha1.AnnotationValue{"service.beta.kubernetes.io/azure-load-balancer-internal": "true"},
+		LoadBalancerSourceRanges: []string{"10.2.0.0/16", "10.1.0.0/16"},
+	}
+	t.Run("an internal load balancer", func(t *testing.T) {
+		rsp := ct.Run(t, Composer, ct.Call{XR: x, Observed: through("adx")})
+		rsp.Want("ingestor-service", "spec.type", "LoadBalancer")
+		rsp.Want("ingestor-service", "metadata.annotations", map[string]any{"service.beta.kubernetes.io/azure-load-balancer-internal": "true"})
+		rsp.Want("ingestor-service", "spec.loadBalancerSourceRanges", []any{"10.1.0.0/16", "10.2.0.0/16"})
+		rsp.Want("ingestor-service", "spec.ports", []any{map[string]any{"port": 443, "targetPort": 9090}})
+	})
+	t.Run("an annotation key Kubernetes refuses: the Service left as it is", func(t *testing.T) {
+		bad := x.DeepCopy()
+		bad.Spec.Ingestor.Service.Annotations["not a key!"] = "x"
+		obs := through("ingestor")
+		obs["ingestor-service"] = exists("Service").Set("spec.type", "LoadBalancer").Set("metadata.annotations", map[string]any{"service.beta.kubernetes.io/azure-load-balancer-internal": "true"})
+		rsp := ct.Run(t, Composer, ct.Call{XR: bad, Observed: obs})
+		rsp.Want("ingestor-service", "spec.type", "LoadBalancer")
+		rsp.Want("ingestor-service", "metadata.annotations", map[string]any{"service.beta.kubernetes.io/azure-load-balancer-internal": "true"})
+		rsp.WantCondition(v1alpha1.ConditionIngestorReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonFailed, `key "not a key!"`, "left as it is")
+	})
+}

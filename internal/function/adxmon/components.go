@@ -118,7 +118,19 @@ func (p *planner) rbac(ok bool, component string, automount bool) []resource.Nam
 func (p *planner) ingestorPhase(ok bool, dbs []endpointDB) bool {
 	in := p.xr.Spec.Ingestor
 	after := p.rbac(ok, "ingestor", false)
-	p.set.AddObjectWhen(ok, NameIngestorService, ingestorService(p.meta("ingestor")))
+	var exposure *v1alpha1.IngestorService
+	if in != nil {
+		exposure = in.Service
+	}
+	badService := checkService(exposure)
+	if badService == nil {
+		p.set.AddObjectWhen(ok, NameIngestorService, ingestorService(p.meta("ingestor"), exposure))
+	} else {
+		// Left as it is: a Service half applied could expose the
+		// ingestor otherwise than asked (a load balancer without its
+		// internal annotation is a public one).
+		p.set.Keep(NameIngestorService)
+	}
 	after = append(after, NameIngestorService)
 	replicas, owner, adopted := p.ingestorReplicas()
 	sts := p.ingestor(in, dbs, replicas)
@@ -135,7 +147,12 @@ func (p *planner) ingestorPhase(ok bool, dbs []endpointDB) bool {
 		drifts = append(drifts, d)
 	}
 	drifts = append(drifts, p.imageDrift("StatefulSet", "ingestor", o, sts.Spec.Template.Spec.Containers[0].Image)...)
-	return p.report(v1alpha1.ConditionIngestorReady, NameIngestor, "StatefulSet "+p.ns+"/ingestor", "waiting for the databases (DatabasesReady)", drifts)
+	ready := p.report(v1alpha1.ConditionIngestorReady, NameIngestor, "StatefulSet "+p.ns+"/ingestor", "waiting for the databases (DatabasesReady)", drifts)
+	if badService != nil {
+		p.setCondition(v1alpha1.ConditionIngestorReady, corev1.ConditionFalse, ReasonFailed, badService.Error()+"; the ingestor's Service is left as it is")
+		return false
+	}
+	return ready
 }
 
 func (p *planner) collectorPhase(ok bool, dbs []endpointDB) bool {

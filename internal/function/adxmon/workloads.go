@@ -2,6 +2,8 @@ package adxmon
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,6 +12,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
 )
@@ -121,12 +124,48 @@ func roleBinding(m metav1.ObjectMeta, role, sa string) *rbacv1.RoleBinding {
 	}
 }
 
-func ingestorService(m metav1.ObjectMeta) *corev1.Service {
-	return &corev1.Service{ObjectMeta: m, Spec: corev1.ServiceSpec{
+// ingestorService is the ingestor's Service, exposed as exp says (nil: in
+// this cluster only).
+func ingestorService(m metav1.ObjectMeta, exp *v1alpha1.IngestorService) *corev1.Service {
+	svc := &corev1.Service{ObjectMeta: m, Spec: corev1.ServiceSpec{
 		Type:     corev1.ServiceTypeClusterIP,
 		Selector: map[string]string{labelApp: "ingestor"},
 		Ports:    []corev1.ServicePort{{Port: ingestorSvcPort, TargetPort: intstrPort(ingestorPort)}},
 	}}
+	if exp == nil {
+		return svc
+	}
+	if exp.Type != "" {
+		svc.Spec.Type = exp.Type
+	}
+	if len(exp.Annotations) > 0 {
+		svc.Annotations = maps.Clone(svc.Annotations)
+		if svc.Annotations == nil {
+			svc.Annotations = map[string]string{}
+		}
+		for k, v := range exp.Annotations {
+			svc.Annotations[k] = string(v)
+		}
+	}
+	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+		svc.Spec.LoadBalancerSourceRanges = slices.Sorted(slices.Values(exp.LoadBalancerSourceRanges))
+	}
+	return svc
+}
+
+// checkService reports what the schema cannot check of an exposure: the
+// annotation keys (a CEL rule on map keys costs more than the API server
+// allows), in order, so the message is stable.
+func checkService(exp *v1alpha1.IngestorService) error {
+	if exp == nil {
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(exp.Annotations)) {
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return fmt.Errorf("spec.ingestor.service.annotations: key %q: %s", k, strings.Join(errs, "; "))
+		}
+	}
+	return nil
 }
 
 func hostPath(name, path string, t corev1.HostPathType) corev1.Volume {
