@@ -638,6 +638,20 @@ metadata: {name: invalid-provision}
 spec:
   adx: {clusters: [{provision: {subscriptionId: 00000000-0000-0000-0000-000000000000, resourceGroup: rg}}]}
 `, "provision needs subscriptionId, resourceGroup and region, unless provision.auto is true"},
+		"an ingestor Service with source ranges that is no load balancer": {`
+apiVersion: adx.fleetplane.io/v1alpha1
+kind: ADXMon
+metadata: {name: invalid-exposure}
+spec:
+  ingestor: {service: {type: ClusterIP, loadBalancerSourceRanges: [10.0.0.0/8]}}
+`, "loadBalancerSourceRanges apply to a LoadBalancer Service only"},
+		"an ingestor source range that is no CIDR": {`
+apiVersion: adx.fleetplane.io/v1alpha1
+kind: ADXMon
+metadata: {name: invalid-range}
+spec:
+  ingestor: {service: {type: LoadBalancer, loadBalancerSourceRanges: [10.0.0.0]}}
+`, "loadBalancerSourceRanges are CIDRs"},
 		"a StatusCollector expression with both op and cel": {`
 apiVersion: placement.fleetplane.io/v1alpha1
 kind: StatusCollector
