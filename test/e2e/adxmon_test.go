@@ -248,7 +248,13 @@ func TestADXMon(t *testing.T) {
 			capacity, _ := env.Azure.Capacity(name + "01")
 			var mrCapacity int64
 			if mr := clusterMR(); mr != nil {
-				mrCapacity, _, _ = unstructured.NestedInt64(mr.Object, "spec", "forProvider", "sku", "capacity")
+				// In forProvider while the decision is applied; once Azure
+				// runs it, creation-time (azureChanges Keep), in
+				// initProvider.
+				var found bool
+				if mrCapacity, found, _ = unstructured.NestedInt64(mr.Object, "spec", "forProvider", "sku", "capacity"); !found {
+					mrCapacity, _, _ = unstructured.NestedInt64(mr.Object, "spec", "initProvider", "sku", "capacity")
+				}
 			}
 			return decided == 2 && int64(want) == replicas && int64(s.Status.ReadyReplicas) == replicas && int64(capacity) == nodes && mrCapacity == nodes,
 				fmt.Sprintf("autoscalers %v; StatefulSet %d (%d ready); Cluster MR capacity %d, Azure %d; conditions %v", scalers, want, s.Status.ReadyReplicas, mrCapacity, capacity, conditionsOf(x))
