@@ -56,8 +56,31 @@ func FuzzDecoderReuse(f *testing.F) {
 				return kept[k]
 			},
 		}
-		for _, dec := range []*Decoder{{}, &shared} {
+		// And one that also shares names, as the hub's cache does.
+		words := map[string]string{}
+		named := shared
+		named.Name = func(n string) string {
+			if w, ok := words[n]; ok {
+				return w
+			}
+			w := strings.Clone(n)
+			words[w] = w
+			return w
+		}
+		for _, dec := range []*Decoder{{}, &shared, &named} {
 			decodeTwice(t, dec, a, b)
+		}
+		// Decoded from bytes read in place, nothing kept is the row's:
+		// overwriting the row changes nothing decoded.
+		row := []byte(a)
+		var dec Decoder
+		p, r, err := dec.DecodeBytes(time.Unix(0, 0), "https://p1", row, false)
+		want := fmt.Sprint(p, r, err)
+		for i := range row {
+			row[i] = 'x'
+		}
+		if got := fmt.Sprint(p, r, err); got != want {
+			t.Fatalf("decoded from bytes %s; after the bytes changed %s", want, got)
 		}
 	})
 }
