@@ -116,6 +116,8 @@ func (s *Schemas) ReadHub(ctx context.Context, c Kusto) (Hub, HubStats, error) {
 // functions and entity groups.
 func databaseDigest(ctx context.Context, c Kusto, name string) ([3]string, error) {
 	var out [3]string
+	// One row of 64 characters: read no more than a listing's budget.
+	ctx = kusto.WithLimit(ctx, kusto.MaxListBytes)
 	for i, cmd := range []string{kql.ShowTablesDigest, kql.ShowFunctionsDigest, kql.ShowEntityGroupsDigest} {
 		rows, err := c.Mgmt(ctx, name, cmd)
 		if err != nil {
