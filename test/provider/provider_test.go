@@ -398,14 +398,28 @@ func TestSilentPartitionExpires(t *testing.T) {
 	// settle window (TTL + a minute) after the heartbeat path last looked
 	// down; a first cycle that ran before any heartbeat reached the hub, or
 	// a loaded machine delaying heartbeats past half the TTL, counts as
-	// down. So the deadline covers the window, and the status says why
-	// while it waits.
+	// down and moves the window. So the wait follows the window the
+	// status reports: p1 must be gone within a grace of whichever ends
+	// later, its own silence or the settle window, and the whole wait is
+	// capped so a path that never settles still fails.
+	const ttl, settle, grace = 10 * time.Second, 70 * time.Second, 45 * time.Second
+	deleted := time.Now()
 	fed := &kustov1alpha1.Federation{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "hub"}}
-	eventually(t, 150*time.Second, "p1 leaves MetricsSpoke", func() (bool, string) {
+	eventually(t, 5*time.Minute, "p1 leaves MetricsSpoke", func() (bool, string) {
 		got := groupMembers(f.hub, "Metrics")
 		fo := get(t, fed)
-		return strings.Join(got, ",") == strings.Join(f.endpoints(1, 2), ","),
-			fmt.Sprintf("members %v, heldBack %v, heartbeat path last down %v", got, fo.Status.AtProvider.HeldBack, fo.Status.AtProvider.HeartbeatPathDownTime)
+		if strings.Join(got, ",") == strings.Join(f.endpoints(1, 2), ",") {
+			return true, ""
+		}
+		due := deleted.Add(ttl)
+		if d := fo.Status.AtProvider.HeartbeatPathDownTime; d != nil && d.Add(settle).After(due) {
+			due = d.Add(settle)
+		}
+		why := fmt.Sprintf("members %v, heldBack %v, heartbeat path last down %v", got, fo.Status.AtProvider.HeldBack, fo.Status.AtProvider.HeartbeatPathDownTime)
+		if time.Now().After(due.Add(grace)) {
+			t.Fatalf("p1 is still a member %s after its window ended at %s: %s", time.Since(due).Round(time.Second), due.Format(time.RFC3339), why)
+		}
+		return false, why
 	})
 	eventually(t, 30*time.Second, "only-p1 dropped", func() (bool, string) {
 		_, ok := f.hub.Functions("Metrics")["only-p1"]
