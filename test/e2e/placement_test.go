@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	placementv1alpha1 "github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
 	placementfn "github.com/fleetplane/fleetplane/internal/function/placement"
 	"github.com/fleetplane/fleetplane/internal/function/placement/expand"
 	"github.com/fleetplane/fleetplane/test/harness/environment"
@@ -24,6 +25,8 @@ import (
 )
 
 const placementAPI = "placement.fleetplane.io/v1alpha1"
+
+const executingCount = placementv1alpha1.ExecutingCountAnnotation
 
 // exampleDocs are the documents of a file under examples/placement.
 func exampleDocs(t *testing.T, rel string) []*unstructured.Unstructured {
@@ -300,7 +303,8 @@ func TestPlacement(t *testing.T) {
 		a, _ := json.Marshal(here)
 		b, _ := json.Marshal(remote)
 		startTime, _ = here["startTime"].(string)
-		return string(a) == string(b) && here["active"] == int64(1), fmt.Sprintf("here %s, wec1 %s", a, b)
+		count := get(t, "batch/v1", "Job", ns, "smoke").GetAnnotations()[executingCount]
+		return string(a) == string(b) && here["active"] == int64(1) && count == "1", fmt.Sprintf("here %s, wec1 %s, %s=%q", a, b, executingCount, count)
 	})
 	eventually(t, time.Minute, "the smoke Placement says the status is written", func() (bool, string) {
 		s, r, msg := condition(get(t, placementAPI, "Placement", ns, "smoke"), "ReportedState")
@@ -317,7 +321,9 @@ func TestPlacement(t *testing.T) {
 		_, r, msg := condition(get(t, placementAPI, "Placement", ns, "smoke"), "ReportedState")
 		here, _, _ := unstructured.NestedMap(get(t, "batch/v1", "Job", ns, "smoke").Object, "status")
 		b, _ := json.Marshal(here)
-		return r == "NotSingleton" && fmt.Sprint(here) == fmt.Sprint(map[string]any{"startTime": startTime}), r + ": " + msg + "; status " + string(b)
+		count, annotated := get(t, "batch/v1", "Job", ns, "smoke").GetAnnotations()[executingCount]
+		return r == "NotSingleton" && fmt.Sprint(here) == fmt.Sprint(map[string]any{"startTime": startTime}) && !annotated,
+			r + ": " + msg + "; status " + string(b) + "; " + executingCount + "=" + count
 	})
 	// Aggregated: with wantMultiClusterReportedState what both clusters
 	// report is written together. wec1 runs the pod; wec2, without a
@@ -331,7 +337,10 @@ func TestPlacement(t *testing.T) {
 		_, r, msg := condition(get(t, placementAPI, "Placement", ns, "smoke"), "ReportedState")
 		here, _, _ := unstructured.NestedMap(get(t, "batch/v1", "Job", ns, "smoke").Object, "status")
 		b, _ := json.Marshal(here)
-		return r == "Reported" && here["active"] == int64(2) && here["ready"] == int64(1), r + ": " + msg + "; status " + string(b)
+		// Both copies are there and ready, though wec2's pod waits: the
+		// executing count is copies, not pods.
+		count := get(t, "batch/v1", "Job", ns, "smoke").GetAnnotations()[executingCount]
+		return r == "Reported" && here["active"] == int64(2) && here["ready"] == int64(1) && count == "2", r + ": " + msg + "; status " + string(b) + "; " + executingCount + "=" + count
 	})
 
 	// Fixing the template and deleting the Placement are left out: each

@@ -104,19 +104,24 @@ func TestReportedState(t *testing.T) {
 	ns := namespace(t)
 	job(t, ns, "migrate")
 	p := placementComposing(t, ns, "web", []any{map[string]any{"apiVersion": "batch/v1", "kind": "Job", "names": []any{"migrate"}}}, "web-migrate")
-	create(t, reportedStateOf(p, "web-migrate", "batch/v1", "Job", "migrate", `{"active":1,"ready":1,"startTime":"2026-11-23T10:00:00Z"}`))
+	rs := reportedStateOf(p, "web-migrate", "batch/v1", "Job", "migrate", `{"active":1,"ready":1,"startTime":"2026-11-23T10:00:00Z"}`)
+	rs.Spec.ForProvider.ExecutingCount = new(int32(1))
+	create(t, rs)
 
 	reportedStateCondition(t, ns, "web-migrate", xpv2.TypeReady, "holds the status cluster wec1 reports")
+	executingCount(t, ns, "migrate", "1")
 	if got := jobStatus(t, ns, "migrate"); got != `{"startTime":"2026-11-23T10:00:00Z","active":1,"ready":1}` {
 		t.Errorf("Job status = %s", got)
 	}
-	rs := get(t, &placementmv1alpha1.ReportedState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-migrate"}})
-	if at := rs.Status.AtProvider; at.Digest == "" || at.WrittenAt == nil {
+	rs = get(t, &placementmv1alpha1.ReportedState{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-migrate"}})
+	if at := rs.Status.AtProvider; at.Digest == "" || at.WrittenAt == nil || at.ExecutingCount != "1" {
 		t.Errorf("atProvider = %+v", at)
 	}
 
-	// The cluster reports something new.
+	// The cluster reports something new, and the copy no longer counts
+	// as executing.
 	rs.Spec.ForProvider.Status.Raw = []byte(`{"active":1,"ready":0,"startTime":"2026-11-23T10:00:00Z"}`)
+	rs.Spec.ForProvider.ExecutingCount = new(int32(0))
 	if err := kube.Update(ctx, rs); err != nil {
 		t.Fatal(err)
 	}
@@ -124,6 +129,7 @@ func TestReportedState(t *testing.T) {
 		got := jobStatus(t, ns, "migrate")
 		return got == `{"startTime":"2026-11-23T10:00:00Z","active":1,"ready":0}`, got
 	})
+	executingCount(t, ns, "migrate", "0")
 
 	// Removed: the status it wrote is cleared, all but the startTime a
 	// Job keeps once set.
@@ -136,6 +142,20 @@ func TestReportedState(t *testing.T) {
 	if got := jobStatus(t, ns, "migrate"); got != `{"startTime":"2026-11-23T10:00:00Z"}` {
 		t.Errorf("Job status after removal = %s", got)
 	}
+	j := get(t, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "migrate"}})
+	if v, ok := j.Annotations[placementv1alpha1.ExecutingCountAnnotation]; ok {
+		t.Errorf("annotation %s=%q left after removal", placementv1alpha1.ExecutingCountAnnotation, v)
+	}
+}
+
+// executingCount waits for the object's executing-count annotation.
+func executingCount(t *testing.T, ns, name, want string) {
+	t.Helper()
+	eventually(t, 30*time.Second, fmt.Sprintf("%s=%s on Job %s", placementv1alpha1.ExecutingCountAnnotation, want, name), func() (bool, string) {
+		j := get(t, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+		got := j.Annotations[placementv1alpha1.ExecutingCountAnnotation]
+		return got == want, fmt.Sprintf("%q", got)
+	})
 }
 
 // TestReportedStateDoesNotFight: the control plane's own deployment

@@ -702,6 +702,18 @@ func (p *planner) aggregated(w workload) (map[string]any, bool) {
 	return aggregate.Status(gk, generation, reports)
 }
 
+// executing counts the clusters w executes on: its copy is there and
+// provider-kubernetes reports it ready.
+func (p *planner) executing(w workload) int {
+	n := 0
+	for _, c := range p.clusters {
+		if o := p.r.Resources.Observed(copyName(c.name, w)); o != nil && observe.Ready(o) {
+			n++
+		}
+	}
+	return n
+}
+
 // reportedStateName is the composition resource name of w's ReportedState.
 func reportedStateName(w workload) resource.Name {
 	return resource.Name("reported-state/" + w.ref())
@@ -719,7 +731,7 @@ func (p *planner) reportedStateObject(clusters []string, aggregated bool, w work
 	if uid != "" {
 		ref["uid"] = uid
 	}
-	forProvider := map[string]any{"placement": p.r.XR.GetName(), "object": ref, "status": status}
+	forProvider := map[string]any{"placement": p.r.XR.GetName(), "object": ref, "status": status, "executingCount": int64(p.executing(w))}
 	if aggregated {
 		list := make([]any, len(clusters))
 		for i, c := range clusters {

@@ -461,7 +461,7 @@ func TestSingletonReportedState(t *testing.T) {
 	observed := delivered(t, reported)
 	rsp = ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: observed})
 	rsp.Want("reported-state/Deployment.apps/web", "spec.forProvider", map[string]any{
-		"placement": "web", "cluster": "wec1",
+		"placement": "web", "cluster": "wec1", "executingCount": 1,
 		"object": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "u1"},
 		"status": map[string]any{"replicas": 2, "availableReplicas": 2},
 	})
@@ -528,6 +528,7 @@ func TestMultiClusterReportedState(t *testing.T) {
 	}
 	rsp := ct.Run(t, placement.Composer, ct.Call{XR: p, Required: workloads(t), Observed: delivered(t, reported)})
 	rsp.Want("reported-state/Deployment.apps/web", "spec.forProvider.clusters", []any{"wec1", "wec2"})
+	rsp.Want("reported-state/Deployment.apps/web", "spec.forProvider.executingCount", 2)
 	rsp.Want("reported-state/Deployment.apps/web", "spec.forProvider.cluster", nil)
 	rsp.Want("reported-state/Deployment.apps/web", "spec.forProvider.status.availableReplicas", 1)
 	rsp.Want("reported-state/Deployment.apps/web", "spec.forProvider.status.observedGeneration", 2)
@@ -543,6 +544,13 @@ func TestMultiClusterReportedState(t *testing.T) {
 	}
 	rsp.WantCondition(v1alpha1.ConditionReportedState, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonReporting,
 		"its 2 clusters report, aggregated, is written into 0 of 2 objects", "not aggregated across clusters", "ConfigMap/settings, Service/web")
+
+	// The executing count is the copies there and ready: one cluster's
+	// copy no longer ready makes it 1, whatever that cluster reported.
+	observed := delivered(t, reported)
+	observed["wec2/Deployment.apps/web"] = made(ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", "wec2-web")).AtProvider("manifest", reported["wec2/Deployment.apps/web"])
+	rsp = ct.Run(t, placement.Composer, ct.Call{XR: p, Required: workloads(t), Observed: observed})
+	rsp.Want("reported-state/Deployment.apps/web", "spec.forProvider.executingCount", 1)
 
 	// On one cluster with wantSingletonReportedState too, that cluster's
 	// status is written as it is.

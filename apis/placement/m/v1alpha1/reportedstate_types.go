@@ -57,6 +57,15 @@ type ReportedStateParameters struct {
 	// +kubebuilder:validation:items:MaxLength=253
 	Clusters []string `json:"clusters,omitempty"`
 
+	// ExecutingCount is on how many of the clusters the object executes
+	// (its copy is there and ready), written into the object's
+	// kubestellar.io/executing-count annotation as KubeStellar's API
+	// defines it. Absent: the annotation is left alone.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=5000
+	ExecutingCount *int32 `json:"executingCount,omitempty"`
+
 	// Status is the object's status as the cluster reports it. It
 	// replaces the workload object's whole status.
 	// +kubebuilder:validation:Type=object
@@ -80,6 +89,11 @@ type ReportedStateObservation struct {
 	// status it clears is the one it wrote.
 	// +optional
 	Digest string `json:"digest,omitempty"`
+	// ExecutingCount is the kubestellar.io/executing-count annotation
+	// last written: removing this resource removes the annotation only
+	// while it still holds this value.
+	// +optional
+	ExecutingCount string `json:"executingCount,omitempty"`
 	// WrittenAt is when it was last written.
 	// +optional
 	WrittenAt *metav1.Time `json:"writtenAt,omitempty"`

@@ -110,6 +110,11 @@ func (in *ReportedStateParameters) DeepCopyInto(out *ReportedStateParameters) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.ExecutingCount != nil {
+		in, out := &in.ExecutingCount, &out.ExecutingCount
+		*out = new(int32)
+		**out = **in
+	}
 	in.Status.DeepCopyInto(&out.Status)
 }
 

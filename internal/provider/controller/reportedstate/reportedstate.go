@@ -14,8 +14,11 @@
 // object must be namespaced and in the ReportedState's own namespace. It
 // never fights another writer: a status someone rewrote after it wrote
 // its own is reported, not overwritten, until the cluster reports
-// something new. Removing a ReportedState clears the status it wrote, and
-// only that, whatever the policy says by then.
+// something new. It also keeps the object's kubestellar.io/executing-count
+// annotation at the number of clusters the function counts it executing
+// on, patching that one key. Removing a ReportedState clears the status
+// and the annotation it wrote, and only those, whatever the policy says
+// by then.
 //
 // It acts on the control plane the provider runs on.
 package reportedstate
@@ -28,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -104,11 +108,19 @@ type external struct {
 	want map[string]any
 	// reported is want's digest.
 	reported string
+	// count is the executing-count annotation to write, nil when it is
+	// as wanted.
+	count *string
+	// clearStatus and clearCount: what Delete clears, as observeDeleted
+	// found it still as written.
+	clearStatus, clearCount bool
 }
 
 func (e *external) Observe(ctx context.Context, mg *v1alpha1.ReportedState) (managed.ExternalObservation, error) {
 	ref := mg.Spec.ForProvider.Object
 	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+	// What Update or Delete is to do is this observation's alone.
+	e.live, e.want, e.reported, e.count, e.clearStatus, e.clearCount = nil, nil, "", nil, false, false
 	if meta.WasDeleted(mg) {
 		return e.observeDeleted(ctx, mg, gvk)
 	}
@@ -151,12 +163,12 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.ReportedState) (man
 	have := digestOf(live.Object["status"])
 	obs := &mg.Status.AtProvider
 	ours := obs.UID == string(live.GetUID()) && obs.Reported == reported
+	statusDue := false
 	switch {
 	case have == reported || (ours && have == obs.Digest):
 		// Written, as reported or as the API server normalised it.
 		obs.UID, obs.Reported, obs.Digest = string(live.GetUID()), reported, have
 		mg.SetConditions(xpv2.Available().WithMessage(fmt.Sprintf("%s %s holds the status %s", ref.Kind, ref.Name, reports(mg))))
-		return done, nil
 	case ours:
 		// What the cluster reports has not changed since it was written,
 		// yet the status has: someone else writes it. Writing it back
@@ -164,26 +176,67 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.ReportedState) (man
 		mg.SetConditions(xpv2.Unavailable().WithMessage(observe.Bound(fmt.Sprintf(
 			"the status of %s %s was rewritten after fleetplane wrote it (status written by %s); it is not overwritten until what %s changes: does a controller for this kind run on this control plane?",
 			ref.Kind, ref.Name, statusWriters(live), reports(mg)))))
+	default:
+		statusDue = true
+	}
+	count, countDue := executingCount(mg, live)
+	if !statusDue && !countDue {
 		return done, nil
 	}
-	e.live, e.want, e.reported = live, want, reported
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: false, Diff: "status differs from what " + reports(mg)}, nil
+	e.live = live
+	if statusDue {
+		e.want, e.reported = want, reported
+	}
+	if countDue {
+		e.count = &count
+	}
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: false, Diff: diff(statusDue, countDue, mg)}, nil
 }
 
-// observeDeleted says whether a status this resource wrote is still there
-// to be cleared.
+// executingCount is the executing-count annotation the spec asks for,
+// and whether live lacks it.
+func executingCount(mg *v1alpha1.ReportedState, live *unstructured.Unstructured) (string, bool) {
+	n := mg.Spec.ForProvider.ExecutingCount
+	if n == nil {
+		return "", false
+	}
+	want := strconv.Itoa(int(*n))
+	return want, live.GetAnnotations()[placementv1alpha1.ExecutingCountAnnotation] != want
+}
+
+// diff says what Update is to write.
+func diff(status, count bool, mg *v1alpha1.ReportedState) string {
+	var out []string
+	if status {
+		out = append(out, "status differs from what "+reports(mg))
+	}
+	if count {
+		out = append(out, fmt.Sprintf("annotation %s is not %d", placementv1alpha1.ExecutingCountAnnotation, *mg.Spec.ForProvider.ExecutingCount))
+	}
+	return strings.Join(out, "; ")
+}
+
+// observeDeleted says whether a status or an executing count this
+// resource wrote is still there to be cleared.
 func (e *external) observeDeleted(ctx context.Context, mg *v1alpha1.ReportedState, gvk schema.GroupVersionKind) (managed.ExternalObservation, error) {
 	obs := mg.Status.AtProvider
 	// A kind no longer served or namespaced holds nothing to clear.
-	if obs.Digest == "" || !e.servesNamespaced(gvk) {
+	if (obs.Digest == "" && obs.ExecutingCount == "") || !e.servesNamespaced(gvk) {
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
 	live, found, err := e.get(ctx, mg, gvk)
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	if !found || string(live.GetUID()) != obs.UID || digestOf(live.Object["status"]) != obs.Digest {
-		// Gone, replaced, or rewritten since: not ours to clear.
+	if !found || string(live.GetUID()) != obs.UID {
+		// Gone or replaced: not ours to clear.
+		return managed.ExternalObservation{ResourceExists: false}, nil
+	}
+	// Each only while it is as written: a status or an annotation
+	// rewritten since is someone else's.
+	e.clearStatus = obs.Digest != "" && digestOf(live.Object["status"]) == obs.Digest
+	e.clearCount = obs.ExecutingCount != "" && live.GetAnnotations()[placementv1alpha1.ExecutingCountAnnotation] == obs.ExecutingCount
+	if !e.clearStatus && !e.clearCount {
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
 	e.live = live
@@ -286,7 +339,7 @@ func (e *external) get(ctx context.Context, mg *v1alpha1.ReportedState, gvk sche
 	case kerrors.IsNotFound(err):
 		return nil, false, nil
 	case kerrors.IsForbidden(err):
-		return nil, false, fmt.Errorf("provider-fleetplane may not read %s: grant it get and update on %s/status (package/rbac/provider-fleetplane.yaml)", gvk.GroupKind(), strings.ToLower(gvk.Kind))
+		return nil, false, fmt.Errorf("provider-fleetplane may not read %s: grant it get and patch on %s and update on its status (package/rbac/provider-fleetplane.yaml)", gvk.GroupKind(), strings.ToLower(gvk.Kind))
 	case err != nil:
 		return nil, false, fmt.Errorf("cannot read %s %s: %w", ref.Kind, ref.Name, err)
 	}
@@ -298,25 +351,63 @@ func (e *external) Create(context.Context, *v1alpha1.ReportedState) (managed.Ext
 	return managed.ExternalCreation{}, nil
 }
 
-// Update writes the status. The write carries the resourceVersion read,
-// so a status another writer changed in between is not overwritten
-// unseen.
+// Update writes the status and the executing count, as Observe found
+// them due. The status write carries the resourceVersion read, so a
+// status another writer changed in between is not overwritten unseen.
 func (e *external) Update(ctx context.Context, mg *v1alpha1.ReportedState) (managed.ExternalUpdate, error) {
 	ref := mg.Spec.ForProvider.Object
-	if err := e.writeStatus(ctx, e.want); err != nil {
-		if kerrors.IsForbidden(err) {
-			return managed.ExternalUpdate{}, fmt.Errorf("provider-fleetplane may not write the status of %s: grant it update on %s/status (package/rbac/provider-fleetplane.yaml)", e.live.GroupVersionKind().GroupKind(), strings.ToLower(ref.Kind))
+	if e.want != nil {
+		if err := e.writeStatus(ctx, e.want); err != nil {
+			if kerrors.IsForbidden(err) {
+				return managed.ExternalUpdate{}, fmt.Errorf("provider-fleetplane may not write the status of %s: grant it update on %s/status (package/rbac/provider-fleetplane.yaml)", e.live.GroupVersionKind().GroupKind(), strings.ToLower(ref.Kind))
+			}
+			return managed.ExternalUpdate{}, fmt.Errorf("cannot write the status of %s %s: %w", ref.Kind, ref.Name, err)
 		}
-		return managed.ExternalUpdate{}, fmt.Errorf("cannot write the status of %s %s: %w", ref.Kind, ref.Name, err)
+		// The write returned the object as stored, which may differ from
+		// what was sent by what the API server prunes or defaults.
+		now := metav1.NewTime(e.now())
+		mg.Status.AtProvider = v1alpha1.ReportedStateObservation{
+			UID: string(e.live.GetUID()), Reported: e.reported, Digest: digestOf(e.live.Object["status"]), WrittenAt: &now,
+			ExecutingCount: mg.Status.AtProvider.ExecutingCount,
+		}
+		mg.SetConditions(xpv2.Available().WithMessage(fmt.Sprintf("%s %s holds the status %s", ref.Kind, ref.Name, reports(mg))))
 	}
-	// The write returned the object as stored, which may differ from
-	// what was sent by what the API server prunes or defaults.
-	now := metav1.NewTime(e.now())
-	mg.Status.AtProvider = v1alpha1.ReportedStateObservation{
-		UID: string(e.live.GetUID()), Reported: e.reported, Digest: digestOf(e.live.Object["status"]), WrittenAt: &now,
+	if e.count != nil {
+		var v any = *e.count
+		if err := e.annotate(ctx, v); err != nil {
+			return managed.ExternalUpdate{}, err
+		}
+		mg.Status.AtProvider.UID, mg.Status.AtProvider.ExecutingCount = string(e.live.GetUID()), *e.count
 	}
-	mg.SetConditions(xpv2.Available().WithMessage(fmt.Sprintf("%s %s holds the status %s", ref.Kind, ref.Name, reports(mg))))
 	return managed.ExternalUpdate{}, nil
+}
+
+// annotate sets the executing-count annotation to v, or removes it when v
+// is nil, by a merge patch of that one key: the rest of the object is
+// not this controller's. The patch carries the UID read, which the API
+// server refuses to change, so a newer object of the same name is never
+// annotated. An object gone meanwhile has nothing to annotate.
+func (e *external) annotate(ctx context.Context, v any) error {
+	ref := e.live.GroupVersionKind()
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+		"uid":         e.live.GetUID(),
+		"annotations": map[string]any{placementv1alpha1.ExecutingCountAnnotation: v},
+	}})
+	if err != nil {
+		return err
+	}
+	u := e.live.DeepCopy()
+	err = e.write.Patch(ctx, u, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(FieldOwner))
+	switch {
+	case kerrors.IsNotFound(err):
+		return nil
+	case kerrors.IsForbidden(err):
+		return fmt.Errorf("provider-fleetplane may not annotate %s with the executing count: grant it patch on %s (package/rbac/provider-fleetplane.yaml)", ref.GroupKind(), strings.ToLower(ref.Kind))
+	case err != nil:
+		return fmt.Errorf("cannot annotate %s %s with the executing count: %w", ref.Kind, e.live.GetName(), err)
+	}
+	e.live = u
+	return nil
 }
 
 // Delete clears the status this resource wrote: with no single cluster
@@ -324,8 +415,24 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.ReportedState) (mana
 // fields once set (a Job its startTime): when the API server refuses the
 // empty status and names such fields, those alone stay. A status the API
 // server will not clear at all is left as it is, and the deletion goes
-// on.
+// on. The executing-count annotation it wrote goes too.
 func (e *external) Delete(ctx context.Context, mg *v1alpha1.ReportedState) (managed.ExternalDelete, error) {
+	if e.clearStatus {
+		if err := e.clearWritten(ctx, mg); err != nil {
+			return managed.ExternalDelete{}, err
+		}
+	}
+	if e.clearCount {
+		if err := e.annotate(ctx, nil); err != nil {
+			return managed.ExternalDelete{}, err
+		}
+		mg.Status.AtProvider.ExecutingCount = ""
+	}
+	return managed.ExternalDelete{}, nil
+}
+
+// clearWritten clears the status this resource wrote.
+func (e *external) clearWritten(ctx context.Context, mg *v1alpha1.ReportedState) error {
 	ref := mg.Spec.ForProvider.Object
 	written, _ := e.live.Object["status"].(map[string]any)
 	err := e.writeStatus(ctx, map[string]any{})
@@ -338,9 +445,9 @@ func (e *external) Delete(ctx context.Context, mg *v1alpha1.ReportedState) (mana
 	case err == nil, kerrors.IsNotFound(err), kerrors.IsInvalid(err):
 		// Either way this resource has nothing left to clear.
 		mg.Status.AtProvider.Digest, mg.Status.AtProvider.Reported = "", ""
-		return managed.ExternalDelete{}, nil
+		return nil
 	default:
-		return managed.ExternalDelete{}, fmt.Errorf("cannot clear the status of %s %s: %w", ref.Kind, ref.Name, err)
+		return fmt.Errorf("cannot clear the status of %s %s: %w", ref.Kind, ref.Name, err)
 	}
 }
 

@@ -371,3 +371,106 @@ func TestKeptNamesWhatTheAPIServerKeeps(t *testing.T) {
 		t.Errorf("kept of a conflict = %v", got)
 	}
 }
+
+func TestExecutingCount(t *testing.T) {
+	ctx := context.Background()
+	count := func(n int32) func(*v1alpha1.ReportedState) {
+		return func(mg *v1alpha1.ReportedState) { mg.Spec.ForProvider.ExecutingCount = &n }
+	}
+	annotation := func(kube client.Client) (string, bool) {
+		t.Helper()
+		live := &appsv1.Deployment{}
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: "team", Name: "web"}, live); err != nil {
+			t.Fatal(err)
+		}
+		v, ok := live.Annotations[placementv1alpha1.ExecutingCountAnnotation]
+		return v, ok
+	}
+	reconcile := func(e *external, mg *v1alpha1.ReportedState) managed.ExternalObservation {
+		t.Helper()
+		got, err := e.Observe(ctx, mg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ResourceExists && !got.ResourceUpToDate {
+			if _, err := e.Update(ctx, mg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return got
+	}
+
+	t.Run("written beside the status, then changed alone", func(t *testing.T) {
+		e, kube := newExternal(t, placement(), deployment(map[string]any{"replicas": int64(1)}))
+		mg := reportedState(count(1))
+		if got := reconcile(e, mg); !strings.Contains(got.Diff, "status") || !strings.Contains(got.Diff, "executing-count") {
+			t.Errorf("first observation's diff %q names neither", got.Diff)
+		}
+		if v, _ := annotation(kube); v != "1" || mg.Status.AtProvider.ExecutingCount != "1" || mg.Status.AtProvider.Digest == "" {
+			t.Fatalf("annotation %q, atProvider %+v", v, mg.Status.AtProvider)
+		}
+		if got := reconcile(e, mg); !got.ResourceUpToDate {
+			t.Errorf("written, yet: %+v", got)
+		}
+		// The copy stops executing: only the annotation changes.
+		mg.Spec.ForProvider.ExecutingCount = new(int32(0))
+		written := mg.Status.AtProvider.WrittenAt
+		if got := reconcile(e, mg); got.ResourceUpToDate || strings.Contains(got.Diff, "status") {
+			t.Errorf("a new count alone: %+v", got)
+		}
+		if v, _ := annotation(kube); v != "0" || mg.Status.AtProvider.WrittenAt != written {
+			t.Errorf("annotation %q, status rewritten at %v", v, mg.Status.AtProvider.WrittenAt)
+		}
+
+		// Removal takes it away with the status.
+		mg.SetDeletionTimestamp(&metav1.Time{Time: now})
+		if got, err := e.Observe(ctx, mg); err != nil || !got.ResourceExists {
+			t.Fatalf("being deleted: %+v, %v", got, err)
+		}
+		if _, err := e.Delete(ctx, mg); err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := annotation(kube); ok {
+			t.Errorf("annotation %q left after removal", v)
+		}
+	})
+
+	t.Run("no count asked, none written", func(t *testing.T) {
+		e, kube := newExternal(t, placement(), deployment(nil))
+		reconcile(e, reportedState())
+		if v, ok := annotation(kube); ok {
+			t.Errorf("annotation %q written though the spec has no count", v)
+		}
+	})
+
+	t.Run("a value someone else wrote since is left", func(t *testing.T) {
+		d := deployment(map[string]any{"replicas": int64(1)})
+		d.SetAnnotations(map[string]string{placementv1alpha1.ExecutingCountAnnotation: "7", "team": "keeps this"})
+		e, kube := newExternal(t, placement(), d)
+		mg := reportedState(func(mg *v1alpha1.ReportedState) {
+			mg.Status.AtProvider = v1alpha1.ReportedStateObservation{UID: "web-uid", ExecutingCount: "1"}
+			mg.SetDeletionTimestamp(&metav1.Time{Time: now})
+		})
+		if got, err := e.Observe(ctx, mg); err != nil || got.ResourceExists {
+			t.Errorf("a count it did not write is not its to clear: %+v, %v", got, err)
+		}
+		if v, _ := annotation(kube); v != "7" {
+			t.Errorf("annotation %q", v)
+		}
+	})
+
+	t.Run("the patch touches that one annotation", func(t *testing.T) {
+		d := deployment(nil)
+		d.SetAnnotations(map[string]string{"team": "keeps this"})
+		e, kube := newExternal(t, placement(), d)
+		reconcile(e, reportedState(count(2)))
+		live := &appsv1.Deployment{}
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: "team", Name: "web"}, live); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"team": "keeps this", placementv1alpha1.ExecutingCountAnnotation: "2"}
+		if diff := cmp.Diff(want, live.Annotations); diff != "" || live.Spec.Template.Spec.Containers[0].Image != "nginx" {
+			t.Errorf("annotations (-want +got):\n%s", diff)
+		}
+	})
+}
