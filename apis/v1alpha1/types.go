@@ -274,6 +274,39 @@ type PlacementPolicy struct {
 	// +kubebuilder:validation:MaxItems=256
 	// +kubebuilder:validation:items:MaxLength=317
 	Properties []string `json:"properties,omitempty"`
+
+	// ClusterPlacements is what the ClusterPlacements this config
+	// governs may do: those whose label fleetplane.io/policy names it, or
+	// every one without that label when this is "default". They deliver
+	// to the clusters ClusterSelector grants, with the properties
+	// Properties exposes. Absent: ClusterPlacements are refused.
+	// +optional
+	ClusterPlacements *ClusterPlacementPolicy `json:"clusterPlacements,omitempty"`
+}
+
+// ClusterPlacementPolicy is what the cluster admin's ClusterPlacements may
+// deliver, and where their provider-kubernetes Objects live.
+type ClusterPlacementPolicy struct {
+	// Kinds are the cluster-scoped kinds ClusterPlacements may deliver,
+	// as group/Kind: rbac.authorization.k8s.io/ClusterRole,
+	// apiextensions.k8s.io/CustomResourceDefinition, Namespace for the
+	// core group; group/* for a whole group.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:items:MaxLength=317
+	// +kubebuilder:validation:items:Pattern=`^([a-z0-9.-]*/)?([A-Z][A-Za-z0-9]*|\*)$`
+	Kinds []string `json:"kinds"`
+
+	// Namespace of the provider-kubernetes Objects a ClusterPlacement
+	// composes: their manifests are the copies, readable by whoever reads
+	// Objects there, so a namespace only admins read. Default
+	// crossplane-system.
+	// +optional
+	// +kubebuilder:default=crossplane-system
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // ArgoCDPolicy is where and how ClusterRegistrations register clusters

@@ -19,12 +19,13 @@ import (
 // composes: one line per kind.
 func NewFunction(log logging.Logger) *compose.Function {
 	return compose.NewFunction(log, map[schema.GroupKind]compose.Composer{
-		adxv1alpha1.ADXClusterGroupVersionKind.GroupKind():            adxcluster.Composer,
-		adxv1alpha1.ADXMonGroupVersionKind.GroupKind():                adxmon.Composer,
-		expv1alpha1.ExperimentGroupVersionKind.GroupKind():            experiment.Composer,
-		expv1alpha1.ComponentGroupVersionKind.GroupKind():             component.Composer,
-		placementv1alpha1.PlacementGroupVersionKind.GroupKind():       placement.Composer,
-		placementv1alpha1.CustomTransformGroupVersionKind.GroupKind(): placement.CustomTransformComposer,
-		placementv1alpha1.StatusCollectorGroupVersionKind.GroupKind(): placement.StatusCollectorComposer,
+		adxv1alpha1.ADXClusterGroupVersionKind.GroupKind():             adxcluster.Composer,
+		adxv1alpha1.ADXMonGroupVersionKind.GroupKind():                 adxmon.Composer,
+		expv1alpha1.ExperimentGroupVersionKind.GroupKind():             experiment.Composer,
+		expv1alpha1.ComponentGroupVersionKind.GroupKind():              component.Composer,
+		placementv1alpha1.PlacementGroupVersionKind.GroupKind():        placement.Composer,
+		placementv1alpha1.ClusterPlacementGroupVersionKind.GroupKind(): placement.Composer,
+		placementv1alpha1.CustomTransformGroupVersionKind.GroupKind():  placement.CustomTransformComposer,
+		placementv1alpha1.StatusCollectorGroupVersionKind.GroupKind():  placement.StatusCollectorComposer,
 	})
 }

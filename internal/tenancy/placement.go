@@ -24,6 +24,9 @@ type Placement struct {
 	// PodSecurity enforced on namespaces created on workload clusters.
 	PodSecurity v1alpha1.PodSecurityLevel
 	properties  []string
+	// ObjectNamespace is where a ClusterPlacement's Objects live; empty
+	// for a Placement, whose Objects live in its own namespace.
+	ObjectNamespace string
 }
 
 // PlacementPolicy is what the grant lets Placements do, or an error
@@ -42,6 +45,26 @@ func (g *Grant) PlacementPolicy() (Placement, error) {
 	}
 	if p.PodSecurity == "" {
 		p.PodSecurity = v1alpha1.PodSecurityRestricted
+	}
+	return p, nil
+}
+
+// ClusterPlacementPolicy is what the grant lets the admin's
+// ClusterPlacements do: the clusters and properties of spec.placement, the
+// cluster-scoped kinds of spec.placement.clusterPlacements, and never
+// reported state.
+func (g *Grant) ClusterPlacementPolicy() (Placement, error) {
+	if g.Placement == nil || g.Placement.ClusterPlacements == nil {
+		return Placement{}, fmt.Errorf("%s grants no ClusterPlacement: the cluster admin adds spec.placement.clusterPlacements (the cluster-scoped kinds they may deliver) to it, or names another config with the ClusterPlacement's label fleetplane.io/policy", g)
+	}
+	p, err := g.PlacementPolicy()
+	if err != nil {
+		return Placement{}, err
+	}
+	cp := g.Placement.ClusterPlacements
+	p.kinds, p.reported, p.ObjectNamespace = cp.Kinds, nil, cp.Namespace
+	if p.ObjectNamespace == "" {
+		p.ObjectNamespace = "crossplane-system"
 	}
 	return p, nil
 }

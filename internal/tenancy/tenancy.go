@@ -98,6 +98,14 @@ func FromClusterProviderConfig(pc *v1alpha1.ClusterProviderConfig, namespace str
 	return g, nil
 }
 
+// ForClusterScoped is what pc grants a cluster-scoped XR that names it:
+// only the cluster admin makes those, and only the admin writes pc, so no
+// namespaceSelector applies. What a kind may do with it is still only
+// what pc says for that kind (ClusterPlacementPolicy).
+func ForClusterScoped(pc *v1alpha1.ClusterProviderConfig) *Grant {
+	return &Grant{Kind: v1alpha1.ClusterProviderConfigKind, Name: pc.Name, Credentials: pc.Spec.Credentials, Placement: pc.Spec.Placement}
+}
+
 // ManagedIdentity checks that a managed resource may assume the
 // user-assigned identity clientID ("" asks for none).
 func (g *Grant) ManagedIdentity(clientID string) error {

@@ -1,5 +1,6 @@
 // Package v1alpha1 holds the placement composite resources: Placements
-// that distribute workload objects to the clusters of an inventory, the
+// that distribute workload objects to the clusters of an inventory
+// (ClusterPlacements the admin's cluster-scoped objects), the
 // CustomTransforms that strip fields from the copies, and the
 // StatusCollectors that combine what the clusters report.
 //
@@ -32,14 +33,16 @@ var (
 
 // Kinds of this group.
 var (
-	PlacementKind                   = "Placement"
-	PlacementGroupVersionKind       = SchemeGroupVersion.WithKind(PlacementKind)
-	CustomTransformKind             = "CustomTransform"
-	CustomTransformGroupVersionKind = SchemeGroupVersion.WithKind(CustomTransformKind)
-	StatusCollectorKind             = "StatusCollector"
-	StatusCollectorGroupVersionKind = SchemeGroupVersion.WithKind(StatusCollectorKind)
+	PlacementKind                    = "Placement"
+	PlacementGroupVersionKind        = SchemeGroupVersion.WithKind(PlacementKind)
+	ClusterPlacementKind             = "ClusterPlacement"
+	ClusterPlacementGroupVersionKind = SchemeGroupVersion.WithKind(ClusterPlacementKind)
+	CustomTransformKind              = "CustomTransform"
+	CustomTransformGroupVersionKind  = SchemeGroupVersion.WithKind(CustomTransformKind)
+	StatusCollectorKind              = "StatusCollector"
+	StatusCollectorGroupVersionKind  = SchemeGroupVersion.WithKind(StatusCollectorKind)
 )
 
 func init() {
-	SchemeBuilder.Register(&Placement{}, &PlacementList{}, &CustomTransform{}, &CustomTransformList{}, &StatusCollector{}, &StatusCollectorList{})
+	SchemeBuilder.Register(&Placement{}, &PlacementList{}, &ClusterPlacement{}, &ClusterPlacementList{}, &CustomTransform{}, &CustomTransformList{}, &StatusCollector{}, &StatusCollectorList{})
 }

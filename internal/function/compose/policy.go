@@ -96,6 +96,41 @@ func (r *Request[X]) Policy() (g *tenancy.Grant, resolved bool, err error) {
 	return g, true, nil
 }
 
+// ClusterPolicy is Policy for a cluster-scoped XR, which only the cluster
+// admin makes: the ClusterProviderConfig its own label PolicyLabel names
+// ("default" without one) governs it, with no namespaceSelector to pass.
+// What the kind may do is still only what that config says for it.
+func (r *Request[X]) ClusterPolicy() (g *tenancy.Grant, resolved bool, err error) {
+	if r.namespace != "" {
+		return nil, true, fmt.Errorf("a %s is namespaced: its namespace's policy governs it", r.kind)
+	}
+	md, _ := objectOf(r.req.Observed.Composite)["metadata"].(map[string]any)
+	labels, _ := md["labels"].(map[string]any)
+	name, _ := labels[PolicyLabel].(string)
+	which := fmt.Sprintf("ClusterProviderConfig %s (the %s's label %s)", name, r.kind, PolicyLabel)
+	switch {
+	case name == "":
+		name = tenancy.DefaultConfigName
+		which = fmt.Sprintf("ClusterProviderConfig %s (the %s has no label %s)", name, r.kind, PolicyLabel)
+	case len(validation.IsDNS1123Subdomain(name)) > 0:
+		return nil, true, fmt.Errorf("this %s is granted nothing: its label %s is no ClusterProviderConfig name", r.kind, PolicyLabel)
+	}
+	pcs, resolved := r.Require(PolicyRequirement, Selector{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.ClusterProviderConfigKind, Name: name})
+	switch {
+	case !resolved:
+		return nil, false, nil
+	case len(pcs) == 0:
+		return nil, true, fmt.Errorf("this %s is granted nothing: it is governed by %s, which does not exist", r.kind, which)
+	case pcs[0].Resource.GetName() != name:
+		return nil, false, nil
+	}
+	pc := &v1alpha1.ClusterProviderConfig{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(pcs[0].Resource.Object, pc); err != nil {
+		return nil, true, fmt.Errorf("this %s is granted nothing: it is governed by %s, which cannot be read: %w", r.kind, which, err)
+	}
+	return tenancy.ForClusterScoped(pc), true, nil
+}
+
 // Refused is the outcome of a plan the policy refuses: nothing new is
 // composed, nothing that exists is removed, and the kind's condition
 // (type) says what grant is missing.

@@ -67,6 +67,9 @@ const (
 	// ReasonNotOwned: a copy or namespace of that name was on a cluster
 	// before fleetplane delivered it; it is left as it is.
 	ReasonNotOwned = "NotOwned"
+	// ReasonNamespaced: a ClusterPlacement selected objects of a
+	// namespaced kind, which it never places.
+	ReasonNamespaced = "Namespaced"
 )
 
 // Reasons of the StatusCombined condition.
@@ -187,6 +190,9 @@ type planner struct {
 	// notOwned are copies and namespaces that were on their cluster
 	// before fleetplane delivered them.
 	notOwned []string
+	// namespaced are kinds a ClusterPlacement selected whose objects
+	// turned out namespaced, as Kind.group.
+	namespaced []string
 
 	status     v1alpha1.PlacementStatus
 	conditions []compose.Condition
@@ -195,10 +201,28 @@ type planner struct {
 }
 
 func plan(r *compose.Request[v1alpha1.Placement]) (compose.Outcome, error) {
-	g, resolved, err := r.Policy()
-	var policy tenancy.Placement
+	// A ClusterPlacement decodes as a Placement (its spec is a Placement's
+	// without reported state, field for field): one composer for both,
+	// told apart by scope. Only the admin makes a ClusterPlacement, and
+	// what it may deliver is still the policy's.
+	clusterScoped := r.XR.GetNamespace() == ""
+	var (
+		g        *tenancy.Grant
+		resolved bool
+		err      error
+		policy   tenancy.Placement
+	)
+	if clusterScoped {
+		g, resolved, err = r.ClusterPolicy()
+	} else {
+		g, resolved, err = r.Policy()
+	}
 	if err == nil && resolved {
-		policy, err = g.PlacementPolicy()
+		if clusterScoped {
+			policy, err = g.ClusterPlacementPolicy()
+		} else {
+			policy, err = g.PlacementPolicy()
+		}
 	}
 	switch {
 	case !resolved:
@@ -288,7 +312,12 @@ func (p *planner) workloads() bool {
 		for _, it := range found {
 			// Crossplane reads in the Placement's namespace only; check
 			// anyway, since what is delivered must be the namespace's own.
-			if it.Resource.GetNamespace() != p.ns {
+			// A ClusterPlacement asks cluster-wide, so a namespaced kind
+			// answers with objects of every namespace: none is placed.
+			if ns := it.Resource.GetNamespace(); ns != p.ns {
+				if p.ns == "" {
+					p.namespaced = append(p.namespaced, kindRef(gvk))
+				}
 				continue
 			}
 			w := workload{gvk: gvk, resource: res, obj: it.Resource.Object}
@@ -307,6 +336,8 @@ func (p *planner) workloads() bool {
 	slices.SortFunc(p.objects, func(a, b workload) int { return strings.Compare(a.ref(), b.ref()) })
 	slices.Sort(p.missing)
 	slices.Sort(p.kindsRefused)
+	slices.Sort(p.namespaced)
+	p.namespaced = slices.Compact(p.namespaced)
 	return all
 }
 
@@ -372,6 +403,11 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 	owned := map[string]bool{}
 	for _, c := range p.clusters {
 		n := namespaceName(c.name)
+		if p.ns == "" {
+			// Cluster-scoped copies need no namespace on the cluster.
+			owned[c.name] = !held
+			continue
+		}
 		if held {
 			set.Keep(n)
 			owned[c.name] = false
@@ -390,7 +426,7 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 		for i, c := range p.clusters {
 			n := copyName(c.name, w)
 			if owned[c.name] {
-				set.Add(n, p.copyObject(c.name, w, manifests[k][i], p.createdHere(n)), namespaceName(c.name))
+				set.Add(n, p.copyObject(c.name, w, manifests[k][i], p.createdHere(n)), p.dependencies(c.name)...)
 				if p.foreign(n) {
 					p.notOwned = append(p.notOwned, fmt.Sprintf("%s on cluster %s", w.ref(), c.name))
 				}
@@ -415,6 +451,32 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 		p.copies.Failed = copies
 	}
 	return p.delivered(failures, copies, delivered)
+}
+
+// dependencies are what a copy on cluster waits for: the namespace it
+// lands in, for a Placement's; nothing for a ClusterPlacement's.
+func (p *planner) dependencies(cluster string) []resource.Name {
+	if p.ns == "" {
+		return nil
+	}
+	return []resource.Name{namespaceName(cluster)}
+}
+
+// who names what the policy governs, in messages: "this namespace", or
+// "ClusterPlacements".
+func (p *planner) who() string {
+	if p.ns == "" {
+		return "ClusterPlacements"
+	}
+	return "this namespace"
+}
+
+// where names where objects are selected from, in messages.
+func (p *planner) where() string {
+	if p.ns == "" {
+		return "the control plane (cluster-scoped)"
+	}
+	return "namespace " + p.ns
 }
 
 // expand transforms every object and expands its templates for every
@@ -466,8 +528,8 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 	case len(p.clusters) == 0 && p.ungranted > 0:
 		return compose.Condition{
 			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNotGranted, Warning: true,
-			Message: fmt.Sprintf("%d inventory clusters match spec.clusters.matchLabels %s, but %s does not let this namespace deliver to them (spec.placement.clusterSelector %s)",
-				p.ungranted, labelString(p.r.XR.Spec.Clusters.MatchLabels), p.policy.Config, selectorString(p.policy.ClusterSelector)),
+			Message: fmt.Sprintf("%d inventory clusters match spec.clusters.matchLabels %s, but %s does not let %s deliver to them (spec.placement.clusterSelector %s)",
+				p.ungranted, labelString(p.r.XR.Spec.Clusters.MatchLabels), p.policy.Config, p.who(), selectorString(p.policy.ClusterSelector)),
 		}
 	case len(p.clusters) == 0:
 		return compose.Condition{
@@ -476,10 +538,15 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 		}
 	case len(p.objects) == 0 && len(p.kindsRefused) > 0:
 		return p.kindsNotGranted()
+	case len(p.namespaced) > 0:
+		return compose.Condition{
+			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNamespaced, Warning: true,
+			Message: fmt.Sprintf("objects of kind %s are namespaced: a ClusterPlacement places cluster-scoped objects, a Placement in their namespace the others; none of them is placed, %d cluster-scoped objects are", listOf(p.namespaced), len(p.objects)),
+		}
 	case len(p.objects) == 0:
 		return compose.Condition{
 			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNoObjects, Warning: true,
-			Message: fmt.Sprintf("no object in namespace %s matches spec.objects%s", p.ns, missingNote(p.missing)),
+			Message: fmt.Sprintf("no object in %s matches spec.objects%s", p.where(), missingNote(p.missing)),
 		}
 	case len(p.kindsRefused) > 0:
 		return p.kindsNotGranted()
@@ -491,7 +558,7 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 	case len(p.missing) > 0:
 		return compose.Condition{
 			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonObjectsMissing, Warning: true,
-			Message: fmt.Sprintf("%d named objects do not exist in namespace %s: %s; the %d others are placed", len(p.missing), p.ns, listOf(p.missing), len(p.objects)),
+			Message: fmt.Sprintf("%d named objects do not exist in %s: %s; the %d others are placed", len(p.missing), p.where(), listOf(p.missing), len(p.objects)),
 		}
 	case delivered < copies || len(p.r.Resources.Held()) > 0:
 		return compose.Condition{
@@ -510,9 +577,17 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 func (p *planner) kindsNotGranted() compose.Condition {
 	return compose.Condition{
 		Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNotGranted, Warning: true,
-		Message: fmt.Sprintf("%s does not let this namespace deliver objects of kind %s (spec.placement.kinds); %d objects of other kinds are placed",
-			p.policy.Config, listOf(p.kindsRefused), len(p.objects)),
+		Message: fmt.Sprintf("%s does not let %s deliver objects of kind %s (%s); %d objects of other kinds are placed",
+			p.policy.Config, p.who(), listOf(p.kindsRefused), p.kindsField(), len(p.objects)),
 	}
+}
+
+// kindsField is the policy field that lists the kinds granted.
+func (p *planner) kindsField() string {
+	if p.ns == "" {
+		return "spec.placement.clusterPlacements.kinds"
+	}
+	return "spec.placement.kinds"
 }
 
 // createdHere reports whether the MR n created what it delivers.
@@ -817,6 +892,10 @@ func (p *planner) object(cluster string, manifest, spec map[string]any) *compose
 	}
 	maps.Copy(s, spec)
 	o.Object["spec"] = s
+	if p.ns == "" {
+		// A cluster-scoped XR names the namespace of what it composes.
+		o.SetNamespace(p.policy.ObjectNamespace)
+	}
 	return o
 }
 

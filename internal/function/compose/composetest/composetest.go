@@ -42,7 +42,8 @@ type Call struct {
 	// Policy is the fleetplane ClusterProviderConfig that governs a
 	// namespaced XR's namespace, supplied with the namespace as Crossplane
 	// supplies them; nil supplies Permissive. It is named by the
-	// namespace's label when NamespaceLabels set one.
+	// namespace's label when NamespaceLabels set one. For a cluster-scoped
+	// XR it is supplied only when set, as the config the XR names.
 	Policy *fpv1alpha1.ClusterProviderConfig
 	// NamespaceLabels are the labels of the XR's namespace.
 	NamespaceLabels map[string]string
@@ -85,7 +86,19 @@ func (c Call) Request(t testing.TB) *fnv1.RunFunctionRequest {
 		}
 	}
 	required := c.Required
-	if ns, _, _ := unstructured.NestedString(xr, "metadata", "namespace"); ns != "" && !c.PolicyUnanswered {
+	ns, _, _ := unstructured.NestedString(xr, "metadata", "namespace")
+	if ns == "" && c.Policy != nil && !c.PolicyUnanswered {
+		// A cluster-scoped XR that reads a policy (ClusterPolicy) names
+		// it itself; Crossplane answers that one requirement.
+		required = maps.Clone(required)
+		if required == nil {
+			required = map[string][]runtime.Object{}
+		}
+		pol := c.Policy.DeepCopy()
+		pol.APIVersion, pol.Kind = fpv1alpha1.SchemeGroupVersion.String(), fpv1alpha1.ClusterProviderConfigKind
+		required[compose.PolicyRequirement] = []runtime.Object{pol}
+	}
+	if ns != "" && !c.PolicyUnanswered {
 		required = maps.Clone(required)
 		if required == nil {
 			required = map[string][]runtime.Object{}

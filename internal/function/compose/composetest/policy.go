@@ -47,6 +47,9 @@ func Permissive() *fpv1alpha1.ClusterProviderConfig {
 			Placement: &fpv1alpha1.PlacementPolicy{
 				Kinds: []string{"/*", "apps/*", "batch/*", "policy/*"}, ReportedStateKinds: []string{"apps/*", "batch/*"},
 				PodSecurity: fpv1alpha1.PodSecurityBaseline, Properties: []string{"*"},
+				ClusterPlacements: &fpv1alpha1.ClusterPlacementPolicy{
+					Kinds: []string{"Namespace", "rbac.authorization.k8s.io/*", "apiextensions.k8s.io/CustomResourceDefinition", "example.com/*"}, Namespace: "crossplane-system",
+				},
 			},
 		},
 	}
