@@ -50,7 +50,7 @@ build_configuration() {
 cd examples
 adx_examples=(adxcluster/*.yaml adxmon/*.yaml)
 experiment_examples=(experiment/*.yaml experiment/components/*.yaml)
-placement_examples=(placement/*.yaml)
+placement_examples=(placement/*.yaml clusterplacement/*.yaml)
 cd "$root"
 build_configuration adx adx.fleetplane.io "${adx_examples[@]}"
 build_configuration experiments experiments.fleetplane.io "${experiment_examples[@]}"

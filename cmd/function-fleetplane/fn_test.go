@@ -108,7 +108,7 @@ func TestFatalResults(t *testing.T) {
 	}{
 		"a kind it does not compose, with the kinds it does": {
 			req:  other.Request(t),
-			want: []string{"does not compose Other.example.org", "ADXCluster.adx.fleetplane.io, ADXMon.adx.fleetplane.io, Component.experiments.fleetplane.io, CustomTransform.placement.fleetplane.io, Experiment.experiments.fleetplane.io, Placement.placement.fleetplane.io, StatusCollector.placement.fleetplane.io"},
+			want: []string{"does not compose Other.example.org", "ADXCluster.adx.fleetplane.io, ADXMon.adx.fleetplane.io, ClusterPlacement.placement.fleetplane.io, Component.experiments.fleetplane.io, CustomTransform.placement.fleetplane.io, Experiment.experiments.fleetplane.io, Placement.placement.fleetplane.io, StatusCollector.placement.fleetplane.io"},
 		},
 		"an input that does not decode": {
 			req:  withInput(byo, map[string]any{"apiVersion": "fn.fleetplane.io/v1beta1", "kind": "Input", "kusto": "often"}),

@@ -1,9 +1,9 @@
 // Command function-fleetplane is fleetplane's Crossplane composition
-// function. It composes all seven of fleetplane's composite resource
+// function. It composes all eight of fleetplane's composite resource
 // kinds: ADXCluster and ADXMon (adx.fleetplane.io), Experiment and
-// Component (experiments.fleetplane.io), Placement, CustomTransform and
-// StatusCollector (placement.fleetplane.io); fn.go maps each kind to its
-// composer under internal/function.
+// Component (experiments.fleetplane.io), Placement, ClusterPlacement,
+// CustomTransform and StatusCollector (placement.fleetplane.io); fn.go
+// maps each kind to its composer under internal/function.
 package main
 
 import (

@@ -143,8 +143,22 @@ func TestPlacement(t *testing.T) {
 	apply(t, exampleDocs(t, "required/transforms.yaml")...)
 	apply(t, exampleDocs(t, "required/collectors.yaml")...)
 
+	// The admin's ClusterPlacement: the Widget CRD and a ClusterRole to
+	// every production cluster, which no tenant's Placement may deliver.
+	// Applied now, checked at the end: it converges while the team's
+	// journey runs.
+	apply(t, exampleDocs(t, "required/cluster-workloads.yaml")...)
+	platform, err := environment.ExampleDocs(support.Root(), filepath.Join("clusterplacement", "widgets-platform.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, platform...)
+
 	// The team's part, with namespaced rights only.
 	tenant := tenantClient(t, ns)
+	if err := tenant.Create(ctx, asCreatedByUser(platform[0].DeepCopy())); !kerrors.IsForbidden(err) {
+		t.Errorf("a tenant creating a ClusterPlacement: %v, want forbidden", err)
+	}
 	ctObj := exampleDocs(t, "required/transforms.yaml")[0]
 	ctObj.SetName("tenant-transform")
 	if err := tenant.Create(ctx, ctObj); !kerrors.IsForbidden(err) {
@@ -342,6 +356,35 @@ func TestPlacement(t *testing.T) {
 		count := get(t, "batch/v1", "Job", ns, "smoke").GetAnnotations()[executingCount]
 		return r == "Reported" && here["active"] == int64(2) && here["ready"] == int64(1) && count == "2", r + ": " + msg + "; status " + string(b) + "; " + executingCount + "=" + count
 	})
+
+	// The ClusterPlacement's CRD and ClusterRole are on both clusters, as
+	// the control plane holds them; its Objects are in crossplane-system,
+	// out of the tenants' reach.
+	eventually(t, 2*time.Minute, "the ClusterPlacement delivered", func() (bool, string) {
+		cp := get(t, placementAPI, "ClusterPlacement", "", "widgets-platform")
+		s, r, msg := condition(cp, "Delivered")
+		if s != "True" {
+			return false, r + ": " + msg
+		}
+		for _, w := range wecs {
+			if getIn(w.Kube, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "widgets.example.com") == nil ||
+				getIn(w.Kube, "rbac.authorization.k8s.io/v1", "ClusterRole", "", "widgets-viewer") == nil {
+				return false, "not on " + w.Name
+			}
+		}
+		return true, ""
+	})
+	var objs unstructured.UnstructuredList
+	objs.SetAPIVersion("kubernetes.m.crossplane.io/v1alpha1")
+	objs.SetKind("ObjectList")
+	if err := env.Kube.List(ctx, &objs, client.MatchingLabels{"crossplane.io/composite": "widgets-platform"}); err != nil || len(objs.Items) != 4 {
+		t.Errorf("the ClusterPlacement's Objects: %v (%d, want 4)", err, len(objs.Items))
+	}
+	for _, o := range objs.Items {
+		if o.GetNamespace() != "crossplane-system" {
+			t.Errorf("Object %s/%s is outside crossplane-system", o.GetNamespace(), o.GetName())
+		}
+	}
 
 	// Fixing the template and deleting the Placement are left out: each
 	// would wait another half minute for Crossplane's per-XR circuit

@@ -133,6 +133,14 @@ func suites(root string) []suite {
 			kinds:       []string{"Object", "ReportedState"},
 			asCreated:   true,
 		},
+		{
+			name:        "clusterplacement",
+			composition: filepath.Join(root, "package", "configuration", "compositions", "clusterplacement.yaml"),
+			xrd:         filepath.Join(root, "package", "configuration", "xrds", "clusterplacements.placement.fleetplane.io.yaml"),
+			required:    filepath.Join(root, "examples", "placement", "required"),
+			kinds:       []string{"Object"},
+			asCreated:   true,
+		},
 	}
 }
 
@@ -315,6 +323,8 @@ func TestValidateExamples(t *testing.T) {
 		more, _ = filepath.Glob(filepath.Join(root, "examples", "placement", glob))
 		files = append(files, more...)
 	}
+	more, _ = filepath.Glob(filepath.Join(root, "examples", "clusterplacement", "*.yaml"))
+	files = append(files, more...)
 	for _, glob := range []string{"*.yaml", "components/*.yaml", "compositions/*.yaml"} {
 		more, _ = filepath.Glob(filepath.Join(root, "examples", "experiment", glob))
 		files = append(files, more...)

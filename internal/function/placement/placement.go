@@ -6,8 +6,11 @@
 // when the object asks, with its templates expanded for that cluster's
 // properties (internal/function/placement/expand). What the clusters report about each copy
 // comes back through the Objects and is combined by the StatusCollectors
-// the Placement names (internal/function/placement/combine). CustomTransforms and
-// StatusCollectors are checked by composers of their own.
+// the Placement names (internal/function/placement/combine). A
+// ClusterPlacement, the admin's, goes through the same plan with
+// cluster-scoped objects, its own policy and no namespace on the
+// clusters. CustomTransforms and StatusCollectors are checked by
+// composers of their own.
 //
 // The inventory is provider-kubernetes' ClusterProviderConfigs the admin
 // labelled placement.fleetplane.io/inventory: "true": their names are the

@@ -455,7 +455,8 @@ func (e *Env) configure(ctx context.Context, o Options) error {
 // default project with Argo CD's own exec helper; every WorkflowTemplate
 // of the argo namespace; Experiments on the hub and on GKE (the project
 // and Argo CD's Google service account); and Placement of the workload
-// kinds on every inventory cluster, reading every property.
+// kinds on every inventory cluster, reading every property, with the
+// admin's ClusterPlacements of Namespaces, ClusterRoles and CRDs.
 func DefaultProviderConfig() *v1alpha1.ClusterProviderConfig {
 	azure := func(sub string) v1alpha1.AzureProvisioning {
 		return v1alpha1.AzureProvisioning{
@@ -478,6 +479,9 @@ func DefaultProviderConfig() *v1alpha1.ClusterProviderConfig {
 			Kinds:              []string{"apps/*", "batch/*", "/ConfigMap", "/Service", "/Secret", "/ServiceAccount", "policy/*", "networking.k8s.io/*"},
 			ReportedStateKinds: []string{"apps/*", "batch/*"},
 			PodSecurity:        v1alpha1.PodSecurityBaseline, Properties: []string{"*"},
+			ClusterPlacements: &v1alpha1.ClusterPlacementPolicy{
+				Kinds: []string{"Namespace", "rbac.authorization.k8s.io/ClusterRole", "apiextensions.k8s.io/CustomResourceDefinition"}, Namespace: "crossplane-system",
+			},
 		},
 	}}
 }
