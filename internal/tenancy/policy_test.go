@@ -175,3 +175,45 @@ func check(t *testing.T, err error, want string) {
 		t.Errorf("err = %v, want %q", err, want)
 	}
 }
+
+func TestClusterPlacementPolicy(t *testing.T) {
+	pc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "platform"}, Spec: v1alpha1.ClusterProviderConfigSpec{
+		// What a cluster-scoped XR gets is the placement policy alone,
+		// whatever else the config grants namespaces.
+		Azure:     &v1alpha1.AzurePolicy{AllowDiscovery: true},
+		Workflows: &v1alpha1.WorkflowsPolicy{AllowedTemplates: []string{"*"}},
+		Placement: &v1alpha1.PlacementPolicy{
+			ClusterSelector: metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}},
+			Kinds:           []string{"apps/*"}, ReportedStateKinds: []string{"apps/*"}, Properties: []string{"region"},
+		},
+	}}
+	g := ForClusterScoped(pc)
+	if g.Workflows != nil || g.Azure.AllowDiscovery || g.String() != "ClusterProviderConfig platform" {
+		t.Errorf("grant = %+v", g)
+	}
+	_, err := g.ClusterPlacementPolicy()
+	check(t, err, "ClusterProviderConfig platform grants no ClusterPlacement: the cluster admin adds spec.placement.clusterPlacements")
+
+	pc.Spec.Placement.ClusterPlacements = &v1alpha1.ClusterPlacementPolicy{Kinds: []string{"rbac.authorization.k8s.io/ClusterRole", "Namespace"}}
+	p, err := ForClusterScoped(pc).ClusterPlacementPolicy()
+	check(t, err, "")
+	if p.ObjectNamespace != "crossplane-system" {
+		t.Errorf("Objects' namespace defaults to %q", p.ObjectNamespace)
+	}
+	// The cluster-scoped kinds, not a Placement's; never reported state.
+	if !p.Kind("rbac.authorization.k8s.io", "ClusterRole") || !p.Kind("", "Namespace") || p.Kind("apps", "Deployment") || p.Kind("rbac.authorization.k8s.io", "ClusterRoleBinding") {
+		t.Error("kinds are not clusterPlacements.kinds")
+	}
+	if p.ReportedState("rbac.authorization.k8s.io", "ClusterRole") {
+		t.Error("a ClusterPlacement writes no status back")
+	}
+	// The clusters and properties of spec.placement.
+	if !p.Clusters.Matches(labels.Set{"env": "prod"}) || p.Clusters.Matches(labels.Set{"env": "dev"}) || !p.Property("region") || p.Property("owner") {
+		t.Error("clusters and properties are spec.placement's")
+	}
+	// A namespace's Placement gains nothing from clusterPlacements.
+	np, _ := (&Grant{Kind: "ClusterProviderConfig", Name: "platform", Placement: pc.Spec.Placement}).PlacementPolicy()
+	if np.Kind("rbac.authorization.k8s.io", "ClusterRole") || np.ObjectNamespace != "" {
+		t.Error("a Placement may deliver what only ClusterPlacements may")
+	}
+}

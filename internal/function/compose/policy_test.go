@@ -7,6 +7,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
@@ -118,4 +119,82 @@ func TestPolicyMissing(t *testing.T) {
 
 func toyNamespace() runtime.Object {
 	return &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: "ns"}}
+}
+
+// clusterPolicyPlan reports what ClusterPolicy answered in its condition.
+var clusterPolicyPlan compose.Plan[toy] = func(r *compose.Request[toy]) (compose.Outcome, error) {
+	g, resolved, err := r.ClusterPolicy()
+	switch {
+	case !resolved:
+		return r.ReadingPolicy(condType), nil
+	case err != nil:
+		return r.Refused(condType, err), nil
+	}
+	r.Resources.Add("thing", thing(1))
+	return compose.Outcome{Conditions: []compose.Condition{{Type: condType, Status: "True", Reason: "Granted", Message: g.String()}}}, nil
+}
+
+func TestClusterPolicy(t *testing.T) {
+	clusterToy := func(labels map[string]any) *unstructured.Unstructured {
+		u := toyXR(map[string]any{"size": int64(1)})
+		unstructured.RemoveNestedField(u.Object, "metadata", "namespace")
+		if labels != nil {
+			u.Object["metadata"].(map[string]any)["labels"] = labels
+		}
+		return u
+	}
+	// A config whose namespaceSelector selects no namespace still
+	// governs the cluster-scoped XRs that name it: only the admin makes
+	// those.
+	noNamespaces := config("platform", metav1.LabelSelector{MatchLabels: map[string]string{"none": "none"}})
+	cases := map[string]struct {
+		call                   composetest.Call
+		reason, message, asked string
+	}{
+		"not answered yet": {
+			call:   composetest.Call{XR: clusterToy(nil)},
+			reason: "ReadingPolicy", asked: "default",
+		},
+		"no label: default": {
+			call:   composetest.Call{XR: clusterToy(nil), Policy: config("default", metav1.LabelSelector{})},
+			reason: "Granted", message: "ClusterProviderConfig default", asked: "default",
+		},
+		"the XR's label names its config": {
+			call:   composetest.Call{XR: clusterToy(map[string]any{compose.PolicyLabel: "platform"}), Policy: noNamespaces},
+			reason: "Granted", message: "ClusterProviderConfig platform", asked: "platform",
+		},
+		"an answer for another name is not taken": {
+			call:   composetest.Call{XR: clusterToy(map[string]any{compose.PolicyLabel: "platform"}), Policy: config("default", metav1.LabelSelector{})},
+			reason: "ReadingPolicy", asked: "platform",
+		},
+		"a label that is no name": {
+			call:   composetest.Call{XR: clusterToy(map[string]any{compose.PolicyLabel: "Not_A_Name"})},
+			reason: compose.ReasonNotGranted, message: "this Toy is granted nothing: its label fleetplane.io/policy is no ClusterProviderConfig name",
+		},
+		"a namespaced XR": {
+			call:   composetest.Call{XR: toyXR(map[string]any{"size": int64(1)})},
+			reason: compose.ReasonNotGranted, message: "a Toy is namespaced: its namespace's policy governs it",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := composetest.Run(t, compose.Run(clusterPolicyPlan), tc.call)
+			c := rsp.Condition(condType)
+			if c == nil || c.GetReason() != tc.reason || !strings.Contains(c.GetMessage(), tc.message) {
+				t.Fatalf("condition = %v, want %s %q", c, tc.reason, tc.message)
+			}
+			if got := rsp.GetRequirements().GetResources()[compose.PolicyRequirement].GetMatchName(); got != tc.asked {
+				t.Errorf("asked for config %q, want %q", got, tc.asked)
+			}
+			if _, ok := rsp.GetDesired().GetResources()["thing"]; ok != (tc.reason == "Granted") {
+				t.Errorf("composed = %v", ok)
+			}
+		})
+	}
+
+	// Crossplane answered: no such config.
+	rsp := composetest.Run(t, compose.Run(clusterPolicyPlan), composetest.Call{XR: clusterToy(nil), Required: map[string][]runtime.Object{compose.PolicyRequirement: {}}})
+	if c := rsp.Condition(condType); c.GetReason() != compose.ReasonNotGranted || c.GetMessage() != "this Toy is granted nothing: it is governed by ClusterProviderConfig default (the Toy has no label fleetplane.io/policy), which does not exist" {
+		t.Errorf("condition = %v", c)
+	}
 }
