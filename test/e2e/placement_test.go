@@ -87,8 +87,11 @@ func sent(t *testing.T, cluster, kind string) map[string]any {
 // clusters with different properties; what arrives on each; a property
 // change reaching its cluster; a broken template leaving every copy as
 // it was; the seed's combined status matching what the clusters report;
-// and a Job placed on one cluster whose status comes back into it, is
-// cleared when it is placed on two, and comes back aggregated over both.
+// a Job placed on one cluster whose status comes back into it, is
+// cleared when it is placed on two, and comes back aggregated over both,
+// as the Deployment's does, each with its executing count; and the
+// admin's ClusterPlacement of a CRD and a ClusterRole, which the team may
+// not make.
 func TestPlacement(t *testing.T) {
 	ctx := context.Background()
 	const ns = "team-a"
@@ -355,6 +358,44 @@ func TestPlacement(t *testing.T) {
 		// executing count is copies, not pods.
 		count := get(t, "batch/v1", "Job", ns, "smoke").GetAnnotations()[executingCount]
 		return r == "Reported" && here["active"] == int64(2) && here["ready"] == int64(1) && count == "2", r + ": " + msg + "; status " + string(b) + "; " + executingCount + "=" + count
+	})
+
+	// A multi-cluster Deployment: web's Deployment runs on wec1, and on
+	// wec2, which has no node, waits for its pods. What both report comes
+	// back aggregated, done only where done everywhere: none available,
+	// naming wec2. The control plane here runs a deployment controller of
+	// its own, which writes the Deployment's status too; the ReportedState
+	// either holds the aggregate or names that other writer and backs off
+	// (docs/placement.md). The executing count is the copies: 2.
+	web := get(t, placementAPI, "Placement", ns, "web")
+	_ = unstructured.SetNestedField(web.Object, true, "spec", "wantMultiClusterReportedState")
+	if err := tenant.Update(ctx, web); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "the web Deployment's status aggregated over both clusters", func() (bool, string) {
+		var rss unstructured.UnstructuredList
+		rss.SetAPIVersion("placement.m.fleetplane.io/v1alpha1")
+		rss.SetKind("ReportedStateList")
+		if err := env.Kube.List(ctx, &rss, client.InNamespace(ns), client.MatchingLabels{"crossplane.io/composite": "web", "placement.fleetplane.io/kind": "deployment"}); err != nil || len(rss.Items) != 1 {
+			return false, fmt.Sprintf("ReportedStates of the Deployment: %v (%d)", err, len(rss.Items))
+		}
+		rs := rss.Items[0]
+		clusters, _, _ := unstructured.NestedStringSlice(rs.Object, "spec", "forProvider", "clusters")
+		status, _, _ := unstructured.NestedMap(rs.Object, "spec", "forProvider", "status")
+		available, _, _ := unstructured.NestedInt64(status, "availableReplicas")
+		conds, _, _ := unstructured.NestedSlice(status, "conditions")
+		b, _ := json.Marshal(status)
+		availableCond := ""
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == "Available" {
+				availableCond = fmt.Sprint(m["status"], " ", m["message"])
+			}
+		}
+		_, _, ready := condition(&rs, "Ready")
+		count := get(t, "apps/v1", "Deployment", ns, "web").GetAnnotations()[executingCount]
+		ok := fmt.Sprint(clusters) == "[wec1 wec2]" && available == 0 && strings.HasPrefix(availableCond, "False") && strings.Contains(availableCond, "wec2") &&
+			(strings.Contains(ready, "its 2 clusters report, aggregated") || strings.Contains(ready, "kube-controller-manager")) && count == "2"
+		return ok, fmt.Sprintf("clusters %v, status %s, Ready %q, %s=%q", clusters, b, ready, executingCount, count)
 	})
 
 	// The ClusterPlacement's CRD and ClusterRole are on both clusters, as

@@ -78,7 +78,7 @@ type Target struct {
 // ClusterSpec says how to get a target's cluster.
 //
 // +kubebuilder:validation:XValidation:rule="self.type != 'gke' || has(self.zone)",message="cluster.zone is required for gke clusters",fieldPath=".zone"
-// +kubebuilder:validation:XValidation:rule="self.type != 'hub' || !(has(self.zone) || has(self.nodeCount) || has(self.machineType) || has(self.diskSizeGb))",message="a hub target runs on the control plane's cluster: zone, nodeCount, machineType and diskSizeGb do not apply"
+// +kubebuilder:validation:XValidation:rule="self.type != 'hub' || !(has(self.zone) || has(self.nodeCount) || has(self.machineType) || has(self.diskSizeGb) || has(self.network))",message="a hub target runs on the control plane's cluster: zone, nodeCount, machineType, diskSizeGb and network do not apply"
 type ClusterSpec struct {
 	// Type of cluster.
 	Type ClusterType `json:"type"`
@@ -110,6 +110,45 @@ type ClusterSpec struct {
 	// Preemptible nodes cost less and may be stopped at any time.
 	// +optional
 	Preemptible bool `json:"preemptible,omitempty"`
+
+	// Network of a GKE cluster. By default each GKE target gets a VPC and
+	// a subnet of its own, made before its cluster and removed after it;
+	// dedicated: false uses the project's default network instead.
+	// +optional
+	Network *GKENetwork `json:"network,omitempty"`
+}
+
+// GKENetwork is the VPC and subnet a GKE target's cluster runs in: a
+// VPC-native cluster whose nodes take addresses from the subnet's range,
+// and pods and services from its two secondary ranges.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.dedicated) || self.dedicated || !(has(self.subnetCidr) || has(self.podsCidr) || has(self.servicesCidr))",message="the ranges apply to a dedicated network only: dedicated: false uses the project's default network"
+type GKENetwork struct {
+	// Dedicated makes a VPC and subnet for this target; false uses the
+	// project's default network. Default true.
+	// +optional
+	Dedicated *bool `json:"dedicated,omitempty"`
+
+	// SubnetCIDR is the subnet's primary range, the nodes' addresses.
+	// Default 10.0.0.0/20.
+	// +optional
+	// +kubebuilder:validation:MaxLength=18
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self) && cidr(self).ip().family() == 4 && cidr(self) == cidr(self).masked()",message="an IPv4 network in CIDR notation, such as 10.0.0.0/20"
+	SubnetCIDR string `json:"subnetCidr,omitempty"`
+
+	// PodsCIDR is the secondary range pods take addresses from. Default
+	// 10.4.0.0/14.
+	// +optional
+	// +kubebuilder:validation:MaxLength=18
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self) && cidr(self).ip().family() == 4 && cidr(self) == cidr(self).masked()",message="an IPv4 network in CIDR notation, such as 10.4.0.0/14"
+	PodsCIDR string `json:"podsCidr,omitempty"`
+
+	// ServicesCIDR is the secondary range services take addresses from.
+	// Default 10.8.0.0/20.
+	// +optional
+	// +kubebuilder:validation:MaxLength=18
+	// +kubebuilder:validation:XValidation:rule="isCIDR(self) && cidr(self).ip().family() == 4 && cidr(self) == cidr(self).masked()",message="an IPv4 network in CIDR notation, such as 10.8.0.0/20"
+	ServicesCIDR string `json:"servicesCidr,omitempty"`
 }
 
 // ComponentRef names one Component to deploy, by kind of component.

@@ -239,7 +239,7 @@ func (p *planner) plan() error {
 
 // targetResources are a target's composed resources in creation order.
 func targetResources(t string) []resource.Name {
-	return []resource.Name{clusterName(t), nodePoolName(t), registrationName(t), applicationName(t)}
+	return []resource.Name{networkName(t), subnetName(t), clusterName(t), nodePoolName(t), registrationName(t), applicationName(t)}
 }
 
 // target composes one target's resources and records its state. Targets
@@ -256,8 +256,22 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 		st.ClusterName, st.Endpoint = "hub", server
 	case v1alpha1.ClusterGKE:
 		st.ClusterName = p.r.gkeName(t.Name)
+		n, problem := p.networkOf(t)
+		if problem != "" {
+			st.Phase, st.Message = targetFailed, problem
+			p.failf("target %s: %s", t.Name, st.Message)
+			p.set.Keep(targetResources(t.Name)...)
+			return nil
+		}
 		p.set.Add(argocdAccessName, p.r.argocdAccess())
-		p.set.Add(clusterName(t.Name), p.r.cluster(t))
+		if !n.dedicated {
+			p.set.Add(clusterName(t.Name), p.r.cluster(t, n))
+		} else {
+			// The VPC, then its subnet, then the cluster in it.
+			p.set.Add(networkName(t.Name), p.r.vpc(t))
+			p.set.Add(subnetName(t.Name), p.r.vpcSubnet(t, n), networkName(t.Name))
+			p.set.Add(clusterName(t.Name), p.r.cluster(t, n), subnetName(t.Name))
+		}
 		p.set.Add(nodePoolName(t.Name), p.r.nodePool(t), clusterName(t.Name))
 		if ep := p.clusterEndpoint(t.Name); ep != "" {
 			server = "https://" + strings.TrimPrefix(ep, "https://")
@@ -309,6 +323,18 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 	return nil
 }
 
+// networkOf is t's dedicated network, as networkOf, except for a cluster
+// made on the project's default network before dedicated networks were
+// the default: moving a GKE cluster to another network replaces it, so it
+// stays where it is.
+func (p *planner) networkOf(t v1alpha1.Target) (network, string) {
+	n, problem := networkOf(t)
+	if n.dedicated && p.observed(clusterName(t.Name)) != nil && p.observed(networkName(t.Name)) == nil {
+		return network{}, ""
+	}
+	return n, problem
+}
+
 // clusterEndpoint is the endpoint GKE reports for a target's cluster.
 func (p *planner) clusterEndpoint(t string) string {
 	o := p.observed(clusterName(t))
@@ -348,7 +374,12 @@ func (p *planner) resolve(t v1alpha1.Target, st *v1alpha1.TargetStatus) ([]Resol
 // order, that is not Ready.
 func (p *planner) targetPhase(t v1alpha1.Target, st *v1alpha1.TargetStatus, server string) {
 	if t.Cluster.Type == v1alpha1.ClusterGKE {
+		n, _ := p.networkOf(t)
 		switch {
+		case n.dedicated && (!p.ready(networkName(t.Name)) || !p.ready(subnetName(t.Name))):
+			st.Phase = targetProvisioning
+			p.waitOnf(st, "network of cluster %s is provisioning (VPC %s, subnet %s)", st.ClusterName, p.r.vpcName(t.Name), p.r.subnetName(t.Name))
+			return
 		case !p.ready(clusterName(t.Name)):
 			st.Phase = targetProvisioning
 			p.waitOnf(st, "cluster %s is provisioning", st.ClusterName)
@@ -469,7 +500,7 @@ func timeAt(o *composed.Unstructured, path string) *metav1.Time {
 
 // usages make deletion run in reverse order: the workflow, then
 // applications (dependents before their dependencies), registrations, node
-// pools, clusters. A Usage needs both resources to exist, so it is composed
+// pools, clusters, subnets, VPCs. A Usage needs both resources to exist, so it is composed
 // once they do.
 func (p *planner) usages() {
 	add := func(of, by resource.Name, reason string) {
@@ -482,6 +513,8 @@ func (p *planner) usages() {
 		p.set.MarkReady(name)
 	}
 	for _, t := range p.xr.Spec.Targets {
+		add(networkName(t.Name), subnetName(t.Name), "the subnet goes before its VPC")
+		add(subnetName(t.Name), clusterName(t.Name), "the cluster goes before its subnet")
 		add(clusterName(t.Name), nodePoolName(t.Name), "the node pool goes before its cluster")
 		add(clusterName(t.Name), registrationName(t.Name), "Argo CD forgets the cluster before it goes")
 		add(registrationName(t.Name), applicationName(t.Name), "the application is removed while Argo CD can still reach the cluster")

@@ -113,6 +113,21 @@ func runningGKE() *ct.Resource { return gkeCluster().Ready().AtProvider("endpoin
 
 func nodePool() *ct.Resource { return ct.Observed(gcpAPIVersion, "NodePool", "np") }
 
+// networkReady is the app target's VPC and subnet, made and Ready.
+func networkReady() map[string]*ct.Resource {
+	return map[string]*ct.Resource{
+		"network-app": ct.Observed(gcpComputeAPIVersion, "Network", "vpc").Ready(),
+		"subnet-app":  ct.Observed(gcpComputeAPIVersion, "Subnetwork", "subnet").Ready(),
+	}
+}
+
+// withNetwork is observed with the app target's VPC and subnet Ready.
+func withNetwork(observed map[string]*ct.Resource) map[string]*ct.Resource {
+	out := networkReady()
+	maps.Copy(out, observed)
+	return out
+}
+
 func registration() *ct.Resource {
 	return ct.Observed(argocdv1alpha1.SchemeGroupVersion.String(), "ClusterRegistration", "r")
 }
@@ -170,20 +185,56 @@ func TestWalksItsTargetsInOrder(t *testing.T) {
 		return ct.Call{XR: gatewayTutorial(), Input: conventionInput, Required: components(), Observed: observed}
 	}
 
-	t.Run("first: the cluster and the expiry", func(t *testing.T) {
+	t.Run("first: the VPC and the expiry", func(t *testing.T) {
 		r := run(t, ct.Call{XR: gatewayTutorial(), Input: conventionInput})
-		r.WantNames("cluster-app", "argocd-access", "expiry")
+		r.WantNames("network-app", "argocd-access", "expiry")
 		r.Want("argocd-access", "spec.forProvider", map[string]any{
 			"project": "lab-project", "role": "roles/container.developer", "member": "serviceAccount:argocd@lab-project.iam.gserviceaccount.com",
 		})
 		r.Want("argocd-access", "spec.managementPolicies", []string{"Observe", "Create", "Update", "LateInitialize"})
-		if r.Value("cluster-app", "spec.forProvider.masterAuth") != nil {
-			t.Error("no client certificate: GKE gives it no RBAC")
+		r.Want("network-app", "apiVersion", "compute.gcp.m.upbound.io/v1beta1")
+		r.Want("network-app", "spec.forProvider", map[string]any{"autoCreateSubnetworks": false, "routingMode": "REGIONAL"})
+		if name := extName(r, "network-app"); !strings.HasPrefix(name, "gateway-tutorial-app-") || !strings.HasSuffix(name, "-vpc") {
+			t.Errorf("VPC name %q", name)
 		}
 		for _, key := range []string{"component-envoy-gateway", "component-alloy", "component-k6"} {
 			if r.GetRequirements().GetResources()[key].GetKind() != v1alpha1.ComponentKind {
 				t.Errorf("no requirement %s", key)
 			}
+		}
+		r.Want("expiry", "spec.forProvider.expiresAt", "2026-11-22T08:00:00Z")
+		r.Want("expiry", "spec.forProvider.target", map[string]any{"apiVersion": "experiments.fleetplane.io/v1alpha1", "kind": "Experiment", "name": "gateway-tutorial", "uid": "0c0c0c0c-1111-2222-3333-444444444444"})
+		// Nothing exists yet: Pending until the cluster is created.
+		wantPhase(r, v1alpha1.PhasePending, "waiting for targets app, loadgen (after app)")
+		wantTarget(r, 0, targetProvisioning, "network of cluster gateway-tutorial-app-")
+		r.WantNotReady()
+	})
+
+	t.Run("VPC ready: its subnet, in the zone's region", func(t *testing.T) {
+		net := networkReady()
+		delete(net, "subnet-app")
+		r := run(t, call(net))
+		r.WantNames("network-app", "subnet-app", "argocd-access", "expiry")
+		vpc := extName(r, "network-app")
+		r.Want("subnet-app", "spec.forProvider", map[string]any{
+			"network": vpc, "region": "us-central1", "ipCidrRange": "10.0.0.0/20", "privateIpGoogleAccess": true,
+			"secondaryIpRange": []any{
+				map[string]any{"rangeName": "pods", "ipCidrRange": "10.4.0.0/14"},
+				map[string]any{"rangeName": "services", "ipCidrRange": "10.8.0.0/20"},
+			},
+		})
+		wantTarget(r, 0, targetProvisioning, "network of cluster")
+	})
+
+	t.Run("subnet ready: the cluster, VPC-native in it", func(t *testing.T) {
+		r := run(t, call(networkReady()))
+		r.WantNames("network-app", "subnet-app", "cluster-app", "argocd-access", "expiry", "usage-network-app-by-subnet-app")
+		r.Want("cluster-app", "spec.forProvider.network", extName(r, "network-app"))
+		r.Want("cluster-app", "spec.forProvider.subnetwork", extName(r, "subnet-app"))
+		r.Want("cluster-app", "spec.forProvider.networkingMode", "VPC_NATIVE")
+		r.Want("cluster-app", "spec.forProvider.ipAllocationPolicy", map[string]any{"clusterSecondaryRangeName": "pods", "servicesSecondaryRangeName": "services"})
+		if r.Value("cluster-app", "spec.forProvider.masterAuth") != nil {
+			t.Error("no client certificate: GKE gives it no RBAC")
 		}
 		r.Want("cluster-app", "spec.forProvider.location", "us-central1-a")
 		r.Want("cluster-app", "spec.forProvider.removeDefaultNodePool", true)
@@ -192,27 +243,24 @@ func TestWalksItsTargetsInOrder(t *testing.T) {
 			t.Errorf("GKE cluster name %q", name)
 		}
 		r.Want("cluster-app", "spec.forProvider.workloadIdentityConfig", map[string]any{"workloadPool": "lab-project.svc.id.goog"})
-		r.Want("expiry", "spec.forProvider.expiresAt", "2026-11-22T08:00:00Z")
-		r.Want("expiry", "spec.forProvider.target", map[string]any{"apiVersion": "experiments.fleetplane.io/v1alpha1", "kind": "Experiment", "name": "gateway-tutorial", "uid": "0c0c0c0c-1111-2222-3333-444444444444"})
-		// Nothing exists yet: Pending until the cluster is created.
-		wantPhase(r, v1alpha1.PhasePending, "waiting for targets app, loadgen (after app)")
 		wantTarget(r, 0, targetProvisioning, "cluster gateway-tutorial-app-")
 		r.WantNotReady()
 	})
 
 	t.Run("cluster ready: the node pool", func(t *testing.T) {
-		r := run(t, call(map[string]*ct.Resource{"cluster-app": runningGKE()}))
-		r.WantNames("cluster-app", "nodepool-app", "argocd-access", "expiry")
+		r := run(t, call(withNetwork(map[string]*ct.Resource{"cluster-app": runningGKE()})))
+		r.WantNames("network-app", "subnet-app", "cluster-app", "nodepool-app", "argocd-access", "expiry", "usage-network-app-by-subnet-app", "usage-subnet-app-by-cluster-app")
 		wantPhase(r, v1alpha1.PhaseProvisioning, "waiting for targets app")
 		wantTarget(r, 0, targetProvisioning, "node pool")
 		r.Want("nodepool-app", "spec.forProvider.nodeConfig.machineType", "e2-standard-4")
 		r.Want("nodepool-app", "spec.forProvider.nodeCount", 2)
 	})
 
-	observed := map[string]*ct.Resource{"cluster-app": runningGKE(), "nodepool-app": nodePool().Ready(), "argocd-access": argocdAccess().Ready()}
+	observed := withNetwork(map[string]*ct.Resource{"cluster-app": runningGKE(), "nodepool-app": nodePool().Ready(), "argocd-access": argocdAccess().Ready()})
+	net := []string{"network-app", "subnet-app", "usage-network-app-by-subnet-app", "usage-subnet-app-by-cluster-app"}
 	t.Run("node pool ready: the registration", func(t *testing.T) {
 		r := run(t, call(observed))
-		r.WantNames("cluster-app", "nodepool-app", "registration-app", "argocd-access", "expiry", "usage-cluster-app-by-nodepool-app")
+		r.WantNames(append([]string{"cluster-app", "nodepool-app", "registration-app", "argocd-access", "expiry", "usage-cluster-app-by-nodepool-app"}, net...)...)
 		r.Want("registration-app", "spec.forProvider.execCredential", map[string]any{"command": "argocd-k8s-auth", "args": []string{"gcp"}, "apiVersion": "client.authentication.k8s.io/v1beta1"})
 		r.Want("registration-app", "spec.forProvider.kubeconfigSecretRef.name", extName(r, "cluster-app")+"-kubeconfig")
 		r.Want("registration-app", "spec.forProvider.kubeconfigSecretRef.key", "kubeconfig")
@@ -223,8 +271,8 @@ func TestWalksItsTargetsInOrder(t *testing.T) {
 	observed["registration-app"] = registration().Ready()
 	t.Run("registered: the app's application, loadgen waits for it", func(t *testing.T) {
 		r := run(t, call(observed))
-		r.WantNames("cluster-app", "nodepool-app", "registration-app", "application-app", "argocd-access", "expiry",
-			"usage-cluster-app-by-nodepool-app", "usage-cluster-app-by-registration-app")
+		r.WantNames(append([]string{"cluster-app", "nodepool-app", "registration-app", "application-app", "argocd-access", "expiry",
+			"usage-cluster-app-by-nodepool-app", "usage-cluster-app-by-registration-app"}, net...)...)
 		r.Want("application-app", "spec.forProvider.manifest.metadata.name", "lab-gateway-tutorial-app")
 		r.Want("application-app", "spec.forProvider.manifest.spec.destination", map[string]any{"server": "https://34.1.2.3", "namespace": "gateway-tutorial"})
 		r.Want("application-app", "spec.forProvider.manifest.spec.sources", []any{
@@ -316,7 +364,7 @@ func TestWalksItsTargetsInOrder(t *testing.T) {
 				r.Want("", "status.completedAt", "2026-11-20T09:00:00Z")
 				r.WantDerivedReadiness()
 			}
-			for _, u := range []string{"usage-application-app-by-workflow", "usage-application-app-by-application-loadgen", "usage-cluster-app-by-nodepool-app", "usage-cluster-app-by-registration-app"} {
+			for _, u := range []string{"usage-application-app-by-workflow", "usage-application-app-by-application-loadgen", "usage-cluster-app-by-nodepool-app", "usage-cluster-app-by-registration-app", "usage-network-app-by-subnet-app", "usage-subnet-app-by-cluster-app"} {
 				if !r.Has(u) || r.ReadyOf(u) != fnv1.Ready_READY_TRUE {
 					t.Errorf("usage %s missing or not ready", u)
 				}
@@ -333,10 +381,10 @@ func TestEditsReachWhatExists(t *testing.T) {
 	xr.Spec.Targets[0].Cluster.NodeCount = 5
 	xr.Spec.Targets[0].Components[0].Params["replicas"] = "4"
 	// The cluster is being repaired: nothing after it is Ready any more.
-	observed := map[string]*ct.Resource{
+	observed := withNetwork(map[string]*ct.Resource{
 		"cluster-app": gkeCluster().AtProvider("endpoint", "34.1.2.3"), "nodepool-app": nodePool(),
 		"registration-app": registration(), "application-app": application("a"),
-	}
+	})
 	r := run(t, ct.Call{XR: xr, Input: conventionInput, Required: components(), Observed: observed})
 	r.Want("nodepool-app", "spec.forProvider.nodeCount", 5)
 	params := r.Value("application-app", "spec.forProvider.manifest.spec.sources").([]any)[0].(map[string]any)["helm"].(map[string]any)["parameters"]
@@ -349,7 +397,8 @@ func TestEditsReachWhatExists(t *testing.T) {
 	// rendered: they are kept as they are, never dropped.
 	observed["cluster-app"] = gkeCluster()
 	r = run(t, ct.Call{XR: xr, Input: conventionInput, Required: components(), Observed: observed})
-	r.WantNames("cluster-app", "nodepool-app", "registration-app", "application-app", "argocd-access", "expiry",
+	r.WantNames("network-app", "subnet-app", "cluster-app", "nodepool-app", "registration-app", "application-app", "argocd-access", "expiry",
+		"usage-network-app-by-subnet-app", "usage-subnet-app-by-cluster-app",
 		"usage-cluster-app-by-nodepool-app", "usage-cluster-app-by-registration-app", "usage-registration-app-by-application-app")
 	if r.Value("application-app", "spec") != nil {
 		t.Error("a kept application is re-emitted from what was observed, which here has no spec")
@@ -482,10 +531,10 @@ func TestTypedParametersBind(t *testing.T) {
 func TestManualCompletionSuspends(t *testing.T) {
 	xr := gatewayTutorial()
 	xr.Spec.Workflow.Completion = &v1alpha1.Completion{Mode: v1alpha1.CompletionManual}
-	observed := map[string]*ct.Resource{
+	observed := withNetwork(map[string]*ct.Resource{
 		"cluster-app": runningGKE(), "nodepool-app": nodePool().Ready(), "registration-app": registration().Ready(),
 		"application-app": application("a").Ready(), "application-loadgen": application("b").Ready(), "argocd-access": argocdAccess().Ready(),
-	}
+	})
 	r := run(t, ct.Call{XR: xr, Input: conventionInput, Observed: observed, Required: components()})
 	r.Want("workflow", "spec.forProvider.onMissingTemplate", workflowsv1alpha1.MissingTemplateSuspend)
 
@@ -530,4 +579,68 @@ func TestNamesWithDots(t *testing.T) {
 			names[got] = true
 		}
 	}
+}
+
+// TestNetwork: a GKE target's own VPC and subnet by default, its ranges
+// as written, the project's default network on request, and ranges that
+// overlap refused before anything is made.
+func TestNetwork(t *testing.T) {
+	withNet := func(n *v1alpha1.GKENetwork, zone string) *v1alpha1.Experiment {
+		xr := gatewayTutorial()
+		xr.Spec.Targets[0].Cluster.Network = n
+		if zone != "" {
+			xr.Spec.Targets[0].Cluster.Zone = zone
+		}
+		return xr
+	}
+	call := func(xr *v1alpha1.Experiment) ct.Response {
+		return run(t, ct.Call{XR: xr, Input: conventionInput, Required: components(), Observed: networkReady()})
+	}
+
+	t.Run("the ranges as written, a regional cluster's region", func(t *testing.T) {
+		r := call(withNet(&v1alpha1.GKENetwork{SubnetCIDR: "172.16.0.0/22", PodsCIDR: "172.20.0.0/16", ServicesCIDR: "172.16.8.0/24"}, "europe-west4"))
+		r.Want("subnet-app", "spec.forProvider.region", "europe-west4")
+		r.Want("subnet-app", "spec.forProvider.ipCidrRange", "172.16.0.0/22")
+		r.Want("subnet-app", "spec.forProvider.secondaryIpRange", []any{
+			map[string]any{"rangeName": "pods", "ipCidrRange": "172.20.0.0/16"},
+			map[string]any{"rangeName": "services", "ipCidrRange": "172.16.8.0/24"},
+		})
+	})
+
+	t.Run("dedicated: false is the project's default network", func(t *testing.T) {
+		r := run(t, ct.Call{XR: withNet(&v1alpha1.GKENetwork{Dedicated: new(false)}, ""), Input: conventionInput, Required: components()})
+		r.WantNames("cluster-app", "argocd-access", "expiry")
+		for _, f := range []string{"network", "subnetwork", "networkingMode", "ipAllocationPolicy"} {
+			if v := r.Value("cluster-app", "spec.forProvider."+f); v != nil {
+				t.Errorf("cluster %s = %v on the default network", f, v)
+			}
+		}
+		wantTarget(r, 0, targetProvisioning, "cluster gateway-tutorial-app-")
+	})
+
+	t.Run("overlapping ranges make nothing", func(t *testing.T) {
+		r := run(t, ct.Call{XR: withNet(&v1alpha1.GKENetwork{SubnetCIDR: "10.4.0.0/20"}, ""), Input: conventionInput, Required: components()})
+		for _, n := range r.Names() {
+			if strings.HasSuffix(n, "-app") && n != "argocd-access" {
+				t.Errorf("%s composed for a target whose ranges overlap", n)
+			}
+		}
+		wantTarget(r, 0, targetFailed, "cluster.network.subnetCidr 10.4.0.0/20 overlaps cluster.network.podsCidr 10.4.0.0/14")
+	})
+
+	t.Run("a cluster made on the default network stays there", func(t *testing.T) {
+		r := run(t, ct.Call{XR: gatewayTutorial(), Input: conventionInput, Required: components(), Observed: map[string]*ct.Resource{"cluster-app": runningGKE()}})
+		if r.Has("network-app") || r.Has("subnet-app") || r.Value("cluster-app", "spec.forProvider.network") != nil {
+			t.Errorf("an existing cluster was moved to a new network: %v", r.Names())
+		}
+		wantTarget(r, 0, targetProvisioning, "node pool")
+	})
+
+	t.Run("region of a zone", func(t *testing.T) {
+		for in, want := range map[string]string{"us-central1-a": "us-central1", "europe-west4": "europe-west4", "asia-northeast1-c": "asia-northeast1"} {
+			if got := region(in); got != want {
+				t.Errorf("region(%q) = %q, want %q", in, got, want)
+			}
+		}
+	})
 }

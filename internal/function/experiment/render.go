@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -20,6 +22,8 @@ import (
 )
 
 // Composition resource names.
+func networkName(t string) resource.Name      { return resource.Name("network-" + t) }
+func subnetName(t string) resource.Name       { return resource.Name("subnet-" + t) }
 func clusterName(t string) resource.Name      { return resource.Name("cluster-" + t) }
 func nodePoolName(t string) resource.Name     { return resource.Name("nodepool-" + t) }
 func registrationName(t string) resource.Name { return resource.Name("registration-" + t) }
@@ -39,8 +43,25 @@ const (
 )
 
 const (
-	gcpAPIVersion    = "container.gcp.m.upbound.io/v1beta1"
-	gcpIAMAPIVersion = "cloudplatform.gcp.m.upbound.io/v1beta1"
+	gcpAPIVersion        = "container.gcp.m.upbound.io/v1beta1"
+	gcpComputeAPIVersion = "compute.gcp.m.upbound.io/v1beta1"
+	gcpIAMAPIVersion     = "cloudplatform.gcp.m.upbound.io/v1beta1"
+)
+
+// A dedicated network's default ranges: a /20 for nodes (4,092
+// addresses), a /14 for pods (GKE's default, room for about 1,000 nodes
+// at 110 pods each) and a /20 for services. They may repeat across
+// targets: each target's VPC is its own address space.
+const (
+	defaultSubnetCIDR   = "10.0.0.0/20"
+	defaultPodsCIDR     = "10.4.0.0/14"
+	defaultServicesCIDR = "10.8.0.0/20"
+)
+
+// Secondary range names of a dedicated subnet, which the cluster names.
+const (
+	podsRange     = "pods"
+	servicesRange = "services"
 )
 
 // gkeExecCommand is Argo CD's own helper, which reaches GKE as Argo CD's
@@ -80,8 +101,12 @@ func (r renderer) kubeconfigSecret(target string) string {
 }
 
 func (r renderer) gcp(kind string, forProvider map[string]any) *composed.Unstructured {
+	return r.gcpOf(gcpAPIVersion, kind, forProvider)
+}
+
+func (r renderer) gcpOf(apiVersion, kind string, forProvider map[string]any) *composed.Unstructured {
 	o := composed.New()
-	o.SetAPIVersion(gcpAPIVersion)
+	o.SetAPIVersion(apiVersion)
 	o.SetKind(kind)
 	o.Object["spec"] = map[string]any{
 		"forProvider":       forProvider,
@@ -90,7 +115,93 @@ func (r renderer) gcp(kind string, forProvider map[string]any) *composed.Unstruc
 	return o
 }
 
-func (r renderer) cluster(t v1alpha1.Target) *composed.Unstructured {
+// network is a GKE target's network: dedicated, with its resolved
+// ranges, or the project's default one.
+type network struct {
+	dedicated              bool
+	subnet, pods, services string
+}
+
+// networkOf is t's network with its defaults, and what is wrong with its
+// ranges, "" when nothing is: GKE refuses ranges that overlap only after
+// the VPC is made, so saying so first makes nothing.
+func networkOf(t v1alpha1.Target) (network, string) {
+	n := t.Cluster.Network
+	if n != nil && n.Dedicated != nil && !*n.Dedicated {
+		return network{}, ""
+	}
+	out := network{dedicated: true, subnet: defaultSubnetCIDR, pods: defaultPodsCIDR, services: defaultServicesCIDR}
+	if n != nil {
+		out.subnet = or(n.SubnetCIDR, out.subnet)
+		out.pods = or(n.PodsCIDR, out.pods)
+		out.services = or(n.ServicesCIDR, out.services)
+	}
+	ranges := []struct{ field, cidr string }{{"subnetCidr", out.subnet}, {"podsCidr", out.pods}, {"servicesCidr", out.services}}
+	for i, a := range ranges {
+		pa, err := netip.ParsePrefix(a.cidr)
+		if err != nil {
+			return out, fmt.Sprintf("cluster.network.%s %q is no network in CIDR notation", a.field, a.cidr)
+		}
+		for _, b := range ranges[i+1:] {
+			if pb, err := netip.ParsePrefix(b.cidr); err == nil && pa.Overlaps(pb) {
+				return out, fmt.Sprintf("cluster.network.%s %s overlaps cluster.network.%s %s: nodes, pods and services need ranges of their own", a.field, a.cidr, b.field, b.cidr)
+			}
+		}
+	}
+	return out, ""
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// region is the region of a zone (us-central1-a: us-central1); a
+// regional location is its own region.
+func region(location string) string {
+	if i := strings.LastIndexByte(location, '-'); i > 0 && len(location)-i == 2 {
+		return location[:i]
+	}
+	return location
+}
+
+// networkNames are a target's VPC and subnet names in GCP.
+func (r renderer) vpcName(target string) string    { return r.gkeName(target) + "-vpc" }
+func (r renderer) subnetName(target string) string { return r.gkeName(target) + "-nodes" }
+
+// vpc is a target's own VPC, without automatic subnets: its one subnet
+// is vpcSubnet.
+func (r renderer) vpc(t v1alpha1.Target) *composed.Unstructured {
+	o := r.gcpOf(gcpComputeAPIVersion, "Network", map[string]any{
+		"autoCreateSubnetworks": false,
+		"routingMode":           "REGIONAL",
+	})
+	o.SetAnnotations(map[string]string{"crossplane.io/external-name": r.vpcName(t.Name)})
+	return o
+}
+
+// vpcSubnet is the subnet of a target's VPC in its cluster's region, with
+// the secondary ranges a VPC-native cluster takes pod and service
+// addresses from, and Private Google Access so that nodes without public
+// addresses reach Google's APIs (image pulls from Artifact Registry).
+func (r renderer) vpcSubnet(t v1alpha1.Target, n network) *composed.Unstructured {
+	o := r.gcpOf(gcpComputeAPIVersion, "Subnetwork", map[string]any{
+		"network":               r.vpcName(t.Name),
+		"region":                region(t.Cluster.Zone),
+		"ipCidrRange":           n.subnet,
+		"privateIpGoogleAccess": true,
+		"secondaryIpRange": []any{
+			map[string]any{"rangeName": podsRange, "ipCidrRange": n.pods},
+			map[string]any{"rangeName": servicesRange, "ipCidrRange": n.services},
+		},
+	})
+	o.SetAnnotations(map[string]string{"crossplane.io/external-name": r.subnetName(t.Name)})
+	return o
+}
+
+func (r renderer) cluster(t v1alpha1.Target, n network) *composed.Unstructured {
 	fp := map[string]any{
 		"location": t.Cluster.Zone,
 		// The node pool is its own resource, so the default one goes.
@@ -104,6 +215,12 @@ func (r renderer) cluster(t v1alpha1.Target) *composed.Unstructured {
 	}
 	if r.cfg.GCPProject != "" {
 		fp["workloadIdentityConfig"] = map[string]any{"workloadPool": r.cfg.GCPProject + ".svc.id.goog"}
+	}
+	if n.dedicated {
+		fp["network"] = r.vpcName(t.Name)
+		fp["subnetwork"] = r.subnetName(t.Name)
+		fp["networkingMode"] = "VPC_NATIVE"
+		fp["ipAllocationPolicy"] = map[string]any{"clusterSecondaryRangeName": podsRange, "servicesSecondaryRangeName": servicesRange}
 	}
 	o := r.gcp("Cluster", fp)
 	o.SetAnnotations(map[string]string{"crossplane.io/external-name": r.gkeName(t.Name)})

@@ -98,6 +98,7 @@ var standIns = []standIn{
 		crds: upjetAzure(func(f string) bool { return strings.HasPrefix(f, "kusto.azure.") })},
 	{source: "xpkg.upbound.io/upbound/provider-gcp-container", version: upjetGCPVersion, crds: gkeCRDs("container.gcp.")},
 	{source: "xpkg.upbound.io/upbound/provider-gcp-cloudplatform", version: upjetGCPVersion, crds: gkeCRDs("cloudplatform.gcp.")},
+	{source: "xpkg.upbound.io/upbound/provider-gcp-compute", version: upjetGCPVersion, crds: gkeCRDs("compute.gcp.")},
 }
 
 // PackageName is the name the package manager gives a package it installs

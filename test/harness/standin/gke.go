@@ -30,13 +30,17 @@ var (
 	GKECluster          = schema.GroupVersionKind{Group: "container.gcp.m.upbound.io", Version: "v1beta1", Kind: "Cluster"}
 	GKENodePool         = schema.GroupVersionKind{Group: "container.gcp.m.upbound.io", Version: "v1beta1", Kind: "NodePool"}
 	GCPProjectIAMMember = schema.GroupVersionKind{Group: "cloudplatform.gcp.m.upbound.io", Version: "v1beta1", Kind: "ProjectIAMMember"}
+	GCPNetwork          = schema.GroupVersionKind{Group: "compute.gcp.m.upbound.io", Version: "v1beta1", Kind: "Network"}
+	GCPSubnetwork       = schema.GroupVersionKind{Group: "compute.gcp.m.upbound.io", Version: "v1beta1", Kind: "Subnetwork"}
 )
 
-// GKE plays provider-upjet-gcp for Clusters, NodePools and
-// ProjectIAMMembers: after a delay a Cluster is Ready with an endpoint, and
-// its connection Secret holds the kubeconfig the real provider writes
-// (server, CA, client certificate); a NodePool is Ready once its cluster
-// exists; an IAM member is Ready. It keeps an inventory of "GCP" resources
+// GKE plays provider-upjet-gcp for Networks, Subnetworks, Clusters,
+// NodePools and ProjectIAMMembers: after a delay a Cluster is Ready with an
+// endpoint, and its connection Secret holds the kubeconfig the real
+// provider writes (server, CA, client certificate); a Subnetwork is Ready
+// once its network exists, a Cluster naming a subnetwork once that
+// exists, a NodePool once its cluster exists (GCP's 404 until then); a
+// Network and an IAM member are Ready. It keeps an inventory of "GCP" resources
 // and the order they were deleted in.
 type GKE struct {
 	kube client.Client
@@ -72,7 +76,7 @@ func (g *GKE) Deleted() []string {
 // Run reconciles until ctx is done.
 func (g *GKE) Run(ctx context.Context) {
 	every(ctx, func() {
-		for _, gvk := range []schema.GroupVersionKind{GKECluster, GKENodePool, GCPProjectIAMMember} {
+		for _, gvk := range []schema.GroupVersionKind{GCPNetwork, GCPSubnetwork, GKECluster, GKENodePool, GCPProjectIAMMember} {
 			items := list(ctx, g.kube, gvk, "")
 			for i := range items {
 				g.reconcile(ctx, &items[i])
@@ -117,7 +121,22 @@ func (g *GKE) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 
 	atProvider := map[string]any{"id": "projects/standin/locations/" + location(mr) + "/" + name}
 	switch kind {
+	case GCPNetwork.Kind:
+		atProvider = map[string]any{"id": "projects/standin/global/networks/" + name, "selfLink": "https://www.googleapis.com/compute/v1/projects/standin/global/networks/" + name}
+	case GCPSubnetwork.Kind:
+		fp, _, _ := unstructured.NestedMap(mr.Object, "spec", "forProvider")
+		network, _ := fp["network"].(string)
+		if g.State(GCPNetwork.Kind, network) != "exists" {
+			setStatus(ctx, g.kube, mr, nil, false, fmt.Sprintf("create failed: googleapi: Error 404: The resource 'projects/standin/global/networks/%s' was not found", network))
+			return
+		}
+		region, _ := fp["region"].(string)
+		atProvider = map[string]any{"id": "projects/standin/regions/" + region + "/subnetworks/" + name, "network": network, "region": region, "ipCidrRange": fp["ipCidrRange"]}
 	case GKECluster.Kind:
+		if sub, _, _ := unstructured.NestedString(mr.Object, "spec", "forProvider", "subnetwork"); sub != "" && g.State(GCPSubnetwork.Kind, sub) != "exists" {
+			setStatus(ctx, g.kube, mr, nil, false, fmt.Sprintf("create failed: googleapi: Error 404: subnetwork %q not found", sub))
+			return
+		}
 		endpoint, err := g.publishKubeconfig(ctx, mr, name)
 		if err != nil {
 			setStatus(ctx, g.kube, mr, nil, false, err.Error())
