@@ -143,6 +143,7 @@ func composedByResourceName(t *testing.T, ns, xrName string) map[string]*unstruc
 	t.Helper()
 	out := map[string]*unstructured.Unstructured{}
 	for _, k := range []struct{ api, kind string }{
+		{"compute.gcp.m.upbound.io/v1beta1", "Network"}, {"compute.gcp.m.upbound.io/v1beta1", "Subnetwork"},
 		{"container.gcp.m.upbound.io/v1beta1", "Cluster"}, {"container.gcp.m.upbound.io/v1beta1", "NodePool"}, {"cloudplatform.gcp.m.upbound.io/v1beta1", "ProjectIAMMember"},
 		{"argocd.m.fleetplane.io/v1alpha1", "ClusterRegistration"}, {"kubernetes.m.crossplane.io/v1alpha1", "Object"},
 		{"workflows.m.fleetplane.io/v1alpha1", "WorkflowRun"}, {"lifecycle.m.fleetplane.io/v1alpha1", "Expiry"},
@@ -178,6 +179,7 @@ func TestExperimentGatewayTutorial(t *testing.T) {
 	w := newWatcher()
 	w.watchKind(t, ctx, experimentAPI, "Experiment", ns)
 	for _, k := range []struct{ api, kind string }{
+		{"compute.gcp.m.upbound.io/v1beta1", "Network"}, {"compute.gcp.m.upbound.io/v1beta1", "Subnetwork"},
 		{"container.gcp.m.upbound.io/v1beta1", "Cluster"}, {"container.gcp.m.upbound.io/v1beta1", "NodePool"}, {"cloudplatform.gcp.m.upbound.io/v1beta1", "ProjectIAMMember"},
 		{"argocd.m.fleetplane.io/v1alpha1", "ClusterRegistration"}, {"kubernetes.m.crossplane.io/v1alpha1", "Object"},
 		{"workflows.m.fleetplane.io/v1alpha1", "WorkflowRun"},
@@ -248,6 +250,21 @@ func TestExperimentGatewayTutorial(t *testing.T) {
 		server, _, _ := unstructured.NestedString(lg.Object, "spec", "destination", "server")
 		if server != standin.InClusterServer {
 			t.Errorf("hub target deploys to %q", server)
+		}
+	})
+
+	t.Run("the GKE cluster runs in a VPC and subnet of its own", func(t *testing.T) {
+		sub := c["subnet-app"]
+		if sub == nil || c["network-app"] == nil {
+			t.Fatal("no Network or Subnetwork composed")
+		}
+		subnet := sub.GetAnnotations()["crossplane.io/external-name"]
+		vpc := c["network-app"].GetAnnotations()["crossplane.io/external-name"]
+		if got, _, _ := unstructured.NestedString(c["cluster-app"].Object, "spec", "forProvider", "subnetwork"); got != subnet {
+			t.Errorf("the cluster's subnetwork is %q, want %q", got, subnet)
+		}
+		if got, _, _ := unstructured.NestedString(sub.Object, "spec", "forProvider", "network"); got != vpc {
+			t.Errorf("the subnet's network is %q, want %q", got, vpc)
 		}
 	})
 
@@ -330,7 +347,7 @@ func TestExperimentGatewayTutorial(t *testing.T) {
 			t.Fatalf("%v\n%s", err, out)
 		}
 		t.Logf("crossplane beta trace experiment gateway-tutorial:\n%s", out)
-		for _, k := range []string{"Cluster/", "NodePool/", "ClusterRegistration/", "Object/", "WorkflowRun/", "Expiry/", "Usage/"} {
+		for _, k := range []string{"Network/", "Subnetwork/", "Cluster/", "NodePool/", "ClusterRegistration/", "Object/", "WorkflowRun/", "Expiry/", "Usage/"} {
 			if !strings.Contains(out, k) {
 				t.Errorf("trace lacks %s", k)
 			}
@@ -348,7 +365,7 @@ func TestExperimentGatewayTutorial(t *testing.T) {
 		}
 		eventually(t, 3*time.Minute, "every composed resource gone", func() (bool, string) {
 			var left []string
-			for _, rn := range []string{"workflow", "application-loadgen", "application-app", "registration-app", "nodepool-app", "cluster-app"} {
+			for _, rn := range []string{"workflow", "application-loadgen", "application-app", "registration-app", "nodepool-app", "cluster-app", "subnet-app", "network-app"} {
 				if _, ok := w.goneAt(keys[rn]); !ok {
 					left = append(left, rn)
 				}
@@ -367,11 +384,19 @@ func TestExperimentGatewayTutorial(t *testing.T) {
 		before("application-app", "registration-app")
 		before("registration-app", "cluster-app")
 		before("nodepool-app", "cluster-app")
+		before("cluster-app", "subnet-app")
+		before("subnet-app", "network-app")
 
 		// And the external side went with them.
 		gkeName := c["cluster-app"].GetAnnotations()["crossplane.io/external-name"]
 		if got := env.Experiments.GKE.State("Cluster", gkeName); got != "deleted" {
 			t.Errorf("GKE cluster %s is %q", gkeName, got)
+		}
+		for _, r := range []struct{ rn, kind string }{{"subnet-app", "Subnetwork"}, {"network-app", "Network"}} {
+			name := c[r.rn].GetAnnotations()["crossplane.io/external-name"]
+			if got := env.Experiments.GKE.State(r.kind, name); got != "deleted" {
+				t.Errorf("GCP %s %s is %q", r.kind, name, got)
+			}
 		}
 		if pruned := env.Experiments.ArgoCD.Pruned(); !slices.Contains(pruned, ns+"-gateway-tutorial-app") {
 			t.Errorf("Argo CD did not prune the app's resources: %v", pruned)
