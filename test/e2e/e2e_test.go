@@ -652,6 +652,46 @@ metadata: {name: invalid-range}
 spec:
   ingestor: {service: {type: LoadBalancer, loadBalancerSourceRanges: [10.0.0.0]}}
 `, "loadBalancerSourceRanges are CIDRs"},
+		"a GKE subnet range that is no network": {`
+apiVersion: experiments.fleetplane.io/v1alpha1
+kind: Experiment
+metadata: {name: invalid-subnet, namespace: default}
+spec:
+  targets: [{name: app, cluster: {type: gke, zone: us-central1-a, network: {subnetCidr: 10.0.0.1/20}}, components: [{app: a}]}]
+  workflow: {template: t}
+`, "an IPv4 network in CIDR notation, such as 10.0.0.0/20"},
+		"ranges for the project's default network": {`
+apiVersion: experiments.fleetplane.io/v1alpha1
+kind: Experiment
+metadata: {name: invalid-default-network, namespace: default}
+spec:
+  targets: [{name: app, cluster: {type: gke, zone: us-central1-a, network: {dedicated: false, podsCidr: 10.4.0.0/14}}, components: [{app: a}]}]
+  workflow: {template: t}
+`, "the ranges apply to a dedicated network only"},
+		"a network on a hub target": {`
+apiVersion: experiments.fleetplane.io/v1alpha1
+kind: Experiment
+metadata: {name: invalid-hub-network, namespace: default}
+spec:
+  targets: [{name: hub, cluster: {type: hub, network: {dedicated: true}}, components: [{app: a}]}]
+  workflow: {template: t}
+`, "zone, nodeCount, machineType, diskSizeGb and network do not apply"},
+		"a ClusterPlacement of a namespaced kind": {`
+apiVersion: placement.fleetplane.io/v1alpha1
+kind: ClusterPlacement
+metadata: {name: invalid-namespaced}
+spec:
+  objects: [{apiVersion: apps/v1, kind: Deployment, names: [web]}]
+  clusters: {}
+`, "this kind is namespaced; a ClusterPlacement places cluster-scoped objects"},
+		"a Placement of a cluster-scoped kind": {`
+apiVersion: placement.fleetplane.io/v1alpha1
+kind: Placement
+metadata: {name: invalid-cluster-scoped, namespace: default}
+spec:
+  objects: [{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, names: [admin]}]
+  clusters: {}
+`, "this kind is cluster-scoped"},
 		"a StatusCollector expression with both op and cel": {`
 apiVersion: placement.fleetplane.io/v1alpha1
 kind: StatusCollector
