@@ -111,9 +111,11 @@ type Request[X any] struct {
 type Selector struct {
 	APIVersion, Kind string
 	// Namespace of a namespaced kind, "" for a cluster-scoped one. A
-	// namespaced kind is always asked for in one namespace: without one,
-	// Crossplane would list across every namespace, never what a
-	// namespaced XR may read.
+	// namespaced XR always asks for a namespaced kind in one namespace:
+	// without one, Crossplane would list across every namespace, never
+	// what a namespaced XR may read. (The admin's cluster-scoped
+	// ClusterPlacement asks with "" on purpose, and places nothing
+	// namespaced that comes back.)
 	Namespace string
 	// Name asks for the one resource of that name, when Labels is nil.
 	Name string
