@@ -16,18 +16,28 @@ import (
 	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
 
-// policyPlan reports what Policy answered in its condition.
-var policyPlan compose.Plan[toy] = func(r *compose.Request[toy]) (compose.Outcome, error) {
-	g, resolved, err := r.Policy()
-	switch {
-	case !resolved:
-		return r.ReadingPolicy(condType), nil
-	case err != nil:
-		return r.Refused(condType, err), nil
+// reportingPlan reports what a policy lookup answered in its condition,
+// and composes only when granted.
+func reportingPlan(policy func(*compose.Request[toy]) (*tenancy.Grant, bool, error)) compose.Plan[toy] {
+	return func(r *compose.Request[toy]) (compose.Outcome, error) {
+		g, resolved, err := policy(r)
+		switch {
+		case !resolved:
+			return r.ReadingPolicy(condType), nil
+		case err != nil:
+			return r.Refused(condType, err), nil
+		}
+		r.Resources.Add("thing", thing(1))
+		return compose.Outcome{Conditions: []compose.Condition{{Type: condType, Status: "True", Reason: "Granted", Message: g.String()}}}, nil
 	}
-	r.Resources.Add("thing", thing(1))
-	return compose.Outcome{Conditions: []compose.Condition{{Type: condType, Status: "True", Reason: "Granted", Message: g.String()}}}, nil
 }
+
+// policyPlan and clusterPolicyPlan report what Policy and ClusterPolicy
+// answered.
+var (
+	policyPlan        = reportingPlan((*compose.Request[toy]).Policy)
+	clusterPolicyPlan = reportingPlan((*compose.Request[toy]).ClusterPolicy)
+)
 
 func config(name string, sel metav1.LabelSelector) *fpv1alpha1.ClusterProviderConfig {
 	c := composetest.Permissive()
@@ -119,19 +129,6 @@ func TestPolicyMissing(t *testing.T) {
 
 func toyNamespace() runtime.Object {
 	return &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: "ns"}}
-}
-
-// clusterPolicyPlan reports what ClusterPolicy answered in its condition.
-var clusterPolicyPlan compose.Plan[toy] = func(r *compose.Request[toy]) (compose.Outcome, error) {
-	g, resolved, err := r.ClusterPolicy()
-	switch {
-	case !resolved:
-		return r.ReadingPolicy(condType), nil
-	case err != nil:
-		return r.Refused(condType, err), nil
-	}
-	r.Resources.Add("thing", thing(1))
-	return compose.Outcome{Conditions: []compose.Condition{{Type: condType, Status: "True", Reason: "Granted", Message: g.String()}}}, nil
 }
 
 func TestClusterPolicy(t *testing.T) {
