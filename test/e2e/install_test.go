@@ -44,14 +44,14 @@ func TestInstalled(t *testing.T) {
 			t.Errorf("%s: package %s, Installed=%s, Healthy=%s; want %s…, both True", name, r[0], r[1], r[2], pkg)
 		}
 	}
-	if len(rows) != 11 {
-		t.Errorf("kubectl get pkg lists %d packages, want 11 (fleetplane's six, provider-kubernetes, four upjet):\n%s", len(rows), out)
+	if len(rows) != 12 {
+		t.Errorf("kubectl get pkg lists %d packages, want 12 (fleetplane's six, provider-kubernetes, five upjet):\n%s", len(rows), out)
 	}
 	lock, err := env.Kubectl(ctx, "get", "lock", "lock", "-o", `jsonpath={range .packages[*]}{.source}@{.version}{"\n"}{end}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"xpkg.upbound.io/upbound/provider-family-azure@v2.3.0", "xpkg.upbound.io/upbound/provider-gcp-container@v2.0.0", environment.ProviderKubernetesSource + "@v1.0.0"} {
+	for _, s := range []string{"xpkg.upbound.io/upbound/provider-family-azure@v2.3.0", "xpkg.upbound.io/upbound/provider-gcp-container@v2.0.0", "xpkg.upbound.io/upbound/provider-gcp-compute@v2.0.0", environment.ProviderKubernetesSource + "@v1.0.0"} {
 		if !strings.Contains(lock, s+"\n") {
 			t.Errorf("the Lock lacks %s:\n%s", s, lock)
 		}
