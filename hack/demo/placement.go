@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	placementv1alpha1 "github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
 	placementfn "github.com/fleetplane/fleetplane/internal/function/placement"
 	"github.com/fleetplane/fleetplane/internal/function/placement/expand"
 	"github.com/fleetplane/fleetplane/test/harness/environment"
@@ -21,8 +22,9 @@ import (
 
 // placement runs examples/placement on two clusters, as KubeStellar's
 // users would: a web application whose ConfigMap each cluster fills in
-// from its own properties, its combined status, and a smoke Job placed on
-// one cluster whose status comes back. It returns what stops the
+// from its own properties, its combined status, a smoke Job placed on one
+// cluster whose status and executing count come back, and the admin's
+// ClusterPlacement of a CRD and a ClusterRole. It returns what stops the
 // clusters.
 func placement(ctx context.Context, env *environment.Env, root string) (func(), error) {
 	const ns = "team-a"
@@ -76,13 +78,24 @@ func placement(ctx context.Context, env *environment.Env, root string) (func(), 
 			objs = append(objs, environment.AsCreatedByUser(d))
 		}
 	}
+	// The admin's ClusterPlacement: a CRD and a ClusterRole to every
+	// production cluster, which no team's Placement may deliver.
+	for _, f := range []string{"placement/required/cluster-workloads.yaml", "clusterplacement/widgets-platform.yaml"} {
+		docs, err := environment.ExampleDocs(root, f)
+		if err != nil {
+			return stop, err
+		}
+		for _, d := range docs {
+			objs = append(objs, environment.AsCreatedByUser(d))
+		}
+	}
 	applied := time.Now()
 	for _, o := range objs {
 		if err := env.Kube.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
 			return stop, fmt.Errorf("apply %s %s: %w", o.GetKind(), o.GetName(), err)
 		}
 	}
-	sayf("applied examples/placement: wec1's properties, a CustomTransform, StatusCollectors, the team's workload objects, Placements web (every production cluster) and smoke (eastus only)")
+	sayf("applied examples/placement: wec1's properties, a CustomTransform, StatusCollectors, the team's workload objects, Placements web (every production cluster) and smoke (eastus only); and the admin's ClusterPlacement widgets-platform (a CRD and a ClusterRole)")
 
 	web := &unstructured.Unstructured{}
 	web.SetAPIVersion("placement.fleetplane.io/v1alpha1")
@@ -133,6 +146,32 @@ func placement(ctx context.Context, env *environment.Env, root string) (func(), 
 		return stop, fmt.Errorf("the smoke Job's status did not come back: %w", err)
 	}
 	sayf("Job smoke runs on wec1 alone; its status here is what wec1 reports (wantSingletonReportedState), %s after apply: %s", time.Since(applied).Round(100*time.Millisecond), status)
+	if err := until(ctx, time.Minute, func() bool {
+		return env.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "smoke"}, job) == nil && job.GetAnnotations()[placementv1alpha1.ExecutingCountAnnotation] != ""
+	}); err == nil {
+		sayf("Job smoke carries %s=%s: the clusters it executes on", placementv1alpha1.ExecutingCountAnnotation, job.GetAnnotations()[placementv1alpha1.ExecutingCountAnnotation])
+	}
+
+	cp := &unstructured.Unstructured{}
+	cp.SetAPIVersion("placement.fleetplane.io/v1alpha1")
+	cp.SetKind("ClusterPlacement")
+	if err := until(ctx, 2*time.Minute, func() bool {
+		if env.Kube.Get(ctx, client.ObjectKey{Name: "widgets-platform"}, cp) != nil {
+			return false
+		}
+		r, _ := conditionOf(cp, "Delivered")
+		return r == "Delivered"
+	}); err != nil {
+		return stop, fmt.Errorf("the ClusterPlacement did not deliver: %w", err)
+	}
+	for _, w := range wecs {
+		crd := &unstructured.Unstructured{}
+		crd.SetAPIVersion("apiextensions.k8s.io/v1")
+		crd.SetKind("CustomResourceDefinition")
+		if err := w.Kube.Get(ctx, client.ObjectKey{Name: "widgets.example.com"}, crd); err == nil {
+			sayf("ClusterPlacement widgets-platform: CRD widgets.example.com and ClusterRole widgets-viewer are on %s (its Objects live in crossplane-system)", w.Name)
+		}
+	}
 	out, err := env.Kubectl(ctx, "get", "placements", "-n", ns)
 	if err != nil {
 		return stop, err
