@@ -20,6 +20,7 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
@@ -323,16 +324,40 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 	return nil
 }
 
-// networkOf is t's dedicated network, as networkOf, except for a cluster
-// made on the project's default network before dedicated networks were
-// the default: moving a GKE cluster to another network replaces it, so it
-// stays where it is.
+// networkOf is t's network, as networkOf, except that the network of a
+// cluster that exists never changes under it: moving a GKE cluster to
+// another network replaces it. A cluster made on the project's default
+// network (before dedicated networks were the default) stays there; one
+// made in its own VPC keeps that VPC and subnet, with the ranges they
+// were made with, whatever cluster.network says now.
 func (p *planner) networkOf(t v1alpha1.Target) (network, string) {
 	n, problem := networkOf(t)
-	if n.dedicated && p.observed(clusterName(t.Name)) != nil && p.observed(networkName(t.Name)) == nil {
-		return network{}, ""
+	if p.observed(clusterName(t.Name)) == nil {
+		return n, problem
 	}
-	return n, problem
+	sub := p.observed(subnetName(t.Name))
+	switch {
+	case p.observed(networkName(t.Name)) == nil:
+		return network{}, ""
+	case sub == nil:
+		return n, problem
+	}
+	made := network{dedicated: true, subnet: defaultSubnetCIDR, pods: defaultPodsCIDR, services: defaultServicesCIDR}
+	if v, err := sub.GetString("spec.forProvider.ipCidrRange"); err == nil && v != "" {
+		made.subnet = v
+	}
+	ranges, _, _ := unstructured.NestedSlice(sub.Object, "spec", "forProvider", "secondaryIpRange")
+	for _, r := range ranges {
+		m, _ := r.(map[string]any)
+		cidr, _ := m["ipCidrRange"].(string)
+		switch m["rangeName"] {
+		case podsRange:
+			made.pods = or(cidr, made.pods)
+		case servicesRange:
+			made.services = or(cidr, made.services)
+		}
+	}
+	return made, ""
 }
 
 // clusterEndpoint is the endpoint GKE reports for a target's cluster.

@@ -636,6 +636,31 @@ func TestNetwork(t *testing.T) {
 		wantTarget(r, 0, targetProvisioning, "node pool")
 	})
 
+	t.Run("a cluster made in its own VPC keeps it, with the ranges it was made with", func(t *testing.T) {
+		observed := networkReady()
+		observed["subnet-app"] = observed["subnet-app"].
+			Set("spec.forProvider.ipCidrRange", "172.16.0.0/22").
+			Set("spec.forProvider.secondaryIpRange", []any{
+				map[string]any{"rangeName": "pods", "ipCidrRange": "172.20.0.0/16"},
+				map[string]any{"rangeName": "services", "ipCidrRange": "172.16.8.0/24"},
+			})
+		observed["cluster-app"] = runningGKE()
+		for name, n := range map[string]*v1alpha1.GKENetwork{
+			"dedicated: false": {Dedicated: new(false)},
+			"other ranges":     {SubnetCIDR: "10.1.0.0/20"},
+		} {
+			r := run(t, ct.Call{XR: withNet(n, ""), Input: conventionInput, Required: components(), Observed: observed})
+			r.Want("subnet-app", "spec.forProvider.ipCidrRange", "172.16.0.0/22")
+			r.Want("subnet-app", "spec.forProvider.secondaryIpRange", []any{
+				map[string]any{"rangeName": "pods", "ipCidrRange": "172.20.0.0/16"},
+				map[string]any{"rangeName": "services", "ipCidrRange": "172.16.8.0/24"},
+			})
+			if got := r.Value("cluster-app", "spec.forProvider.subnetwork"); got != extName(r, "subnet-app") {
+				t.Errorf("%s: the cluster's subnetwork is %v", name, got)
+			}
+		}
+	})
+
 	t.Run("region of a zone", func(t *testing.T) {
 		for in, want := range map[string]string{"us-central1-a": "us-central1", "europe-west4": "europe-west4", "asia-northeast1-c": "asia-northeast1"} {
 			if got := region(in); got != want {
