@@ -40,8 +40,8 @@ var (
 // provider writes (server, CA, client certificate); a Subnetwork is Ready
 // once its network exists, a Cluster naming a subnetwork once that
 // exists, a NodePool once its cluster exists (GCP's 404 until then); a
-// Network and an IAM member are Ready. It keeps an inventory of "GCP" resources
-// and the order they were deleted in.
+// Network and an IAM member are Ready. It keeps an inventory of "GCP"
+// resources and the order they were deleted in.
 type GKE struct {
 	kube client.Client
 	// ProvisionDelay is how long a cluster takes to come up.
