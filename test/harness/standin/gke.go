@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,7 +41,8 @@ var (
 // provider writes (server, CA, client certificate); a Subnetwork is Ready
 // once its network exists, a Cluster naming a subnetwork once that
 // exists, a NodePool once its cluster exists (GCP's 404 until then); a
-// Network and an IAM member are Ready. It keeps an inventory of "GCP"
+// Network and an IAM member are Ready. A network or subnetwork in use by
+// one that exists is not deleted (GCP's resourceInUseByAnotherResource). It keeps an inventory of "GCP"
 // resources and the order they were deleted in.
 type GKE struct {
 	kube client.Client
@@ -50,13 +52,16 @@ type GKE struct {
 	mu       sync.Mutex
 	first    map[string]time.Time
 	external map[string]string // kind/name -> exists | deleted
-	deleted  []string          // kind/name in deletion order
-	next     int
+	// uses maps kind/name to the kind/name it was made in (a subnetwork
+	// its network, a cluster its subnetwork).
+	uses    map[string]string
+	deleted []string // kind/name in deletion order
+	next    int
 }
 
 // NewGKE returns a GKE stand-in using kube.
 func NewGKE(kube client.Client) *GKE {
-	return &GKE{kube: kube, ProvisionDelay: time.Second, first: map[string]time.Time{}, external: map[string]string{}}
+	return &GKE{kube: kube, ProvisionDelay: time.Second, first: map[string]time.Time{}, external: map[string]string{}, uses: map[string]string{}}
 }
 
 // State is "exists", "deleted" or "" for a kind's resource.
@@ -71,6 +76,17 @@ func (g *GKE) Deleted() []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return slices.Clone(g.deleted)
+}
+
+// userOf is a resource that exists and was made in key, "" when none;
+// g.mu is held.
+func (g *GKE) userOf(key string) string {
+	for user, used := range g.uses {
+		if used == key && g.external[user] == "exists" {
+			return user
+		}
+	}
+	return ""
 }
 
 // Run reconciles until ctx is done.
@@ -97,6 +113,12 @@ func (g *GKE) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 	key := kind + "/" + name
 	if mr.GetDeletionTimestamp() != nil {
 		g.mu.Lock()
+		if user := g.userOf(key); user != "" {
+			// GCP refuses to delete a network or subnetwork in use.
+			g.mu.Unlock()
+			setStatus(ctx, g.kube, mr, nil, false, fmt.Sprintf("delete failed: googleapi: Error 400: The %s resource '%s' is already being used by '%s', resourceInUseByAnotherResource", strings.ToLower(kind), name, user))
+			return
+		}
 		if g.external[key] == "exists" {
 			g.external[key] = "deleted"
 			g.deleted = append(g.deleted, key)
@@ -132,10 +154,14 @@ func (g *GKE) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 		}
 		region, _ := fp["region"].(string)
 		atProvider = map[string]any{"id": "projects/standin/regions/" + region + "/subnetworks/" + name, "network": network, "region": region, "ipCidrRange": fp["ipCidrRange"]}
+		g.use(key, GCPNetwork.Kind+"/"+network)
 	case GKECluster.Kind:
-		if sub, _, _ := unstructured.NestedString(mr.Object, "spec", "forProvider", "subnetwork"); sub != "" && g.State(GCPSubnetwork.Kind, sub) != "exists" {
-			setStatus(ctx, g.kube, mr, nil, false, fmt.Sprintf("create failed: googleapi: Error 404: subnetwork %q not found", sub))
-			return
+		if sub, _, _ := unstructured.NestedString(mr.Object, "spec", "forProvider", "subnetwork"); sub != "" {
+			if g.State(GCPSubnetwork.Kind, sub) != "exists" {
+				setStatus(ctx, g.kube, mr, nil, false, fmt.Sprintf("create failed: googleapi: Error 404: subnetwork %q not found", sub))
+				return
+			}
+			g.use(key, GCPSubnetwork.Kind+"/"+sub)
 		}
 		endpoint, err := g.publishKubeconfig(ctx, mr, name)
 		if err != nil {
@@ -159,6 +185,13 @@ func (g *GKE) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 	g.external[key] = "exists"
 	g.mu.Unlock()
 	setStatus(ctx, g.kube, mr, atProvider, true, "")
+}
+
+// use records that key was made in what it uses.
+func (g *GKE) use(key, used string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.uses[key] = used
 }
 
 func location(mr *unstructured.Unstructured) string {
