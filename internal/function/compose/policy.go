@@ -145,8 +145,11 @@ func (r *Request[X]) Refused(conditionType string, err error) Outcome {
 // supplied the policy yet: nothing new, nothing removed.
 func (r *Request[X]) ReadingPolicy(conditionType string) Outcome {
 	r.Resources.Freeze()
+	msg := "reading the ClusterProviderConfig that governs the namespace"
+	if r.namespace == "" {
+		msg = "reading the ClusterProviderConfig that governs this " + r.kind
+	}
 	return Outcome{Pending: true, Conditions: []Condition{{
-		Type: conditionType, Status: corev1.ConditionUnknown, Reason: "ReadingPolicy", Quiet: true,
-		Message: "reading the ClusterProviderConfig that governs the namespace",
+		Type: conditionType, Status: corev1.ConditionUnknown, Reason: "ReadingPolicy", Quiet: true, Message: msg,
 	}}}
 }

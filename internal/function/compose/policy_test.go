@@ -150,7 +150,7 @@ func TestClusterPolicy(t *testing.T) {
 	}{
 		"not answered yet": {
 			call:   composetest.Call{XR: clusterToy(nil)},
-			reason: "ReadingPolicy", asked: "default",
+			reason: "ReadingPolicy", message: "reading the ClusterProviderConfig that governs this Toy", asked: "default",
 		},
 		"no label: default": {
 			call:   composetest.Call{XR: clusterToy(nil), Policy: config("default", metav1.LabelSelector{})},
