@@ -174,6 +174,8 @@ func namespaceName(cluster string) resource.Name {
 type planner struct {
 	r  *compose.Request[v1alpha1.Placement]
 	ns string
+	// scope is what messages name by the XR's scope.
+	scope scope
 	// policy is what the namespace's policy lets Placements do; config
 	// the name of the ClusterProviderConfig that grants it.
 	policy tenancy.Placement
@@ -237,7 +239,7 @@ func plan(r *compose.Request[v1alpha1.Placement]) (compose.Outcome, error) {
 		out.Status = &r.XR.Status
 		return out, nil
 	}
-	p := &planner{r: r, ns: r.XR.GetNamespace(), policy: policy, config: g.Name, templateBudget: expand.DefaultBudget}
+	p := &planner{r: r, ns: r.XR.GetNamespace(), scope: scopeOf(r.XR.GetNamespace()), policy: policy, config: g.Name, templateBudget: expand.DefaultBudget}
 	if in := r.Input.Placement; in != nil && in.TemplateBudget != nil {
 		p.templateBudget = in.TemplateBudget.Value()
 		if p.templateBudget < 1 || p.templateBudget > MaxTemplateBudget {
@@ -465,21 +467,16 @@ func (p *planner) dependencies(cluster string) []resource.Name {
 	return []resource.Name{namespaceName(cluster)}
 }
 
-// who names what the policy governs, in messages: "this namespace", or
-// "ClusterPlacements".
-func (p *planner) who() string {
-	if p.ns == "" {
-		return "ClusterPlacements"
-	}
-	return "this namespace"
-}
+// scope is what a Placement's and a ClusterPlacement's messages name
+// differently: who the policy governs, where objects are read from, and
+// the policy field that lists the kinds granted.
+type scope struct{ who, where, kindsField string }
 
-// where names where objects are selected from, in messages.
-func (p *planner) where() string {
-	if p.ns == "" {
-		return "the control plane (cluster-scoped)"
+func scopeOf(ns string) scope {
+	if ns == "" {
+		return scope{who: "ClusterPlacements", where: "the control plane (cluster-scoped)", kindsField: "spec.placement.clusterPlacements.kinds"}
 	}
-	return "namespace " + p.ns
+	return scope{who: "this namespace", where: "namespace " + ns, kindsField: "spec.placement.kinds"}
 }
 
 // expand transforms every object and expands its templates for every
@@ -532,7 +529,7 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 		return compose.Condition{
 			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNotGranted, Warning: true,
 			Message: fmt.Sprintf("%d inventory clusters match spec.clusters.matchLabels %s, but %s does not let %s deliver to them (spec.placement.clusterSelector %s)",
-				p.ungranted, labelString(p.r.XR.Spec.Clusters.MatchLabels), p.policy.Config, p.who(), selectorString(p.policy.ClusterSelector)),
+				p.ungranted, labelString(p.r.XR.Spec.Clusters.MatchLabels), p.policy.Config, p.scope.who, selectorString(p.policy.ClusterSelector)),
 		}
 	case len(p.clusters) == 0:
 		return compose.Condition{
@@ -549,7 +546,7 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 	case len(p.objects) == 0:
 		return compose.Condition{
 			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNoObjects, Warning: true,
-			Message: fmt.Sprintf("no object in %s matches spec.objects%s", p.where(), missingNote(p.missing)),
+			Message: fmt.Sprintf("no object in %s matches spec.objects%s", p.scope.where, missingNote(p.missing)),
 		}
 	case len(p.kindsRefused) > 0:
 		return p.kindsNotGranted()
@@ -561,7 +558,7 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 	case len(p.missing) > 0:
 		return compose.Condition{
 			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonObjectsMissing, Warning: true,
-			Message: fmt.Sprintf("%d named objects do not exist in %s: %s; the %d others are placed", len(p.missing), p.where(), listOf(p.missing), len(p.objects)),
+			Message: fmt.Sprintf("%d named objects do not exist in %s: %s; the %d others are placed", len(p.missing), p.scope.where, listOf(p.missing), len(p.objects)),
 		}
 	case delivered < copies || len(p.r.Resources.Held()) > 0:
 		return compose.Condition{
@@ -581,16 +578,8 @@ func (p *planner) kindsNotGranted() compose.Condition {
 	return compose.Condition{
 		Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNotGranted, Warning: true,
 		Message: fmt.Sprintf("%s does not let %s deliver objects of kind %s (%s); %d objects of other kinds are placed",
-			p.policy.Config, p.who(), listOf(p.kindsRefused), p.kindsField(), len(p.objects)),
+			p.policy.Config, p.scope.who, listOf(p.kindsRefused), p.scope.kindsField, len(p.objects)),
 	}
-}
-
-// kindsField is the policy field that lists the kinds granted.
-func (p *planner) kindsField() string {
-	if p.ns == "" {
-		return "spec.placement.clusterPlacements.kinds"
-	}
-	return "spec.placement.kinds"
 }
 
 // createdHere reports whether the MR n created what it delivers.
