@@ -29,6 +29,7 @@ kube-controller-manager|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kube-contro
 kubectl|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kubectl|kubectl|-X k8s.io/client-go/pkg/version.gitVersion=v1.34.2 -X k8s.io/component-base/version.gitVersion=v1.34.2
 kubelet|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kubelet|kubelet|-X k8s.io/component-base/version.gitVersion=v1.34.2
 kube-scheduler|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kube-scheduler|kube-scheduler
+kube-proxy|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kube-proxy|kube-proxy|-X k8s.io/component-base/version.gitVersion=v1.34.2
 crossplane-core|v2.4.0|crossplane-core|github.com/crossplane/crossplane/v2/cmd/crossplane|crossplane|-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=v2.4.0
 provider-kubernetes|v1.0.0|provider-kubernetes|github.com/crossplane-contrib/provider-kubernetes/cmd/provider|provider-kubernetes
 promcheck|v0.316.0|promcheck|fleetplane.tools/promcheck|promcheck

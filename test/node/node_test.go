@@ -65,15 +65,30 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
+	const name = "fleetplane-node-test"
+	// The node's network first: the API server and the registry listen
+	// where its pods reach this machine.
+	nw, err := node.NewNetwork(name)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer nw.Close()
 	// The node lifecycle controller takes the not-ready taint kubelet
-	// registers the node with off once it is Ready.
-	cp, err := controlplane.StartWithControllers(ctx, root, filepath.Join(dir, "controlplane"), "node-lifecycle-controller")
+	// registers the node with off once it is Ready; the root CA publisher
+	// gives every namespace the kube-root-ca.crt pods verify the API
+	// server with; the token controller's ServiceAccounts are what pods
+	// run as.
+	cp, err := controlplane.StartWith(ctx, root, filepath.Join(dir, "controlplane"), controlplane.Options{
+		Controllers: []string{"node-lifecycle-controller", "root-ca-certificate-publisher-controller", "serviceaccount-controller"},
+		BindAddress: nw.HostIP,
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer cp.Stop()
-	if reg, err = registry.Start(filepath.Join(dir, "registry")); err != nil {
+	if reg, err = registry.Start(filepath.Join(dir, "registry"), nw.HostIP); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -84,7 +99,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	n, err := node.Start(ctx, root, filepath.Join(dir, "node"), cp, node.Options{
-		Name: "fleetplane-node-test", Registry: reg.Host, RegistryCA: reg.CAFile, PauseImage: pause,
+		Name: name, Registry: reg.Host, RegistryCA: reg.CAFile, PauseImage: pause, Network: nw,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -136,14 +151,7 @@ func TestFunctionRunsAsAPod(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("function image built and pushed in %s", time.Since(start).Round(100*time.Millisecond))
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "function"}}
-	if _, err := kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	// No service-account controller runs; the pod needs no token.
-	if _, err := kube.CoreV1().ServiceAccounts("function").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	namespace(t, "function")
 	no := false
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "function-fleetplane", Namespace: "function"},
@@ -242,5 +250,71 @@ func TestKubeletRefusesAnonymous(t *testing.T) {
 		if rsp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("an anonymous GET %s answered %s, want 401 Unauthorized", path, rsp.Status)
 		}
+	}
+}
+
+// namespace makes namespace name and waits for its default
+// ServiceAccount, without which no pod is admitted.
+func namespace(t *testing.T, name string) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	support.Eventually(t, 30*time.Second, "namespace "+name+"'s default ServiceAccount", func() (bool, string) {
+		_, err := kube.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+}
+
+// TestPodReachesTheAPIServer: a pod's in-cluster client reaches the API
+// server as its ServiceAccount, as a provider's pod must. The pod dials
+// the `kubernetes` Service's ClusterIP, which kube-proxy translates to
+// the API server on the machine; it verifies the server with its
+// namespace's kube-root-ca.crt and authenticates with the token kubelet
+// projected. Without kube-proxy the dial times out; without the CA the
+// handshake fails; without the token the answer is system:anonymous.
+func TestPodReachesTheAPIServer(t *testing.T) {
+	ctx := t.Context()
+	ref, _, err := pushImage(ctx, support.Root(), "./hack/whoami", "/whoami", "fleetplane/whoami", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	namespace(t, "tenant")
+	if _, err := kube.CoreV1().ServiceAccounts("tenant").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "reader"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "whoami", Namespace: "tenant"},
+		Spec: corev1.PodSpec{
+			ServiceAccountName: "reader",
+			RestartPolicy:      corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{
+				Name: "whoami", Image: ref,
+				SecurityContext: &corev1.SecurityContext{RunAsNonRoot: new(true), RunAsUser: new(int64(65532))},
+			}},
+		},
+	}
+	if _, err := kube.CoreV1().Pods("tenant").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var phase corev1.PodPhase
+	support.Eventually(t, 2*time.Minute, "the whoami pod to finish", func() (bool, string) {
+		p, err := kube.CoreV1().Pods("tenant").Get(ctx, "whoami", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		phase = p.Status.Phase
+		return phase == corev1.PodSucceeded || phase == corev1.PodFailed, fmt.Sprintf("%s %v", phase, p.Status.ContainerStatuses)
+	})
+	logs, err := kube.CoreV1().Pods("tenant").GetLogs("whoami", &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatalf("the pod's log: %v", err)
+	}
+	if phase != corev1.PodSucceeded {
+		t.Fatalf("the pod %s:\n%s", phase, logs)
+	}
+	if want := "server=https://10.0.0.1:443 user=system:serviceaccount:tenant:reader"; strings.TrimSpace(string(logs)) != want {
+		t.Errorf("the pod says %q, want %q", strings.TrimSpace(string(logs)), want)
 	}
 }

@@ -187,6 +187,10 @@ func StartWithControllers(ctx context.Context, root, dir string, controllers ...
 type Options struct {
 	// Controllers of kube-controller-manager beyond the default set.
 	Controllers []string
+	// BindAddress is where the API server listens and what it
+	// advertises as the `kubernetes` Service's endpoint: 127.0.0.1 by
+	// default, a real node's Network.HostIP when pods are to reach it.
+	BindAddress string
 	// AuditLog, when set, is where kube-apiserver writes one JSON line
 	// per completed request (metadata only): who asked, with which user
 	// agent, for what. For measurements of clients' API traffic.
@@ -265,9 +269,13 @@ func StartWith(ctx context.Context, root, dir string, o Options) (*ControlPlane,
 	if err != nil {
 		return nil, err
 	}
+	bind := o.BindAddress
+	if bind == "" {
+		bind = "127.0.0.1"
+	}
 	apiArgs := []string{
 		"--etcd-servers", etcdURL,
-		"--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1",
+		"--secure-port", strconv.Itoa(port), "--bind-address", bind,
 		"--cert-dir", filepath.Join(dir, "certs"),
 		"--service-account-issuer", "https://kubernetes.default.svc",
 		"--service-account-key-file", keyFile, "--service-account-signing-key-file", keyFile,
@@ -296,7 +304,7 @@ func StartWith(ctx context.Context, root, dir string, o Options) (*ControlPlane,
 		return nil, err
 	}
 	cp.procs = append(cp.procs, api)
-	cp.URL = fmt.Sprintf("https://127.0.0.1:%d", port)
+	cp.URL = "https://" + net.JoinHostPort(bind, strconv.Itoa(port))
 	cp.Config = &rest.Config{Host: cp.URL, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}, QPS: 200, Burst: 400}
 
 	if err := cp.waitReady(ctx, 90*time.Second); err != nil {
@@ -318,6 +326,11 @@ func StartWith(ctx context.Context, root, dir string, o Options) (*ControlPlane,
 		"--kubeconfig", cp.Kubeconfig, "--authentication-kubeconfig", cp.Kubeconfig, "--authorization-kubeconfig", cp.Kubeconfig,
 		"--controllers", strings.Join(append([]string{"garbage-collector-controller", "namespace-controller", "statefulset-controller", "daemonset-controller", "deployment-controller", "replicaset-controller", "clusterrole-aggregation-controller"}, controllers...), ","),
 		"--leader-elect=false", "--use-service-account-credentials=false", "--secure-port=0",
+		// What root-ca-certificate-publisher-controller, when asked for,
+		// publishes as every namespace's kube-root-ca.crt, which a pod's
+		// in-cluster client verifies the API server with: the chain of
+		// the API server's own self-signed certificate.
+		"--root-ca-file", filepath.Join(dir, "certs", "apiserver.crt"),
 	}, nil)
 	if err != nil {
 		return nil, err

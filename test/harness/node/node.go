@@ -1,23 +1,23 @@
 // Package node runs a real Kubernetes node beside the local control
-// plane: containerd with runc, a CNI bridge, and kubelet, which pulls
-// images from the loopback registry over TLS and runs pods as containers.
-// Debian's runc, containerd and CNI plugins come from tools.sh
-// (node-runtime), kubelet from the same Kubernetes module as the API
-// server; the sandbox image is hack/pause, built from source and pushed to
-// the registry, since nothing can be pulled from a public one here.
+// plane: containerd with runc, a CNI bridge, kubelet, which pulls images
+// from the loopback registry over TLS and runs pods as containers, and
+// kube-proxy, which gives pods the Services (the API server's first), all
+// in the node's own network namespace (Network). Debian's runc,
+// containerd and CNI plugins come from tools.sh (node-runtime), kubelet
+// and kube-proxy from the same Kubernetes module as the API server; the
+// sandbox image is hack/pause, built from source and pushed to the
+// registry, since nothing can be pulled from a public one here.
 //
-// It needs root, as a node does. Three things are set for the machines
+// It needs root, as a node does. Two things are set for the machines
 // this runs on, each with its reason below: containerd clamps
 // oom_score_adj (root here lacks CAP_SYS_RESOURCE, so a pod sandbox's
-// -998 fails in runc), kubelet does not fail on cgroup v1 or swap, and the
-// node's address is its bridge's, since kubelet refuses a loopback one.
+// -998 fails in runc), and kubelet does not fail on cgroup v1 or swap.
 package node
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"net"
 	"os"
 	"os/exec"
@@ -46,22 +46,29 @@ type Options struct {
 	Registry, RegistryCA string
 	// PauseImage is the sandbox image, a reference into Registry.
 	PauseImage string
+	// Network is the node's network namespace (NewNetwork). The node
+	// pulls from Registry's port on Network.HostIP, where the registry
+	// must listen too (registry.Start's also), since the machine's
+	// loopback is not the namespace's.
+	Network *Network
 }
 
 // Node is a running node.
 type Node struct {
 	Name string
-	// IP is the node's address: its bridge's, the pods' gateway.
+	// IP is the node's address, Network.NodeIP.
 	IP string
 	// Subnet is the pods' network.
 	Subnet string
+	// Network is the node's network namespace; the caller closes it.
+	Network *Network
 	// KubeletURL is the kubelet's own API, which answers only the API
 	// server (by client certificate) and callers the API server
 	// authorizes (by token).
 	KubeletURL string
 
-	dir, socket, bridge, ctr       string
-	containerd, kubelet, scheduler *controlplane.Process
+	dir, socket, ctr                      string
+	containerd, kubelet, proxy, scheduler *controlplane.Process
 }
 
 // Supported says why containers cannot run here, or nil when they can.
@@ -69,7 +76,7 @@ func Supported() error {
 	if os.Geteuid() != 0 {
 		return errors.New("a real node needs root (kubelet and containerd manage namespaces, cgroups and mounts)")
 	}
-	for _, b := range []string{"runc", "containerd", "ctr", "ip", "iptables"} {
+	for _, b := range []string{"runc", "containerd", "ctr", "ip", "iptables", "nsenter", "sysctl"} {
 		if _, err := exec.LookPath(b); err != nil {
 			return fmt.Errorf("a real node needs %s: run tools/tools.sh node-runtime", b)
 		}
@@ -86,6 +93,9 @@ func Start(ctx context.Context, root, dir string, cp *controlplane.ControlPlane,
 	if err := Supported(); err != nil {
 		return nil, err
 	}
+	if o.Network == nil {
+		return nil, errors.New("a node needs its network namespace (node.NewNetwork)")
+	}
 	kubelet, err := controlplane.Tool(root, "kubelet")
 	if err != nil {
 		return nil, err
@@ -94,24 +104,32 @@ func Start(ctx context.Context, root, dir string, cp *controlplane.ControlPlane,
 	if err != nil {
 		return nil, err
 	}
+	proxy, err := controlplane.Tool(root, "kube-proxy")
+	if err != nil {
+		return nil, err
+	}
 	ctr, err := exec.LookPath("ctr")
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Name: o.Name, dir: dir, socket: filepath.Join(dir, "containerd.sock"), ctr: ctr}
+	nw := o.Network
+	n := &Node{Name: o.Name, IP: nw.NodeIP, Subnet: nw.PodSubnet, Network: nw, dir: dir, socket: filepath.Join(dir, "containerd.sock"), ctr: ctr}
 	// n, not the result, which a failed return sets to nil.
 	defer func() {
 		if err != nil {
 			n.Stop()
 		}
 	}()
-	if err := n.network(); err != nil {
+	if err := nw.writeCNI(dir); err != nil {
 		return nil, err
 	}
 	if err := n.startContainerd(o); err != nil {
 		return nil, err
 	}
 	if err := n.startKubelet(kubelet, cp); err != nil {
+		return nil, err
+	}
+	if err := n.startProxy(proxy, cp); err != nil {
 		return nil, err
 	}
 	// The scheduler binds what the package manager's Deployments and the
@@ -128,82 +146,24 @@ func Start(ctx context.Context, root, dir string, cp *controlplane.ControlPlane,
 	return n, nil
 }
 
-// network makes the node's bridge, with the first /24 of 10.200.0.0/16
-// no other interface on this machine uses, and the CNI configuration
-// that puts pods on it. Without masquerading or port maps, the node
-// writes no iptables rules: pods reach the host and each other, which is
-// all the harness needs.
-func (n *Node) network() error {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(n.Name))
-	n.bridge = fmt.Sprintf("fpn%08x", h.Sum32()) // 11 characters; Linux allows 15
-	used, err := usedSubnets()
-	if err != nil {
-		return err
-	}
-	for i := 1; i < 255; i++ {
-		s := fmt.Sprintf("10.200.%d.", i)
-		if !used[s] {
-			n.Subnet, n.IP = s+"0/24", s+"1"
-			break
-		}
-	}
-	if n.IP == "" {
-		return errors.New("no free /24 in 10.200.0.0/16 for the node's pods")
-	}
-	for _, args := range [][]string{
-		{"link", "add", n.bridge, "type", "bridge"},
-		{"addr", "add", n.IP + "/24", "dev", n.bridge},
-		{"link", "set", n.bridge, "up"},
-	} {
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, out)
-		}
-	}
-	conf := fmt.Sprintf(`{
-  "cniVersion": "1.0.0",
-  "name": %q,
-  "plugins": [
-    {"type": "bridge", "bridge": %q, "isGateway": true, "hairpinMode": true,
-     "ipam": {"type": "host-local", "dataDir": %q, "ranges": [[{"subnet": %q, "gateway": %q}]], "routes": [{"dst": "0.0.0.0/0"}]}},
-    {"type": "loopback"}
-  ]
-}
-`, n.bridge, n.bridge, filepath.Join(n.dir, "ipam"), n.Subnet, n.IP)
-	if err := os.MkdirAll(filepath.Join(n.dir, "cni"), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(n.dir, "cni", "10-bridge.conflist"), []byte(conf), 0o644)
-}
-
-// usedSubnets are the 10.200.x. prefixes of this machine's addresses.
-func usedSubnets() (map[string]bool, error) {
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		return nil, err
-	}
-	used := map[string]bool{}
-	for _, a := range addrs {
-		if ip, _, err := net.ParseCIDR(a.String()); err == nil && ip.To4() != nil && ip.To4()[0] == 10 && ip.To4()[1] == 200 {
-			used[fmt.Sprintf("10.200.%d.", ip.To4()[2])] = true
-		}
-	}
-	return used, nil
-}
-
 func (n *Node) startContainerd(o Options) error {
 	hosts := filepath.Join(n.dir, "certs.d", o.Registry)
 	if err := os.MkdirAll(hosts, 0o755); err != nil {
 		return err
 	}
+	_, port, err := net.SplitHostPort(o.Registry)
+	if err != nil {
+		return fmt.Errorf("registry %q: %w", o.Registry, err)
+	}
 	// The loopback registry, trusted through its own CA, not by skipping
-	// verification.
+	// verification, and reached where the namespace reaches this machine:
+	// the references keep naming the registry as everyone else does.
 	if err := os.WriteFile(filepath.Join(hosts, "hosts.toml"), fmt.Appendf(nil, `server = "https://%[1]s"
 
-[host."https://%[1]s"]
+[host."https://%[2]s"]
   capabilities = ["pull", "resolve"]
-  ca = %[2]q
-`, o.Registry, o.RegistryCA), 0o644); err != nil {
+  ca = %[3]q
+`, o.Registry, net.JoinHostPort(n.Network.HostIP, port), o.RegistryCA), 0o644); err != nil {
 		return err
 	}
 	// restrict_oom_score_adj: root on these machines lacks
@@ -243,7 +203,7 @@ state = %[2]q
 	if err != nil {
 		return err
 	}
-	if n.containerd, err = controlplane.Run(n.dir, "containerd", bin, []string{"--config", path}, nil); err != nil {
+	if n.containerd, err = n.run("containerd", bin, "--config", path); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(30 * time.Second)
@@ -299,11 +259,47 @@ resolvConf: /etc/resolv.conf
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
 		return err
 	}
-	n.kubelet, err = controlplane.Run(n.dir, "kubelet", bin, []string{
+	n.kubelet, err = n.run("kubelet", bin,
 		"--kubeconfig", cp.Kubeconfig, "--config", path, "--root-dir", filepath.Join(n.dir, "kubelet"),
 		"--hostname-override", n.Name, "--node-ip", n.IP,
-	}, nil)
+	)
 	return err
+}
+
+// startProxy runs kube-proxy in the node's namespace, so that pods reach
+// Services, the API server's `kubernetes` Service first: in-cluster
+// clients (a provider's, Crossplane's) dial its ClusterIP. iptables mode,
+// as Debian's iptables is there and nft is not. It leaves the conntrack
+// table's size alone (a machine-wide sysctl) and opens no node port on
+// loopback (which needs route_localnet); its health and metrics ports
+// are the namespace's own.
+func (n *Node) startProxy(bin string, cp *controlplane.ControlPlane) error {
+	config := fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: %q}
+hostnameOverride: %s
+mode: iptables
+clusterCIDR: %s
+conntrack: {maxPerCore: 0}
+iptables: {localhostNodePorts: false}
+`, cp.Kubeconfig, n.Name, n.Subnet)
+	path := filepath.Join(n.dir, "kube-proxy.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
+		return err
+	}
+	var err error
+	n.proxy, err = n.run("kube-proxy", bin, "--config", path)
+	return err
+}
+
+// run starts bin in the node's network namespace, logging under its
+// directory.
+func (n *Node) run(name, bin string, args ...string) (*controlplane.Process, error) {
+	nsenter, err := exec.LookPath("nsenter")
+	if err != nil {
+		return nil, err
+	}
+	return controlplane.Run(n.dir, name, nsenter, n.Network.Enter(bin, args...), nil)
 }
 
 // grantKubeletAPI lets the API server's kubelet client use every
@@ -361,6 +357,9 @@ func (n *Node) Stop() {
 	if n.scheduler != nil {
 		n.scheduler.Stop()
 	}
+	if n.proxy != nil {
+		n.proxy.Stop()
+	}
 	if n.kubelet != nil {
 		n.kubelet.Stop()
 	}
@@ -379,9 +378,6 @@ func (n *Node) Stop() {
 		n.containerd.Stop()
 	}
 	n.unmount()
-	if n.bridge != "" {
-		_ = exec.Command("ip", "link", "del", n.bridge).Run()
-	}
 }
 
 // unmount removes every mount under the node's directory, deepest first:

@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -47,12 +48,16 @@ type Registry struct {
 
 // Start serves a registry on a free loopback port. Blobs live under dir
 // (packages are tens of megabytes), manifests in memory; requests are
-// logged to dir/registry.log.
-func Start(dir string) (*Registry, error) {
+// logged to dir/registry.log. It also listens on the same port of each
+// of also, the addresses by which a real node's network namespace
+// (test/harness/node) reaches this machine, with each in its
+// certificate: references keep naming Host, and a node maps Host to one
+// of these (node.Options.RegistryMirror).
+func Start(dir string, also ...string) (*Registry, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "blobs"), 0o755); err != nil {
 		return nil, err
 	}
-	caPEM, cert, err := issue()
+	caPEM, cert, err := issue(also)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +84,21 @@ func Start(dir string) (*Registry, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          log.New(logFile, "http: ", log.LstdFlags),
 	}
-	go func() { _ = srv.ServeTLS(ln, "", "") }()
+	port := ln.Addr().(*net.TCPAddr).Port
+	listeners := []net.Listener{ln}
+	for _, ip := range also {
+		l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
+		if err != nil {
+			for _, l := range listeners {
+				_ = l.Close()
+			}
+			return nil, err
+		}
+		listeners = append(listeners, l)
+	}
+	for _, l := range listeners {
+		go func() { _ = srv.ServeTLS(l, "", "") }()
+	}
 	return &Registry{Host: ln.Addr().String(), CAFile: caFile, srv: srv, pool: pool, dir: dir}, nil
 }
 
@@ -144,9 +163,17 @@ func (r *Registry) Transport() http.RoundTripper {
 	return tr
 }
 
-// issue makes a CA and a server certificate for 127.0.0.1 and localhost
-// signed by it, valid for a day.
-func issue() ([]byte, tls.Certificate, error) {
+// issue makes a CA and a server certificate for 127.0.0.1, localhost and
+// the addresses also, signed by it, valid for a day.
+func issue(also []string) ([]byte, tls.Certificate, error) {
+	ips := []net.IP{net.ParseIP("127.0.0.1")}
+	for _, a := range also {
+		ip := net.ParseIP(a)
+		if ip == nil {
+			return nil, tls.Certificate{}, fmt.Errorf("registry: %q is not an IP address", a)
+		}
+		ips = append(ips, ip)
+	}
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, tls.Certificate{}, err
@@ -181,7 +208,7 @@ func issue() ([]byte, tls.Certificate, error) {
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		IPAddresses:  ips,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
