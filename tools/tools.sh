@@ -33,6 +33,7 @@ kube-proxy|v1.34.2|kube-apiserver|k8s.io/kubernetes/cmd/kube-proxy|kube-proxy|-X
 crossplane-core|v2.4.0|crossplane-core|github.com/crossplane/crossplane/v2/cmd/crossplane|crossplane|-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=v2.4.0
 provider-kubernetes|v1.0.0|provider-kubernetes|github.com/crossplane-contrib/provider-kubernetes/cmd/provider|provider-kubernetes
 promcheck|v0.316.0|promcheck|fleetplane.tools/promcheck|promcheck
+coredns|v1.12.1|coredns|fleetplane.tools/coredns|coredns
 CAT
 }
 

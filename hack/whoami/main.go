@@ -1,5 +1,6 @@
 // Command whoami asks the API server, as a pod's in-cluster client does,
-// who it is, and prints the answer. test/node runs it as a pod on the
+// who it is, resolves the API server's Service name through cluster DNS,
+// and prints both answers. test/node runs it as a pod on the
 // real node: a pod that prints its ServiceAccount's name has reached the
 // API server through the `kubernetes` Service (kube-proxy), verified its
 // certificate with the namespace's kube-root-ca.crt and authenticated
@@ -9,7 +10,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -40,6 +43,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("server=%s user=%s\n", cfg.Host, r.Status.UserInfo.Username)
+	// The short name, as a pod writes it: the search path of the
+	// resolv.conf kubelet wrote completes it.
+	addrs, err := net.DefaultResolver.LookupHost(ctx, "kubernetes.default.svc")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("server=%s user=%s kubernetes.default.svc=%s\n", cfg.Host, r.Status.UserInfo.Username, strings.Join(addrs, ","))
 	return nil
 }

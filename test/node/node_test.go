@@ -18,9 +18,7 @@ import (
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	corev1 "k8s.io/api/core/v1"
@@ -34,7 +32,6 @@ import (
 	"github.com/fleetplane/fleetplane/test/harness/node"
 	"github.com/fleetplane/fleetplane/test/harness/registry"
 	"github.com/fleetplane/fleetplane/test/harness/support"
-	"github.com/fleetplane/fleetplane/tools/ociimage/image"
 )
 
 var (
@@ -77,10 +74,11 @@ func run(m *testing.M) int {
 	// The node lifecycle controller takes the not-ready taint kubelet
 	// registers the node with off once it is Ready; the root CA publisher
 	// gives every namespace the kube-root-ca.crt pods verify the API
-	// server with; the token controller's ServiceAccounts are what pods
-	// run as.
+	// server with; the ServiceAccount controller makes the default
+	// account pods run as; the EndpointSlice controller gives Services
+	// (cluster DNS's among them) the pods behind them.
 	cp, err := controlplane.StartWith(ctx, root, filepath.Join(dir, "controlplane"), controlplane.Options{
-		Controllers: []string{"node-lifecycle-controller", "root-ca-certificate-publisher-controller", "serviceaccount-controller"},
+		Controllers: []string{"node-lifecycle-controller", "root-ca-certificate-publisher-controller", "serviceaccount-controller", "endpointslice-controller"},
 		BindAddress: nw.HostIP,
 	})
 	if err != nil {
@@ -98,8 +96,13 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	dns, err := node.DNSImage(ctx, root, reg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	n, err := node.Start(ctx, root, filepath.Join(dir, "node"), cp, node.Options{
-		Name: name, Registry: reg.Host, RegistryCA: reg.CAFile, PauseImage: pause, Network: nw,
+		Name: name, Registry: reg.Host, RegistryCA: reg.CAFile, PauseImage: pause, Network: nw, DNSImage: dns,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -125,19 +128,7 @@ func pushImage(ctx context.Context, root, pkg, path, repo, tag string) (string, 
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", v1.Hash{}, fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 	}
-	img, err := image.Build(image.Image{Binary: bin, Path: path})
-	if err != nil {
-		return "", v1.Hash{}, err
-	}
-	ref, err := name.ParseReference(reg.Ref(repo, tag), name.StrictValidation)
-	if err != nil {
-		return "", v1.Hash{}, err
-	}
-	if err := remote.Write(ref, img, remote.WithContext(ctx), remote.WithTransport(reg.Transport())); err != nil {
-		return "", v1.Hash{}, err
-	}
-	d, err := img.Digest()
-	return ref.String(), d, err
+	return reg.PushImage(ctx, bin, path, repo, tag)
 }
 
 // TestFunctionRunsAsAPod: function-fleetplane's image, pulled from the
@@ -268,12 +259,15 @@ func namespace(t *testing.T, name string) {
 }
 
 // TestPodReachesTheAPIServer: a pod's in-cluster client reaches the API
-// server as its ServiceAccount, as a provider's pod must. The pod dials
+// server as its ServiceAccount, as a provider's pod must, and the pod
+// resolves Services' names through cluster DNS, as Crossplane does when
+// it calls a function. The pod dials
 // the `kubernetes` Service's ClusterIP, which kube-proxy translates to
 // the API server on the machine; it verifies the server with its
 // namespace's kube-root-ca.crt and authenticates with the token kubelet
 // projected. Without kube-proxy the dial times out; without the CA the
-// handshake fails; without the token the answer is system:anonymous.
+// handshake fails; without the token the answer is system:anonymous;
+// without CoreDNS the name does not resolve.
 func TestPodReachesTheAPIServer(t *testing.T) {
 	ctx := t.Context()
 	ref, _, err := pushImage(ctx, support.Root(), "./hack/whoami", "/whoami", "fleetplane/whoami", "test")
@@ -314,7 +308,7 @@ func TestPodReachesTheAPIServer(t *testing.T) {
 	if phase != corev1.PodSucceeded {
 		t.Fatalf("the pod %s:\n%s", phase, logs)
 	}
-	if want := "server=https://10.0.0.1:443 user=system:serviceaccount:tenant:reader"; strings.TrimSpace(string(logs)) != want {
+	if want := "server=https://10.0.0.1:443 user=system:serviceaccount:tenant:reader kubernetes.default.svc=10.0.0.1"; strings.TrimSpace(string(logs)) != want {
 		t.Errorf("the pod says %q, want %q", strings.TrimSpace(string(logs)), want)
 	}
 }

@@ -51,6 +51,9 @@ type Options struct {
 	// must listen too (registry.Start's also), since the machine's
 	// loopback is not the namespace's.
 	Network *Network
+	// DNSImage, when set, is CoreDNS's image (DNSImage): the node then
+	// runs cluster DNS, and pods resolve Services' names.
+	DNSImage string
 }
 
 // Node is a running node.
@@ -142,6 +145,15 @@ func Start(ctx context.Context, root, dir string, cp *controlplane.ControlPlane,
 	}
 	if err := n.waitReady(ctx, cp); err != nil {
 		return nil, err
+	}
+	if o.DNSImage != "" {
+		kube, err := kubernetes.NewForConfig(cp.Config)
+		if err != nil {
+			return nil, err
+		}
+		if err := startDNS(ctx, kube, o.DNSImage); err != nil {
+			return nil, err
+		}
 	}
 	return n, nil
 }
@@ -250,7 +262,9 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 resolvConf: /etc/resolv.conf
-`, n.IP, port, n.socket, cp.KubeletClientCA)
+clusterDNS: [%s]
+clusterDomain: %s
+`, n.IP, port, n.socket, cp.KubeletClientCA, ClusterDNS, ClusterDomain)
 	n.KubeletURL = "https://" + net.JoinHostPort(n.IP, strconv.Itoa(port))
 	if err := grantKubeletAPI(cp); err != nil {
 		return err

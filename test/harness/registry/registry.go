@@ -30,7 +30,10 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/fleetplane/fleetplane/tools/ociimage/image"
 )
 
 // Registry is a running registry.
@@ -126,6 +129,26 @@ func (r *Registry) Push(ctx context.Context, cli, file, repo, tag string) error 
 		return fmt.Errorf("crossplane xpkg push %s: %w\n%s", r.Ref(repo, tag), err, out)
 	}
 	return nil
+}
+
+// PushImage pushes an image of one static binary, built as fleetplane's
+// runtime images are (tools/ociimage: the binary at path on an empty
+// base, its entrypoint, a non-root user), to repo:tag, and returns its
+// reference and digest.
+func (r *Registry) PushImage(ctx context.Context, bin, path, repo, tag string) (string, v1.Hash, error) {
+	img, err := image.Build(image.Image{Binary: bin, Path: path})
+	if err != nil {
+		return "", v1.Hash{}, err
+	}
+	ref, err := name.ParseReference(r.Ref(repo, tag), name.StrictValidation)
+	if err != nil {
+		return "", v1.Hash{}, err
+	}
+	if err := remote.Write(ref, img, remote.WithContext(ctx), remote.WithTransport(r.Transport())); err != nil {
+		return "", v1.Hash{}, err
+	}
+	d, err := img.Digest()
+	return ref.String(), d, err
 }
 
 // ClientEnv is the environment of a registry client process (the
