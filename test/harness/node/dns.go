@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -121,7 +122,10 @@ func startDNS(ctx context.Context, kube kubernetes.Interface, image string) erro
 		},
 	}
 	for _, create := range []func() error{
-		func() error { _, err := kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); return err },
+		func() error {
+			_, err := kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{})
+			return err
+		},
 		func() error {
 			_, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
 			return err
@@ -134,8 +138,14 @@ func startDNS(ctx context.Context, kube kubernetes.Interface, image string) erro
 			_, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: map[string]string{"Corefile": corefile}}, metav1.CreateOptions{})
 			return err
 		},
-		func() error { _, err := kube.AppsV1().Deployments(ns).Create(ctx, deploy, metav1.CreateOptions{}); return err },
-		func() error { _, err := kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); return err },
+		func() error {
+			_, err := kube.AppsV1().Deployments(ns).Create(ctx, deploy, metav1.CreateOptions{})
+			return err
+		},
+		func() error {
+			_, err := kube.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
+			return err
+		},
 	} {
 		if err := create(); err != nil && !kerrors.IsAlreadyExists(err) {
 			return fmt.Errorf("cluster DNS: %w", err)
@@ -167,9 +177,9 @@ func describe(ctx context.Context, kube kubernetes.Interface, ns string, labels 
 	if len(pods.Items) == 0 {
 		return "no pod"
 	}
-	var s string
+	var s strings.Builder
 	for _, p := range pods.Items {
-		s += fmt.Sprintf("%s %s %v; ", p.Name, p.Status.Phase, p.Status.ContainerStatuses)
+		fmt.Fprintf(&s, "%s %s %v; ", p.Name, p.Status.Phase, p.Status.ContainerStatuses)
 	}
-	return s
+	return s.String()
 }
