@@ -34,6 +34,7 @@ crossplane-core|v2.4.0|crossplane-core|github.com/crossplane/crossplane/v2/cmd/c
 provider-kubernetes|v1.0.0|provider-kubernetes|github.com/crossplane-contrib/provider-kubernetes/cmd/provider|provider-kubernetes
 promcheck|v0.316.0|promcheck|fleetplane.tools/promcheck|promcheck
 coredns|v1.12.1|coredns|fleetplane.tools/coredns|coredns
+helm|v3.19.0|helm|helm.sh/helm/v3/cmd/helm|helm|-X helm.sh/helm/v3/internal/version.version=v3.19.0
 CAT
 }
 

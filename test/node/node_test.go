@@ -32,9 +32,14 @@ import (
 	"github.com/fleetplane/fleetplane/test/harness/node"
 	"github.com/fleetplane/fleetplane/test/harness/registry"
 	"github.com/fleetplane/fleetplane/test/harness/support"
+	"github.com/fleetplane/fleetplane/tools/ociimage/image"
 )
 
+// nodeName is the node's name.
+const nodeName = "fleetplane-node-test"
+
 var (
+	cp   *controlplane.ControlPlane
 	kube kubernetes.Interface
 	reg  *registry.Registry
 	dir  string
@@ -62,7 +67,7 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
-	const name = "fleetplane-node-test"
+	const name = nodeName
 	// The node's network first: the API server and the registry listen
 	// where its pods reach this machine.
 	nw, err := node.NewNetwork(name)
@@ -77,7 +82,7 @@ func run(m *testing.M) int {
 	// server with; the ServiceAccount controller makes the default
 	// account pods run as; the EndpointSlice controller gives Services
 	// (cluster DNS's among them) the pods behind them.
-	cp, err := controlplane.StartWith(ctx, root, filepath.Join(dir, "controlplane"), controlplane.Options{
+	cp, err = controlplane.StartWith(ctx, root, filepath.Join(dir, "controlplane"), controlplane.Options{
 		Controllers: []string{"node-lifecycle-controller", "root-ca-certificate-publisher-controller", "serviceaccount-controller", "endpointslice-controller"},
 		BindAddress: nw.HostIP,
 	})
@@ -86,7 +91,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer cp.Stop()
-	if reg, err = registry.Start(filepath.Join(dir, "registry"), nw.HostIP); err != nil {
+	if reg, err = registry.StartOn(filepath.Join(dir, "registry"), nw.HostIP); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -128,7 +133,7 @@ func pushImage(ctx context.Context, root, pkg, path, repo, tag string) (string, 
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", v1.Hash{}, fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 	}
-	return reg.PushImage(ctx, bin, path, repo, tag)
+	return reg.PushImage(ctx, image.Image{Binary: bin, Path: path}, repo, tag)
 }
 
 // TestFunctionRunsAsAPod: function-fleetplane's image, pulled from the

@@ -289,6 +289,12 @@ func StartWith(ctx context.Context, root, dir string, o Options) (*ControlPlane,
 		// itself with a client certificate the kubelet's CA signed.
 		"--kubelet-client-certificate", kubeletCert, "--kubelet-client-key", kubeletKey,
 	}
+	if o.BindAddress != "" {
+		// Webhooks (Crossplane's, a provider's) are Services of pods on a
+		// real node, whose ClusterIPs only the node's namespace routes:
+		// the API server calls the pod behind the Service instead.
+		apiArgs = append(apiArgs, "--enable-aggregator-routing=true")
+	}
 	if o.AuditLog != "" {
 		policy := filepath.Join(dir, "audit-policy.yaml")
 		if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {

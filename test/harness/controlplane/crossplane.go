@@ -40,9 +40,11 @@ import (
 // CrossplaneNamespace is where Crossplane runs and keeps its secrets.
 const CrossplaneNamespace = "crossplane-system"
 
-// Crossplane is Crossplane core running against a ControlPlane with the
-// External package runtime: this harness plays the runtime, running
-// functions and providers as local processes.
+// Crossplane is Crossplane core running against a ControlPlane: either
+// as a local process with the External package runtime, where this
+// harness plays the runtime, running functions and providers as local
+// processes (StartCrossplane), or as the pods of its Helm chart on a real
+// node with the Deployment runtime (InstallCrossplaneChart).
 type Crossplane struct {
 	cp       *ControlPlane
 	bin      string
@@ -62,6 +64,26 @@ type CrossplaneOptions struct {
 	Args []string
 }
 
+// newCrossplane is a client of Crossplane core's package types on cp and
+// Crossplane's namespace.
+func newCrossplane(ctx context.Context, cp *ControlPlane, bin string) (*Crossplane, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := pkgv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	kube, err := client.New(cp.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	if err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: CrossplaneNamespace}}); err != nil && !kerrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	return &Crossplane{cp: cp, bin: bin, cacheDir: filepath.Join(cp.Dir, "xpkg-cache"), kube: kube}, nil
+}
+
 // StartCrossplane initialises Crossplane's CRDs and secrets and starts its
 // controllers.
 func StartCrossplane(ctx context.Context, cp *ControlPlane, root string) (*Crossplane, error) {
@@ -78,22 +100,11 @@ func StartCrossplaneWith(ctx context.Context, cp *ControlPlane, root string, o C
 	if err != nil {
 		return nil, err
 	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := pkgv1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	kube, err := client.New(cp.Config, client.Options{Scheme: scheme})
+	x, err := newCrossplane(ctx, cp, bin)
 	if err != nil {
 		return nil, err
 	}
-	x := &Crossplane{cp: cp, bin: bin, cacheDir: filepath.Join(cp.Dir, "xpkg-cache"), kube: kube}
 	if err := os.MkdirAll(x.cacheDir, 0o755); err != nil {
-		return nil, err
-	}
-	if err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: CrossplaneNamespace}}); err != nil && !kerrors.IsAlreadyExists(err) {
 		return nil, err
 	}
 	env := []string{"KUBECONFIG=" + cp.Kubeconfig, "POD_NAMESPACE=" + CrossplaneNamespace}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
 	"github.com/fleetplane/fleetplane/test/harness/registry"
+	"github.com/fleetplane/fleetplane/tools/ociimage/image"
 )
 
 const (
@@ -38,7 +39,7 @@ func DNSImage(ctx context.Context, root string, reg *registry.Registry) (string,
 	if err != nil {
 		return "", err
 	}
-	ref, _, err := reg.PushImage(ctx, bin, "/coredns", "fleetplane/coredns", "v1.12.1")
+	ref, _, err := reg.PushImage(ctx, image.Image{Binary: bin, Path: "/coredns"}, "fleetplane/coredns", "v1.12.1")
 	return ref, err
 }
 

@@ -46,10 +46,9 @@ type Options struct {
 	Registry, RegistryCA string
 	// PauseImage is the sandbox image, a reference into Registry.
 	PauseImage string
-	// Network is the node's network namespace (NewNetwork). The node
-	// pulls from Registry's port on Network.HostIP, where the registry
-	// must listen too (registry.Start's also), since the machine's
-	// loopback is not the namespace's.
+	// Network is the node's network namespace (NewNetwork). The node's
+	// loopback is not the machine's, so Registry must listen on
+	// Network.HostIP (registry.StartOn).
 	Network *Network
 	// DNSImage, when set, is CoreDNS's image (DNSImage): the node then
 	// runs cluster DNS, and pods resolve Services' names.
@@ -163,19 +162,14 @@ func (n *Node) startContainerd(o Options) error {
 	if err := os.MkdirAll(hosts, 0o755); err != nil {
 		return err
 	}
-	_, port, err := net.SplitHostPort(o.Registry)
-	if err != nil {
-		return fmt.Errorf("registry %q: %w", o.Registry, err)
-	}
-	// The loopback registry, trusted through its own CA, not by skipping
-	// verification, and reached where the namespace reaches this machine:
-	// the references keep naming the registry as everyone else does.
+	// The test registry, trusted through its own CA, not by skipping
+	// verification.
 	if err := os.WriteFile(filepath.Join(hosts, "hosts.toml"), fmt.Appendf(nil, `server = "https://%[1]s"
 
-[host."https://%[2]s"]
+[host."https://%[1]s"]
   capabilities = ["pull", "resolve"]
-  ca = %[3]q
-`, o.Registry, net.JoinHostPort(n.Network.HostIP, port), o.RegistryCA), 0o644); err != nil {
+  ca = %[2]q
+`, o.Registry, o.RegistryCA), 0o644); err != nil {
 		return err
 	}
 	// restrict_oom_score_adj: root on these machines lacks

@@ -25,7 +25,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -51,16 +50,20 @@ type Registry struct {
 
 // Start serves a registry on a free loopback port. Blobs live under dir
 // (packages are tens of megabytes), manifests in memory; requests are
-// logged to dir/registry.log. It also listens on the same port of each
-// of also, the addresses by which a real node's network namespace
-// (test/harness/node) reaches this machine, with each in its
-// certificate: references keep naming Host, and a node maps Host to one
-// of these (node.Options.RegistryMirror).
-func Start(dir string, also ...string) (*Registry, error) {
+// logged to dir/registry.log.
+func Start(dir string) (*Registry, error) {
+	return StartOn(dir, "127.0.0.1")
+}
+
+// StartOn is Start on a free port of the address ip, which its
+// certificate names beside 127.0.0.1: a real node's Network.HostIP, where
+// the machine, the node's containerd and its pods (Crossplane's package
+// manager pulls packages itself) all reach it by the same reference.
+func StartOn(dir, ip string) (*Registry, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "blobs"), 0o755); err != nil {
 		return nil, err
 	}
-	caPEM, cert, err := issue(also)
+	caPEM, cert, err := issue(ip)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +77,7 @@ func Start(dir string, also ...string) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		return nil, err
 	}
@@ -87,23 +90,12 @@ func Start(dir string, also ...string) (*Registry, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          log.New(logFile, "http: ", log.LstdFlags),
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	listeners := []net.Listener{ln}
-	for _, ip := range also {
-		l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
-		if err != nil {
-			for _, l := range listeners {
-				_ = l.Close()
-			}
-			return nil, err
-		}
-		listeners = append(listeners, l)
-	}
-	for _, l := range listeners {
-		go func() { _ = srv.ServeTLS(l, "", "") }()
-	}
+	go func() { _ = srv.ServeTLS(ln, "", "") }()
 	return &Registry{Host: ln.Addr().String(), CAFile: caFile, srv: srv, pool: pool, dir: dir}, nil
 }
+
+// CA is CAFile, for test/harness/controlplane.Registry.
+func (r *Registry) CA() string { return r.CAFile }
 
 // Close stops serving.
 func (r *Registry) Close() {
@@ -131,12 +123,11 @@ func (r *Registry) Push(ctx context.Context, cli, file, repo, tag string) error 
 	return nil
 }
 
-// PushImage pushes an image of one static binary, built as fleetplane's
-// runtime images are (tools/ociimage: the binary at path on an empty
-// base, its entrypoint, a non-root user), to repo:tag, and returns its
-// reference and digest.
-func (r *Registry) PushImage(ctx context.Context, bin, path, repo, tag string) (string, v1.Hash, error) {
-	img, err := image.Build(image.Image{Binary: bin, Path: path})
+// PushImage pushes an image built as fleetplane's runtime images are
+// (tools/ociimage: a static binary on an empty base, its entrypoint, a
+// non-root user) to repo:tag, and returns its reference and digest.
+func (r *Registry) PushImage(ctx context.Context, spec image.Image, repo, tag string) (string, v1.Hash, error) {
+	img, err := image.Build(spec)
 	if err != nil {
 		return "", v1.Hash{}, err
 	}
@@ -187,15 +178,15 @@ func (r *Registry) Transport() http.RoundTripper {
 }
 
 // issue makes a CA and a server certificate for 127.0.0.1, localhost and
-// the addresses also, signed by it, valid for a day.
-func issue(also []string) ([]byte, tls.Certificate, error) {
+// ip, signed by it, valid for a day.
+func issue(ip string) ([]byte, tls.Certificate, error) {
+	addr := net.ParseIP(ip)
+	if addr == nil {
+		return nil, tls.Certificate{}, fmt.Errorf("registry: %q is not an IP address", ip)
+	}
 	ips := []net.IP{net.ParseIP("127.0.0.1")}
-	for _, a := range also {
-		ip := net.ParseIP(a)
-		if ip == nil {
-			return nil, tls.Certificate{}, fmt.Errorf("registry: %q is not an IP address", a)
-		}
-		ips = append(ips, ip)
+	if !addr.IsLoopback() {
+		ips = append(ips, addr)
 	}
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

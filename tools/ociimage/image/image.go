@@ -9,8 +9,15 @@ package image
 import (
 	"archive/tar"
 	"bytes"
+	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -29,6 +36,11 @@ type Image struct {
 	Ports []string
 	// Tag names the image in the tarball.
 	Tag string
+	// Dirs are further directories of regular files, read-only to the
+	// image's user: image path (absolute) to the directory on this
+	// machine whose files it holds, subdirectories included. Crossplane
+	// core's image carries its CRDs so.
+	Dirs map[string]string
 }
 
 // epoch makes builds reproducible: the same binary gives the same digest.
@@ -46,6 +58,9 @@ func Build(spec Image) (v1.Image, error) {
 		return nil, err
 	}
 	if _, err := tw.Write(bin); err != nil {
+		return nil, err
+	}
+	if err := addDirs(tw, spec.Dirs); err != nil {
 		return nil, err
 	}
 	if err := tw.Close(); err != nil {
@@ -74,4 +89,45 @@ func Build(spec Image) (v1.Image, error) {
 		cfg.Config.ExposedPorts[p] = struct{}{}
 	}
 	return mutate.ConfigFile(img, cfg)
+}
+
+// addDirs writes dirs into the layer in path order, so that the same
+// files give the same digest.
+func addDirs(tw *tar.Writer, dirs map[string]string) error {
+	for _, to := range slices.Sorted(maps.Keys(dirs)) {
+		if !strings.HasPrefix(to, "/") {
+			return fmt.Errorf("image directory %q is not absolute", to)
+		}
+		from := dirs[to]
+		err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, err := filepath.Rel(from, p)
+			if err != nil {
+				return err
+			}
+			name := path.Join(to[1:], filepath.ToSlash(rel))
+			switch {
+			case d.IsDir():
+				return tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, ModTime: epoch, Typeflag: tar.TypeDir})
+			case d.Type().IsRegular():
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(b)), ModTime: epoch, Typeflag: tar.TypeReg}); err != nil {
+					return err
+				}
+				_, err = tw.Write(b)
+				return err
+			default:
+				return fmt.Errorf("%s is neither a file nor a directory", p)
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
