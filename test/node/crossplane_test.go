@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,8 +16,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	expv1alpha1 "github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
@@ -50,24 +53,26 @@ func TestCrossplaneRunsPackagesAsPods(t *testing.T) {
 		if err := reg.Push(ctx, cli, filepath.Join(out, p+".xpkg"), "fleetplane/"+p, "v0.0.1-node"); err != nil {
 			t.Fatal(err)
 		}
-		ref, err := name.ParseReference(reg.Ref("fleetplane/"+p, "v0.0.1-node"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := remote.Head(ref, remote.WithContext(ctx), remote.WithTransport(reg.Transport()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		digests[p] = d.Digest.String()
+		digests[p] = pushedDigest(t, "fleetplane/"+p, "v0.0.1-node")
 	}
 	t.Logf("packages built and pushed in %s", time.Since(start).Round(100*time.Millisecond))
 
 	start = time.Now()
 	kube := xp.Kube()
-	fn := &pkgv1.Function{ObjectMeta: metav1.ObjectMeta{Name: "function-fleetplane"}}
+	// The provider as docs/install.md installs it: under the
+	// ServiceAccount package/rbac binds the provider's further rights to.
+	rbacDir := filepath.Join(support.Root(), "package", "rbac")
+	if err := cp.ApplyRBAC(ctx, filepath.Join(rbacDir, "provider-fleetplane.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	apply(t, filepath.Join(rbacDir, "runtime-config.yaml"))
+	// Named as the fleetplane Configuration's dependency resolution
+	// names them, which its Compositions' function references expect.
+	fn := &pkgv1.Function{ObjectMeta: metav1.ObjectMeta{Name: functionName}}
 	fn.Spec.Package = reg.Ref("fleetplane/function-fleetplane", "v0.0.1-node")
-	pr := &pkgv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: "provider-fleetplane"}}
+	pr := &pkgv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: providerName}}
 	pr.Spec.Package = reg.Ref("fleetplane/provider-fleetplane", "v0.0.1-node")
+	pr.Spec.RuntimeConfigReference = &pkgv1.RuntimeConfigReference{Name: "provider-fleetplane"}
 	for _, o := range []client.Object{fn, pr} {
 		if err := kube.Create(ctx, o); err != nil {
 			t.Fatal(err)
@@ -76,7 +81,7 @@ func TestCrossplaneRunsPackagesAsPods(t *testing.T) {
 	for _, c := range []struct {
 		pkg  string
 		list client.ObjectList
-	}{{"function-fleetplane", &pkgv1.FunctionRevisionList{}}, {"provider-fleetplane", &pkgv1.ProviderRevisionList{}}} {
+	}{{functionName, &pkgv1.FunctionRevisionList{}}, {providerName, &pkgv1.ProviderRevisionList{}}} {
 		support.Eventually(t, 4*time.Minute, c.pkg+"'s revision Healthy", func() (bool, string) {
 			if err := kube.List(ctx, c.list, client.MatchingLabels{pkgv1.LabelParentPackage: c.pkg}); err != nil {
 				return false, err.Error()
@@ -93,30 +98,293 @@ func TestCrossplaneRunsPackagesAsPods(t *testing.T) {
 	}
 	t.Logf("both revisions Healthy %s after their install", time.Since(start).Round(100*time.Millisecond))
 
-	pods := &corev1.PodList{}
-	if err := kube.List(ctx, pods, client.InNamespace(controlplane.CrossplaneNamespace), client.HasLabels{pkgv1.LabelRevision}); err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]bool{}
-	for _, p := range pods.Items {
-		// The package's name as its crossplane.yaml gives it, which
-		// the Function and Provider above share.
-		pkg := p.Labels[pkgv1.LabelFunction] + p.Labels[pkgv1.LabelProvider]
-		if len(p.Status.ContainerStatuses) == 0 || !p.Status.ContainerStatuses[0].Ready {
-			continue
-		}
-		seen[pkg] = true
-		if got := p.Status.ContainerStatuses[0].ImageID; !strings.HasSuffix(got, "@"+digests[pkg]) {
-			t.Errorf("%s's pod runs %s, want the pushed package %s", pkg, got, digests[pkg])
+	for pkg, d := range map[string]string{functionName: digests["function-fleetplane"], providerName: digests["provider-fleetplane"]} {
+		p := packagePod(t, kube, pkg)
+		if got := p.Status.ContainerStatuses[0].ImageID; !strings.HasSuffix(got, "@"+d) {
+			t.Errorf("%s's pod runs %s, want the pushed package %s", pkg, got, d)
 		}
 		if p.Spec.NodeName != nodeName {
 			t.Errorf("%s's pod is on %q, want the node", pkg, p.Spec.NodeName)
 		}
 	}
-	for _, pkg := range []string{"function-fleetplane", "provider-fleetplane"} {
-		if !seen[pkg] {
-			t.Errorf("no ready pod of %s; pods: %s", pkg, podsSay(ctx, kube))
+	if sa := packagePod(t, kube, providerName).Spec.ServiceAccountName; sa != "provider-fleetplane" {
+		t.Errorf("the provider's pod runs as %q, want runtime-config.yaml's provider-fleetplane", sa)
+	}
+
+	t.Run("the function's pod composes", func(t *testing.T) {
+		composes(t, kube)
+	})
+	t.Run("the provider's pod reconciles under its RBAC, and a killed pod loses nothing", func(t *testing.T) {
+		providerReconciles(t, kube)
+	})
+	t.Run("an upgrade replaces the function's pod", func(t *testing.T) {
+		upgradeFunction(t, kube, out, cli)
+	})
+}
+
+// upgradeFunction publishes a new function package (the same runtime, an
+// annotation more, so another digest), points the Function at it, and
+// expects the package manager to replace the old revision's pod with one
+// of the new package, which then composes.
+func upgradeFunction(t *testing.T, kube client.Client, out, cli string) {
+	t.Helper()
+	ctx := t.Context()
+	old := packagePod(t, kube, functionName)
+	root := filepath.Join(dir, "function-v0.0.2")
+	if err := os.CopyFS(root, os.DirFS(filepath.Join(support.Root(), "package", "function"))); err != nil {
+		t.Fatal(err)
+	}
+	meta := filepath.Join(root, "crossplane.yaml")
+	b, err := os.ReadFile(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(b), "  annotations:\n", "  annotations:\n    fleetplane.io/release: v0.0.2-node\n", 1)
+	if edited == string(b) {
+		t.Fatal("package/function/crossplane.yaml has no annotations to add a release to")
+	}
+	if err := os.WriteFile(meta, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.MkdirAll(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := root + ".xpkg"
+	if b, err := exec.CommandContext(ctx, cli, "xpkg", "build", "--package-root", root, "--examples-root", empty,
+		"--embed-runtime-image-tarball", filepath.Join(out, "function-runtime.tar"), "-o", file).CombinedOutput(); err != nil {
+		t.Fatalf("crossplane xpkg build: %v\n%s", err, b)
+	}
+	if err := reg.Push(ctx, cli, file, "fleetplane/function-fleetplane", "v0.0.2-node"); err != nil {
+		t.Fatal(err)
+	}
+	digest := pushedDigest(t, "fleetplane/function-fleetplane", "v0.0.2-node")
+
+	fn := &pkgv1.Function{}
+	if err := kube.Get(ctx, client.ObjectKey{Name: functionName}, fn); err != nil {
+		t.Fatal(err)
+	}
+	fn.Spec.Package = reg.Ref("fleetplane/function-fleetplane", "v0.0.2-node")
+	if err := kube.Update(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	support.Eventually(t, 3*time.Minute, "the old revision's pod gone and the new package's serving", func() (bool, string) {
+		pods := &corev1.PodList{}
+		if err := kube.List(ctx, pods, client.InNamespace(controlplane.CrossplaneNamespace), client.MatchingLabels{pkgv1.LabelFunction: functionName}); err != nil {
+			return false, err.Error()
 		}
+		var says []string
+		newReady, oldThere := false, false
+		for _, p := range pods.Items {
+			oldThere = oldThere || p.UID == old.UID
+			if len(p.Status.ContainerStatuses) > 0 {
+				c := p.Status.ContainerStatuses[0]
+				newReady = newReady || (c.Ready && strings.HasSuffix(c.ImageID, "@"+digest))
+				says = append(says, fmt.Sprintf("%s %s ready=%t", p.Name, c.ImageID, c.Ready))
+			}
+		}
+		return newReady && !oldThere, strings.Join(says, "; ")
+	})
+	// The new pod composes: a change to the Component is composed again.
+	xr := &unstructured.Unstructured{}
+	xr.SetAPIVersion("experiments.fleetplane.io/v1alpha1")
+	xr.SetKind("Component")
+	if err := kube.Get(ctx, client.ObjectKey{Name: "podinfo"}, xr); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(xr.Object, "after the upgrade", "spec", "description"); err != nil {
+		t.Fatal(err)
+	}
+	if err := kube.Update(ctx, xr); err != nil {
+		t.Fatal(err)
+	}
+	support.Eventually(t, 2*time.Minute, "the changed Component composed by the new pod", func() (bool, string) {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(xr.GroupVersionKind())
+		if err := kube.Get(ctx, client.ObjectKey{Name: "podinfo"}, got); err != nil {
+			return false, err.Error()
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == "Synced" && m["status"] == "True" && m["observedGeneration"] == got.GetGeneration() {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("generation %d, conditions %v", got.GetGeneration(), conds)
+	})
+}
+
+// pushedDigest is the digest of repo:tag in the registry.
+func pushedDigest(t *testing.T, repo, tag string) string {
+	t.Helper()
+	ref, err := name.ParseReference(reg.Ref(repo, tag))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := remote.Head(ref, remote.WithContext(t.Context()), remote.WithTransport(reg.Transport()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Digest.String()
+}
+
+const (
+	functionName = "fleetplane-function-fleetplane"
+	providerName = "fleetplane-provider-fleetplane"
+)
+
+// packagePod is the ready pod of package pkg's active revision.
+func packagePod(t *testing.T, kube client.Client, pkg string) corev1.Pod {
+	t.Helper()
+	var pod corev1.Pod
+	support.Eventually(t, 2*time.Minute, "a ready pod of "+pkg, func() (bool, string) {
+		pods := &corev1.PodList{}
+		if err := kube.List(t.Context(), pods, client.InNamespace(controlplane.CrossplaneNamespace), client.HasLabels{pkgv1.LabelRevision}); err != nil {
+			return false, err.Error()
+		}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil || p.Labels[pkgv1.LabelFunction]+p.Labels[pkgv1.LabelProvider] != pkg {
+				continue
+			}
+			if len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].Ready {
+				pod = p
+				return true, ""
+			}
+		}
+		return false, podsSay(t.Context(), kube)
+	})
+	return pod
+}
+
+// apply applies a YAML file as the cluster admin, with kubectl.
+func apply(t *testing.T, files ...string) {
+	t.Helper()
+	bin, err := controlplane.Tool(support.Root(), "kubectl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--kubeconfig", cp.Kubeconfig, "apply"}
+	for _, f := range files {
+		args = append(args, "-f", f)
+	}
+	if out, err := exec.CommandContext(t.Context(), bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+}
+
+// composes: a Component, whose Composition calls the function, is
+// composed by the function's pod, which Crossplane's pod reaches through
+// the function's Service by its cluster DNS name.
+func composes(t *testing.T, kube client.Client) {
+	t.Helper()
+	cfg := filepath.Join(support.Root(), "package", "configuration")
+	apply(t, filepath.Join(cfg, "xrds", "components.experiments.fleetplane.io.yaml"), filepath.Join(cfg, "compositions", "component.yaml"))
+	xr := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "experiments.fleetplane.io/v1alpha1", "kind": "Component",
+		"metadata": map[string]any{"name": "podinfo"},
+		"spec": map[string]any{"type": "app", "sources": []any{map[string]any{
+			"repoURL": "https://stefanprodan.github.io/podinfo", "chart": "podinfo", "targetRevision": "6.9.2",
+		}}},
+	}}
+	support.Eventually(t, 2*time.Minute, "the Component created (its XRD established)", func() (bool, string) {
+		err := kube.Create(t.Context(), xr)
+		return err == nil, fmt.Sprint(err)
+	})
+	support.Eventually(t, 2*time.Minute, "the Component composed by the function's pod", func() (bool, string) {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(xr.GroupVersionKind())
+		if err := kube.Get(t.Context(), client.ObjectKey{Name: "podinfo"}, got); err != nil {
+			return false, err.Error()
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == expv1alpha1.ConditionComponent && m["status"] == "True" {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("conditions %v", conds)
+	})
+}
+
+// providerReconciles: the provider's pod registers a cluster with Argo
+// CD (reads a tenant's kubeconfig Secret, writes Argo CD's), with the
+// rights Crossplane's RBAC manager and package/rbac give it and no
+// others; killed with SIGKILL, its Deployment's next pod carries on
+// where it stopped.
+func providerReconciles(t *testing.T, kube client.Client) {
+	t.Helper()
+	ctx := t.Context()
+	namespace(t, "team-a")
+	namespace(t, "argocd")
+	create := func(o client.Object) {
+		t.Helper()
+		if err := kube.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "m.fleetplane.io/v1alpha1", "kind": "ClusterProviderConfig",
+		"metadata": map[string]any{"name": "argo"},
+		"spec": map[string]any{
+			"credentials":       map[string]any{"source": "None"},
+			"namespaceSelector": map[string]any{"matchLabels": map[string]any{corev1.LabelMetadataName: "team-a"}},
+			"argocd":            map[string]any{"namespace": "argocd", "project": "experiments"},
+		},
+	}}
+	support.Eventually(t, time.Minute, "the ClusterProviderConfig created (the provider's kinds active)", func() (bool, string) {
+		err := kube.Create(ctx, pc)
+		return err == nil, fmt.Sprint(err)
+	})
+	kubeconfig := func(token string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "edge-kubeconfig"}, Data: map[string][]byte{"kubeconfig": support.Kubeconfig("https://10.1.2.3", token)}}
+	}
+	create(kubeconfig("token-one"))
+	create(&unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "argocd.m.fleetplane.io/v1alpha1", "kind": "ClusterRegistration",
+		"metadata": map[string]any{"namespace": "team-a", "name": "edge"},
+		"spec": map[string]any{
+			"providerConfigRef": map[string]any{"kind": "ClusterProviderConfig", "name": "argo"},
+			"forProvider": map[string]any{
+				"clusterName": "edge", "kubeconfigSecretRef": map[string]any{"name": "edge-kubeconfig", "key": "kubeconfig"},
+			},
+		},
+	}})
+	argoSecret := func(token string) {
+		t.Helper()
+		support.Eventually(t, 2*time.Minute, "Argo CD's cluster Secret with "+token, func() (bool, string) {
+			s := &corev1.Secret{}
+			if err := kube.Get(ctx, client.ObjectKey{Namespace: "argocd", Name: "cluster-edge"}, s); err != nil {
+				return false, err.Error() + "; " + podsSay(ctx, kube)
+			}
+			return strings.Contains(string(s.Data["config"]), token), "another token"
+		})
+	}
+	argoSecret("token-one")
+
+	// SIGKILL, as the OOM killer ends a process: no handler runs. The
+	// token rotates while the provider is down, and lands through the
+	// restarted container. Then the pod itself goes, as with a node
+	// drain, and the next pod carries on.
+	pod := packagePod(t, kube, providerName)
+	if err := theNode.Kill(ctx, pod.Status.ContainerStatuses[0].ContainerID); err != nil {
+		t.Fatal(err)
+	}
+	if err := kube.Update(ctx, kubeconfig("token-two")); err != nil {
+		t.Fatal(err)
+	}
+	argoSecret("token-two")
+	if p := packagePod(t, kube, providerName); p.UID != pod.UID || p.Status.ContainerStatuses[0].RestartCount == 0 {
+		t.Errorf("pod %s restarted %d times, want the killed container restarted in it", p.Name, p.Status.ContainerStatuses[0].RestartCount)
+	}
+	if err := kube.Delete(ctx, &pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := kube.Update(ctx, kubeconfig("token-three")); err != nil {
+		t.Fatal(err)
+	}
+	argoSecret("token-three")
+	if p := packagePod(t, kube, providerName); p.UID == pod.UID {
+		t.Errorf("pod %s still serves after it was deleted", p.Name)
 	}
 }
 

@@ -45,6 +45,7 @@ var (
 	dir  string
 	// kubeletURL is the node's kubelet API.
 	kubeletURL string
+	theNode    *node.Node
 )
 
 func TestMain(m *testing.M) {
@@ -114,7 +115,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer n.Stop()
-	kubeletURL = n.KubeletURL
+	kubeletURL, theNode = n.KubeletURL, n
 	fmt.Fprintf(os.Stderr, "node: control plane, registry and a Ready node in %s\n", time.Since(start).Round(100*time.Millisecond))
 	if kube, err = kubernetes.NewForConfig(cp.Config); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -358,6 +358,21 @@ func (n *Node) waitReady(ctx context.Context, cp *controlplane.ControlPlane) err
 	}
 }
 
+// Kill sends SIGKILL to the container of a pod's status (its
+// containerID, containerd://<id>), as the kernel's OOM killer ends a
+// process: no handler runs, nothing is flushed. Kubelet then restarts it
+// in the same pod.
+func (n *Node) Kill(ctx context.Context, containerID string) error {
+	id, ok := strings.CutPrefix(containerID, "containerd://")
+	if !ok {
+		return fmt.Errorf("container %q is not containerd's", containerID)
+	}
+	if out, err := exec.CommandContext(ctx, n.ctr, "-a", n.socket, "-n", "k8s.io", "tasks", "kill", "-s", "SIGKILL", id).CombinedOutput(); err != nil {
+		return fmt.Errorf("ctr tasks kill %s: %w: %s", id, err, out)
+	}
+	return nil
+}
+
 // Stop stops kubelet, kills every container, stops containerd and
 // removes what the node left on the machine: mounts under its
 // directory, the pods' network namespaces, its bridge.
