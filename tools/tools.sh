@@ -35,6 +35,8 @@ provider-kubernetes|v1.0.0|provider-kubernetes|github.com/crossplane-contrib/pro
 promcheck|v0.316.0|promcheck|fleetplane.tools/promcheck|promcheck
 coredns|v1.12.1|coredns|fleetplane.tools/coredns|coredns
 helm|v3.19.0|helm|helm.sh/helm/v3/cmd/helm|helm|-X helm.sh/helm/v3/internal/version.version=v3.19.0
+adx-mon-ingestor|v0.3.0|adx-mon|github.com/Azure/adx-mon/cmd/ingestor|ingestor
+adx-mon-alerter|v0.3.0|adx-mon|github.com/Azure/adx-mon/cmd/alerter|alerter
 CAT
 }
 

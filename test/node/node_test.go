@@ -46,6 +46,8 @@ var (
 	// kubeletURL is the node's kubelet API.
 	kubeletURL string
 	theNode    *node.Node
+	// hostIP is where pods reach this machine.
+	hostIP string
 )
 
 func TestMain(m *testing.M) {
@@ -77,6 +79,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer nw.Close()
+	hostIP = nw.HostIP
 	// The node lifecycle controller takes the not-ready taint kubelet
 	// registers the node with off once it is Ready; the root CA publisher
 	// gives every namespace the kube-root-ca.crt pods verify the API

@@ -448,9 +448,14 @@ func (p *planner) alerter(a *v1alpha1.Alerter, dbs []endpointDB) *appsv1.Deploym
 						RunAsNonRoot: new(true), RunAsUser: new(int64(1000)), RunAsGroup: new(int64(3000)), FSGroup: new(int64(65534)),
 					},
 					Containers: []corev1.Container{{
-						Name:            "alerter",
-						Image:           p.image(a.Workload, "alerter"),
-						Command:         []string{"/usr/local/bin/alerter"},
+						Name:  "alerter",
+						Image: p.image(a.Workload, "alerter"),
+						// Where adx-mon's image has it (build/images/
+						// Dockerfile.alerter), as /ingestor and /collector
+						// are theirs. adx-mon's operator manifest names
+						// /usr/local/bin/alerter, which that image lacks:
+						// the container could not start (test/node).
+						Command:         []string{"/alerter"},
 						Args:            args,
 						Env:             []corev1.EnvVar{{Name: "GODEBUG", Value: "http2client=0"}},
 						Ports:           []corev1.ContainerPort{{ContainerPort: alerterPort, Protocol: corev1.ProtocolTCP}},

@@ -1,6 +1,7 @@
 package kustoserver
 
 import (
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -90,7 +91,13 @@ func (c *cursor) end() error {
 
 // mgmt runs a management command against db. The caller holds s.mu.
 func (s *Server) mgmt(dbName, text string) (*result, error) {
-	toks, err := kql.Tokenize(text)
+	// A function's body is kept as text (createFunction), so only its
+	// head is tokenized: bodies use more of KQL than the tokenizer knows.
+	head := text
+	if i := strings.IndexByte(text, '{'); i >= 0 && strings.HasPrefix(strings.ToLower(strings.TrimSpace(text)), ".create-or-alter function") {
+		head = text[:i+1]
+	}
+	toks, err := kql.Tokenize(head)
 	if err != nil {
 		return nil, badRequest("Syntax error: %v", err)
 	}
@@ -156,9 +163,23 @@ func (s *Server) show(db *database, c *cursor) (*result, error) {
 		r := newResult("Name", "string", "Parameters", "string", "Body", "string", "Folder", "string", "DocString", "string")
 		for _, n := range slices.Sorted(maps.Keys(db.functions)) {
 			f := db.functions[n]
-			r.add(f.Name, "()", f.Body, f.Folder, f.DocString)
+			r.add(f.Name, cmp.Or(f.Parameters, "()"), f.Body, f.Folder, f.DocString)
 		}
 		return pipeline(r, c)
+	case c.accept("cluster"):
+		// One node, named as Kusto's single-node emulator names itself,
+		// which is how clients such as adx-mon's ingestor tell that
+		// ingestion goes straight to the engine (.ingest), with no data
+		// management service beside it.
+		if err := c.expect("details"); err != nil {
+			return nil, err
+		}
+		r := newResult("NodeId", "string", "Address", "string", "Name", "string", "StartTime", "datetime", "AssignedHotExtents", "int",
+			"IsAdmin", "bool", "MachineTotalMemory", "long", "MachineAvailableMemory", "long", "ProcessorCount", "int",
+			"HotExtentsOriginalSize", "long", "HotExtentsSize", "long", "EnvironmentDescription", "string", "ProductVersion", "string",
+			"Reserved0", "int", "ClockDescription", "string", "RuntimeDescription", "string")
+		r.add("node-0", "net.tcp://127.0.0.1:23107/", "KustoPersonal", s.started, 0, true, int64(0), int64(0), 1, int64(0), int64(0), "{}", "fleetplane-kustoserver", 0, "", "")
+		return r, c.end()
 	case c.accept("entity_groups"):
 		r := newResult("Name", "string", "Entities", "dynamic")
 		for _, n := range slices.Sorted(maps.Keys(db.entityGroups)) {
@@ -174,6 +195,14 @@ func (s *Server) show(db *database, c *cursor) (*result, error) {
 		target, ok := s.dbs[strings.ToLower(name)]
 		if !ok {
 			return nil, notFound("Entity ID '%s' of kind 'Database' was not found.", name)
+		}
+		if c.accept("ingestion") {
+			// The server keeps no ingestion mappings: ingestion is by
+			// column order.
+			if err := c.expect("mappings"); err != nil {
+				return nil, err
+			}
+			return newResult("Name", "string", "Kind", "string", "Mapping", "string", "LastUpdatedOn", "datetime", "Database", "string", "Table", "string"), c.end()
 		}
 		for _, w := range []string{"schema", "as", "json"} {
 			if err := c.expect(w); err != nil {
@@ -377,12 +406,11 @@ func (s *Server) createFunction(db *database, c *cursor) (*result, error) {
 		return nil, badRequest("%v", err)
 	}
 	f.Name = name
-	if err := c.expect("("); err != nil {
+	params, err := c.parameters()
+	if err != nil {
 		return nil, err
 	}
-	if err := c.expect(")"); err != nil {
-		return nil, err
-	}
+	f.Parameters = params
 	// The body is the text from the opening brace to the end.
 	if c.peek().Value != "{" {
 		return nil, badRequest("Syntax error: expected a function body in braces")
@@ -392,14 +420,43 @@ func (s *Server) createFunction(db *database, c *cursor) (*result, error) {
 	if !strings.HasSuffix(body, "}") {
 		return nil, badRequest("Syntax error: the function body is not closed")
 	}
-	if err := checkBody(body); err != nil {
-		return nil, err
+	// A function with parameters (adx-mon's ingestor creates prom_rate
+	// and its siblings) is kept, and listed, but never run: the server
+	// runs only bodies it can reason about.
+	if params == "()" {
+		if err := checkBody(body); err != nil {
+			return nil, err
+		}
 	}
 	f.Body = body
 	db.functions[name] = f
 	r := newResult("Name", "string", "Parameters", "string", "Body", "string", "Folder", "string", "DocString", "string")
-	r.add(f.Name, "()", f.Body, f.Folder, f.DocString)
+	r.add(f.Name, f.Parameters, f.Body, f.Folder, f.DocString)
 	return r, nil
+}
+
+// parameters reads a function's parameter list, parentheses balanced,
+// and returns it as Kusto lists it: "(T:(Timestamp:datetime), n:long)".
+func (c *cursor) parameters() (string, error) {
+	if err := c.expect("("); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("(")
+	for depth := 1; depth > 0; {
+		if c.done() {
+			return "", badRequest("Syntax error: the parameter list is not closed")
+		}
+		t := c.next()
+		switch t.Value {
+		case "(":
+			depth++
+		case ")":
+			depth--
+		}
+		b.WriteString(t.Value)
+	}
+	return b.String(), nil
 }
 
 // checkBody accepts the function bodies the server can reason about: a

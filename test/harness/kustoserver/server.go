@@ -30,6 +30,8 @@ type Server struct {
 	log            []Command
 	faults         []*Fault
 	scriptCommands int
+	// started is when the server was made: its one node's StartTime.
+	started time.Time
 	// served counts the bytes of response bodies, before compression.
 	served atomic.Int64
 
@@ -75,7 +77,7 @@ type Fault struct {
 
 // New returns a server with the given databases, not yet listening.
 func New(databases ...string) *Server {
-	s := &Server{dbs: map[string]*database{}}
+	s := &Server{dbs: map[string]*database{}, started: time.Now().UTC()}
 	for _, d := range databases {
 		s.dbs[strings.ToLower(d)] = newDatabase(d)
 	}

@@ -323,3 +323,33 @@ func TestSummarizeAfterShow(t *testing.T) {
 		}
 	}
 }
+
+// TestAdxMonIngestorStart: what adx-mon's ingestor asks a Kusto cluster
+// when it starts, through the real client: the cluster's details (one
+// node, named as Kusto's emulator names itself, so that ingestion goes
+// straight to the engine), the database's ingestion mappings (none), and
+// functions with parameters and bodies past what the server runs, which
+// it keeps and lists but does not run.
+func TestAdxMonIngestorStart(t *testing.T) {
+	_, c := start(t, "Metrics")
+	if rows := mgmtRows(t, c, "Metrics", ".show cluster details"); len(rows) != 1 || rows[0][2] != "KustoPersonal" {
+		t.Errorf(".show cluster details = %v", rows)
+	}
+	if rows := mgmtRows(t, c, "Metrics", ".show database Metrics ingestion mappings"); len(rows) != 0 {
+		t.Errorf("ingestion mappings = %v", rows)
+	}
+	body := `{
+		T
+		| invoke prom_increase(interval=interval)
+		| extend Value=Value/((Timestamp-prev(Timestamp))/1s)
+		| where isnan(Value) == false}`
+	mgmtRows(t, c, "Metrics", `.create-or-alter function prom_rate (T:(Timestamp:datetime, SeriesId: long, Labels:dynamic, Value:real), interval:timespan=1m) `+body)
+	rows := mgmtRows(t, c, "Metrics", ".show functions")
+	if len(rows) != 1 || rows[0][0] != "prom_rate" || rows[0][1] != "(T:(Timestamp:datetime,SeriesId:long,Labels:dynamic,Value:real),interval:timespan=1m)" || rows[0][2] != "{"+strings.TrimSpace(body[1:]) {
+		t.Errorf(".show functions = %q", rows)
+	}
+	// A parameterless function's body is still checked.
+	if _, err := c.Mgmt(context.Background(), "Metrics", stmt(`.create-or-alter function f() { T | where x/2 > 1 }`)); err == nil {
+		t.Error("a parameterless body past what the server runs was accepted")
+	}
+}

@@ -45,10 +45,12 @@ type table struct {
 
 // Function is a stored function.
 type Function struct {
-	Name      string
-	Body      string
-	Folder    string
-	DocString string
+	Name string
+	// Parameters is the parameter list as Kusto lists it, "()" for none.
+	Parameters string
+	Body       string
+	Folder     string
+	DocString  string
 	// View is true for functions created with view=true.
 	View bool
 }

@@ -36,6 +36,9 @@ type Image struct {
 	Ports []string
 	// Tag names the image in the tarball.
 	Tag string
+	// User is the image's user, uid:gid; 65532:65532 (non-root) when
+	// empty. An image built to match an upstream one takes its user.
+	User string
 	// Dirs are further directories of regular files, read-only to the
 	// image's user: image path (absolute) to the directory on this
 	// machine whose files it holds, subdirectories included. Crossplane
@@ -83,7 +86,10 @@ func Build(spec Image) (v1.Image, error) {
 	cfg.Architecture, cfg.OS = "amd64", "linux"
 	cfg.Created = v1.Time{Time: epoch}
 	cfg.Config.Entrypoint = []string{spec.Path}
-	cfg.Config.User = "65532:65532"
+	cfg.Config.User = spec.User
+	if cfg.Config.User == "" {
+		cfg.Config.User = "65532:65532"
+	}
 	cfg.Config.ExposedPorts = map[string]struct{}{}
 	for _, p := range spec.Ports {
 		cfg.Config.ExposedPorts[p] = struct{}{}

@@ -1,0 +1,295 @@
+package node_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fleetplane/fleetplane/test/harness/controlplane"
+	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
+	"github.com/fleetplane/fleetplane/test/harness/support"
+	"github.com/fleetplane/fleetplane/tools/ociimage/image"
+)
+
+// adxmonGolden is what an ADXMon composes for adx-mon's complete example
+// once every stage is ready: the render golden, the function's own
+// output through the real `crossplane render`.
+const adxmonGolden = "test/render/testdata/adxmon/complete@7-installed.yaml"
+
+// adxmonEndpoint is the ADX cluster of the example.
+const adxmonEndpoint = "https://prodmetrics.eastus2.kusto.windows.net"
+
+// pushAdxMonImages builds adx-mon's ingestor and alerter (tools.sh
+// adx-mon-ingestor, adx-mon-alerter) into images laid out as adx-mon's
+// Dockerfiles lay theirs out (build/images/Dockerfile.<component>: the
+// binary at /<component>, its entrypoint, the distroless base's root
+// user) and returns their references by component.
+func pushAdxMonImages(t *testing.T) map[string]string {
+	t.Helper()
+	refs := map[string]string{}
+	for _, c := range []string{"ingestor", "alerter"} {
+		bin, err := controlplane.Tool(support.Root(), "adx-mon-"+c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, _, err := reg.PushImage(t.Context(), image.Image{Binary: bin, Path: "/" + c, User: "0:0"}, "azure/adx-mon/"+c, "v0.3.0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs[c] = ref
+	}
+	return refs
+}
+
+// composedWorkloads are the objects of the golden that run the
+// components (Deployments, StatefulSets, their ServiceAccounts, bindings,
+// Services and ConfigMaps) for the components named, with adx-mon's
+// images from the registry in place of ghcr.io's and the Kusto endpoint
+// kusto in place of the example's. Owner references go:
+// the ADXMon that owned them is not on this control plane, and the
+// garbage collector would delete what an absent owner owns.
+func composedWorkloads(t *testing.T, images map[string]string, kusto string, components ...string) []*unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(support.Root(), adxmonGolden))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The example's ADX cluster is the Kusto stand-in, as if the ADXMon
+	// had named it (spec.adx.clusters[].endpoint).
+	b = []byte(strings.ReplaceAll(string(b), adxmonEndpoint, kusto))
+	var out []*unstructured.Unstructured
+	for doc := range strings.SplitSeq(string(b), "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		switch u.GetKind() {
+		case "Deployment", "StatefulSet", "DaemonSet", "ServiceAccount", "ClusterRoleBinding", "RoleBinding", "Service", "ConfigMap":
+		default:
+			continue
+		}
+		app := u.GetLabels()["app"]
+		if !slices.Contains(components, app) {
+			continue
+		}
+		u.SetOwnerReferences(nil)
+		containers, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+		for _, c := range containers {
+			m := c.(map[string]any)
+			m["image"] = images[app]
+		}
+		if containers != nil {
+			if err := unstructured.SetNestedSlice(u.Object, containers, "spec", "template", "spec", "containers"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// TestADXMonRunsAdxMon: the ingestor and alerter an ADXMon composes run
+// adx-mon's own binaries with the flags, mounts, probes and identity
+// fleetplane gives them: the ingestor turns Ready (its HTTPS /readyz, on
+// the storage directory fleetplane mounts, having found its peers
+// through the API server as its ServiceAccount), the alerter runs. A
+// composition whose ingestor lacks the storage mount is not Ready, so a
+// wrong mount fails this test.
+//
+// The collector is not here: adx-mon v0.3.0's collector imports OTLP's
+// generated code from buf.build modules, which the Go module proxy does
+// not serve, so it cannot be built on these machines.
+func TestADXMonRunsAdxMon(t *testing.T) {
+	ctx := t.Context()
+	start := time.Now()
+	// The composed pods mount these from the node, which kubelet makes
+	// when they are missing: what this test made goes with it.
+	for _, dir := range []string{"/mnt/ingestor", "/etc/pki"} {
+		if _, err := os.Stat(dir); os.IsNotExist(err) {
+			t.Cleanup(func() { _ = os.RemoveAll(dir) })
+		}
+	}
+	images := pushAdxMonImages(t)
+	t.Logf("adx-mon's ingestor and alerter built and pushed in %s", time.Since(start).Round(100*time.Millisecond))
+	if err := cp.ApplyRBAC(ctx, filepath.Join(support.Root(), "package", "rbac", "adxmon-roles.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	crds, err := controlplane.Tool(support.Root(), "adx-mon-crds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := controlplane.InstallCRDs(ctx, cp.Config, filepath.Join(crds, "alertrules_crd.yaml"), filepath.Join(crds, "functions_crd.yaml"), filepath.Join(crds, "managementcommands_crd.yaml"), filepath.Join(crds, "summaryrules_crd.yaml"), filepath.Join(crds, "metricsexporters_crd.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := client.New(cp.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The ADX cluster: the in-memory Kusto server, where pods reach the
+	// machine. It speaks Kusto's REST protocol over plain http, which
+	// adx-mon takes as Kusto's local emulator: no Azure credential.
+	ks := kustoserver.New("Metrics", "Logs", "Traces")
+	if err := ks.Start(hostIP + ":0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ks.Close() })
+	namespace(t, "monitoring")
+	for _, u := range composedWorkloads(t, images, ks.URL, "ingestor", "alerter") {
+		if u.GetKind() == "StatefulSet" {
+			// One node: the composed anti-affinity places one ingestor per
+			// node, so three would leave two Pending.
+			if err := unstructured.SetNestedField(u.Object, int64(1), "spec", "replicas"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := kc.Create(ctx, u); err != nil {
+			t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+	ready := func(app string) func() (bool, string) {
+		return func() (bool, string) {
+			pods := &corev1.PodList{}
+			if err := kc.List(ctx, pods, client.InNamespace("monitoring"), client.MatchingLabels{"app": app}); err != nil {
+				return false, err.Error()
+			}
+			for _, p := range pods.Items {
+				for _, c := range p.Status.Conditions {
+					if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+						return true, ""
+					}
+				}
+			}
+			var msg strings.Builder
+			msg.WriteString(describePods(pods))
+			for _, p := range pods.Items {
+				if len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount > 0 {
+					b, _ := kube.CoreV1().Pods("monitoring").GetLogs(p.Name, &corev1.PodLogOptions{Previous: true, TailLines: new(int64(20))}).DoRaw(ctx)
+					msg.WriteString("\nits last run:\n" + string(b))
+				}
+			}
+			return false, msg.String()
+		}
+	}
+	support.Eventually(t, 3*time.Minute, "the ingestor Ready", ready("ingestor"))
+	support.Eventually(t, 2*time.Minute, "the alerter Ready", ready("alerter"))
+	t.Logf("adx-mon's ingestor and alerter Ready %s after the push", time.Since(start).Round(100*time.Millisecond))
+	logs, err := kube.CoreV1().Pods("monitoring").GetLogs("ingestor-0", &corev1.PodLogOptions{}).DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.ToLower(string(logs)), "forbidden") {
+		t.Errorf("the ingestor was refused by the API server:\n%s", logs)
+	}
+
+	// The ingestor reached Kusto at the composed endpoint, for the
+	// metrics database the composed flags name: it made the functions
+	// adx-mon's queries use.
+	for _, f := range []string{"prom_increase", "prom_rate", "prom_delta"} {
+		if _, ok := ks.Functions("Metrics")[f]; !ok {
+			t.Errorf("the ingestor did not create %s in Metrics; Kusto saw %v", f, ks.Commands())
+		}
+	}
+
+	t.Run("without the storage mount the ingestor is not Ready", func(t *testing.T) {
+		ingestorWithoutStorage(t, kc, images, ks.URL)
+	})
+
+	// Neither crashed meanwhile: the alerter, which has no probe, is
+	// still its first run.
+	pods := &corev1.PodList{}
+	if err := kc.List(ctx, pods, client.InNamespace("monitoring"), client.MatchingLabels{"app": "alerter"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].RestartCount != 0 {
+			t.Errorf("the alerter restarted: %s", describePods(pods))
+		}
+	}
+}
+
+// ingestorWithoutStorage runs the composed ingestor with its storage
+// volume unmounted, under another name: --storage-dir then points into
+// the read-only root file system, and the ingestor must not turn Ready.
+// Everything else is as above, the working Kusto endpoint included, so
+// only the mount can make the difference.
+func ingestorWithoutStorage(t *testing.T, kc client.Client, images map[string]string, kusto string) {
+	t.Helper()
+	ctx := t.Context()
+	var sts *unstructured.Unstructured
+	for _, u := range composedWorkloads(t, images, kusto, "ingestor") {
+		if u.GetKind() == "StatefulSet" {
+			sts = u
+		}
+	}
+	sts.SetName("ingestor-mutant")
+	sel := map[string]any{"app": "ingestor-mutant"}
+	_ = unstructured.SetNestedField(sts.Object, int64(1), "spec", "replicas")
+	_ = unstructured.SetNestedMap(sts.Object, map[string]any{"matchLabels": sel}, "spec", "selector")
+	_ = unstructured.SetNestedMap(sts.Object, sel, "spec", "template", "metadata", "labels")
+	_ = unstructured.SetNestedField(sts.Object, nil, "spec", "template", "spec", "affinity")
+	containers, _, _ := unstructured.NestedSlice(sts.Object, "spec", "template", "spec", "containers")
+	c := containers[0].(map[string]any)
+	var mounts []any
+	for _, m := range c["volumeMounts"].([]any) {
+		if m.(map[string]any)["mountPath"] != "/mnt/data" {
+			mounts = append(mounts, m)
+		}
+	}
+	c["volumeMounts"] = mounts
+	_ = unstructured.SetNestedSlice(sts.Object, containers, "spec", "template", "spec", "containers")
+	if err := kc.Create(ctx, sts); err != nil {
+		t.Fatal(err)
+	}
+	// Held for as long as the real one took and then some: it fails at
+	// start, and kubelet restarts it.
+	deadline := time.Now().Add(45 * time.Second)
+	for time.Now().Before(deadline) {
+		pods := &corev1.PodList{}
+		if err := kc.List(ctx, pods, client.InNamespace("monitoring"), client.MatchingLabels{"app": "ingestor-mutant"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pods.Items {
+			for _, s := range p.Status.ContainerStatuses {
+				if s.Ready {
+					t.Fatalf("the ingestor without its storage mount turned Ready: %s", describePods(pods))
+				}
+				if s.RestartCount > 0 {
+					// Crashed and restarted: the mount matters.
+					return
+				}
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	t.Fatal("the ingestor without its storage mount neither crashed nor turned Ready in 45s")
+}
+
+func describePods(pods *corev1.PodList) string {
+	var b strings.Builder
+	for _, p := range pods.Items {
+		fmt.Fprintf(&b, "%s %s", p.Name, p.Status.Phase)
+		for _, c := range p.Status.ContainerStatuses {
+			fmt.Fprintf(&b, " ready=%t restarts=%d", c.Ready, c.RestartCount)
+			if c.State.Waiting != nil {
+				fmt.Fprintf(&b, " waiting %s %s", c.State.Waiting.Reason, c.State.Waiting.Message)
+			}
+			if l := c.LastTerminationState.Terminated; l != nil {
+				fmt.Fprintf(&b, " last %s exit %d %s", l.Reason, l.ExitCode, l.Message)
+			}
+		}
+		b.WriteString("; ")
+	}
+	if b.Len() == 0 {
+		return "no pod"
+	}
+	return b.String()
+}
