@@ -91,9 +91,9 @@ func NewNetwork(name string) (_ *Network, err error) {
 		}
 	}
 	// Pods' packets to Services are routed by the namespace (kube-proxy
-	// translates them there), so it forwards; the sysctl is the
-	// namespace's own.
-	if out, err := nw.Command("sysctl", "-q", "-w", "net.ipv4.ip_forward=1").CombinedOutput(); err != nil {
+	// translates them there), so it forwards. /proc/sys/net is the
+	// namespace of whoever opens it: the shell nsenter starts in it.
+	if out, err := nw.Command("sh", "-c", "echo 1 > /proc/sys/net/ipv4/ip_forward").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("forwarding in %s: %w: %s", nw.Namespace, err, out)
 	}
 	return nw, nil

@@ -78,7 +78,7 @@ func Supported() error {
 	if os.Geteuid() != 0 {
 		return errors.New("a real node needs root (kubelet and containerd manage namespaces, cgroups and mounts)")
 	}
-	for _, b := range []string{"runc", "containerd", "ctr", "ip", "iptables", "nsenter", "sysctl"} {
+	for _, b := range []string{"runc", "containerd", "ctr", "ip", "iptables", "nsenter"} {
 		if _, err := exec.LookPath(b); err != nil {
 			return fmt.Errorf("a real node needs %s: run tools/tools.sh node-runtime", b)
 		}
