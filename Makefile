@@ -87,7 +87,7 @@ footprint: ## Measure provider-fleetplane beside provider-kubernetes on a local 
 	$(GO) run ./hack/footprint $(FOOTPRINT_ARGS)
 
 .PHONY: demo
-demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a federated fleet on local Kusto servers, an experiment on stand-ins, an adx-mon stack, a placement on two clusters.
+demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a federated fleet on local Kusto servers, an experiment on stand-ins, an adx-mon stack, a placement on two clusters, fleetplane as pods on a real node.
 	@# Built, then exec'd: make's child is the demo itself, which stops
 	@# everything on Ctrl-C and exits 0 (under `go run`, make's SIGTERM
 	@# would end the go command and leave make reporting an error).
@@ -99,4 +99,10 @@ demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a fede
 # What the demo runs or reads; the linters and generators are left for
 # make test.
 DEMO_TOOLS := crossplane crossplane-core etcd kube-apiserver kube-controller-manager kubectl provider-kubernetes \
-	crossplane-core-crds provider-kubernetes-crds upjet-azure-crds argocd-crds argo-workflows-crds
+	crossplane-core-crds provider-kubernetes-crds upjet-azure-crds argocd-crds argo-workflows-crds \
+	kubelet kube-scheduler kube-proxy coredns helm crossplane-chart-templates
+# The real node's Debian packages, which only root may install (and which
+# a node needs root to run): without root the demo says it skips real pods.
+ifeq ($(shell id -u),0)
+DEMO_TOOLS += node-runtime
+endif

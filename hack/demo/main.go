@@ -161,6 +161,9 @@ func run(ctx context.Context, exit bool, interval, check time.Duration, audit bo
 	if err != nil {
 		return fmt.Errorf("%w\nlogs are in %s", err, dir)
 	}
+	if err := realPods(ctx, env, root, dir); err != nil {
+		return fmt.Errorf("%w\nlogs are in %s", err, dir)
+	}
 	for _, p := range []struct {
 		name string
 		rss  func() (int64, error)

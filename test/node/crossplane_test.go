@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -78,23 +77,10 @@ func TestCrossplaneRunsPackagesAsPods(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, c := range []struct {
-		pkg  string
-		list client.ObjectList
-	}{{functionName, &pkgv1.FunctionRevisionList{}}, {providerName, &pkgv1.ProviderRevisionList{}}} {
-		support.Eventually(t, 4*time.Minute, c.pkg+"'s revision Healthy", func() (bool, string) {
-			if err := kube.List(ctx, c.list, client.MatchingLabels{pkgv1.LabelParentPackage: c.pkg}); err != nil {
-				return false, err.Error()
-			}
-			var says []string
-			healthy := false
-			for _, r := range revisions(c.list) {
-				h := r.GetCondition(pkgv1.TypeRuntimeHealthy)
-				says = append(says, fmt.Sprintf("%s: %s %s %s", r.GetName(), h.Status, h.Reason, h.Message))
-				healthy = healthy || h.Status == corev1.ConditionTrue
-			}
-			return healthy, strings.Join(says, "; ") + " " + podsSay(ctx, kube)
-		})
+	for _, pkg := range []string{functionName, providerName} {
+		if err := xp.WaitRuntimeHealthy(ctx, pkg, 4*time.Minute); err != nil {
+			t.Fatalf("%v; pods: %s", err, podsSay(ctx, kube))
+		}
 	}
 	t.Logf("both revisions Healthy %s after their install", time.Since(start).Round(100*time.Millisecond))
 
@@ -386,27 +372,6 @@ func providerReconciles(t *testing.T, kube client.Client) {
 	if p := packagePod(t, kube, providerName); p.UID == pod.UID {
 		t.Errorf("pod %s still serves after it was deleted", p.Name)
 	}
-}
-
-// revisionish is what both kinds of package revision have.
-type revisionish interface {
-	GetName() string
-	GetCondition(t xpv2.ConditionType) xpv2.Condition
-}
-
-func revisions(l client.ObjectList) []revisionish {
-	var out []revisionish
-	switch l := l.(type) {
-	case *pkgv1.FunctionRevisionList:
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
-		}
-	case *pkgv1.ProviderRevisionList:
-		for i := range l.Items {
-			out = append(out, &l.Items[i])
-		}
-	}
-	return out
 }
 
 // podsSay is what the pods in Crossplane's namespace are doing.

@@ -11,14 +11,11 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	corev1 "k8s.io/api/core/v1"
@@ -32,7 +29,6 @@ import (
 	"github.com/fleetplane/fleetplane/test/harness/node"
 	"github.com/fleetplane/fleetplane/test/harness/registry"
 	"github.com/fleetplane/fleetplane/test/harness/support"
-	"github.com/fleetplane/fleetplane/tools/ociimage/image"
 )
 
 // nodeName is the node's name.
@@ -46,6 +42,7 @@ var (
 	// kubeletURL is the node's kubelet API.
 	kubeletURL string
 	theNode    *node.Node
+	cluster    *node.Cluster
 	// hostIP is where pods reach this machine.
 	hostIP string
 )
@@ -55,71 +52,20 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	root := support.Root()
 	var err error
 	if dir, err = os.MkdirTemp("", "fleetplane-node-test-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	ctx := context.Background()
-	start := time.Now()
-	for _, d := range []string{"controlplane", "node"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-	}
-	const name = nodeName
-	// The node's network first: the API server and the registry listen
-	// where its pods reach this machine.
-	nw, err := node.NewNetwork(name)
+	c, err := node.StartCluster(context.Background(), support.Root(), dir, nodeName)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer nw.Close()
-	hostIP = nw.HostIP
-	// The node lifecycle controller takes the not-ready taint kubelet
-	// registers the node with off once it is Ready; the root CA publisher
-	// gives every namespace the kube-root-ca.crt pods verify the API
-	// server with; the ServiceAccount controller makes the default
-	// account pods run as; the EndpointSlice controller gives Services
-	// (cluster DNS's among them) the pods behind them.
-	cp, err = controlplane.StartWith(ctx, root, filepath.Join(dir, "controlplane"), controlplane.Options{
-		Controllers: []string{"node-lifecycle-controller", "root-ca-certificate-publisher-controller", "serviceaccount-controller", "endpointslice-controller"},
-		BindAddress: nw.HostIP,
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer cp.Stop()
-	if reg, err = registry.StartOn(filepath.Join(dir, "registry"), nw.HostIP); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer reg.Close()
-	pause, _, err := pushImage(ctx, root, "./hack/pause", "/pause", "fleetplane/pause", "3.10")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	dns, err := node.DNSImage(ctx, root, reg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	n, err := node.Start(ctx, root, filepath.Join(dir, "node"), cp, node.Options{
-		Name: name, Registry: reg.Host, RegistryCA: reg.CAFile, PauseImage: pause, Network: nw, DNSImage: dns,
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer n.Stop()
-	kubeletURL, theNode = n.KubeletURL, n
-	fmt.Fprintf(os.Stderr, "node: control plane, registry and a Ready node in %s\n", time.Since(start).Round(100*time.Millisecond))
+	defer c.Stop()
+	cluster, cp, reg, theNode, hostIP, kubeletURL = c, c.CP, c.Registry, c.Node, c.Network.HostIP, c.Node.KubeletURL
+	fmt.Fprintf(os.Stderr, "node: control plane, registry and a Ready node in %s\n", c.Started.Round(100*time.Millisecond))
 	if kube, err = kubernetes.NewForConfig(cp.Config); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -130,14 +76,8 @@ func run(m *testing.M) int {
 // pushImage builds the command at pkg into a single-binary image, as the
 // runtime images are built, pushes it to the registry and returns its
 // reference and digest.
-func pushImage(ctx context.Context, root, pkg, path, repo, tag string) (string, v1.Hash, error) {
-	bin := filepath.Join(dir, filepath.Base(path))
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, pkg)
-	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", v1.Hash{}, fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
-	}
-	return reg.PushImage(ctx, image.Image{Binary: bin, Path: path}, repo, tag)
+func pushImage(ctx context.Context, root, pkg, path, repo, tag string) (string, string, error) {
+	return cluster.PushCommand(ctx, root, pkg, path, repo, tag)
 }
 
 // TestFunctionRunsAsAPod: function-fleetplane's image, pulled from the
@@ -197,7 +137,7 @@ func TestFunctionRunsAsAPod(t *testing.T) {
 	if p.Spec.NodeName != "fleetplane-node-test" {
 		t.Errorf("the pod was bound to %q, want the node", p.Spec.NodeName)
 	}
-	if got := p.Status.ContainerStatuses[0].ImageID; !strings.HasSuffix(got, "@"+digest.String()) {
+	if got := p.Status.ContainerStatuses[0].ImageID; !strings.HasSuffix(got, "@"+digest) {
 		t.Errorf("the pod runs image %s, want the pushed %s", got, digest)
 	}
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -134,6 +135,46 @@ func (x *Crossplane) waitAvailable(ctx context.Context, name string, timeout tim
 	})
 	if err != nil {
 		return fmt.Errorf("deployment %s not available: %s: %w", name, last, err)
+	}
+	return nil
+}
+
+// WaitRuntimeHealthy waits until a revision of the Function or Provider
+// called pkg reports its runtime healthy: with the Deployment runtime,
+// until the package manager's Deployment of it is available.
+func (x *Crossplane) WaitRuntimeHealthy(ctx context.Context, pkg string, timeout time.Duration) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		var says []string
+		for _, list := range []client.ObjectList{&pkgv1.FunctionRevisionList{}, &pkgv1.ProviderRevisionList{}} {
+			if err := x.kube.List(ctx, list, client.MatchingLabels{pkgv1.LabelParentPackage: pkg}); err != nil {
+				last = err.Error()
+				return false, nil //nolint:nilerr // retry
+			}
+			var revs []pkgv1.PackageRevision
+			switch l := list.(type) {
+			case *pkgv1.FunctionRevisionList:
+				for i := range l.Items {
+					revs = append(revs, &l.Items[i])
+				}
+			case *pkgv1.ProviderRevisionList:
+				for i := range l.Items {
+					revs = append(revs, &l.Items[i])
+				}
+			}
+			for _, r := range revs {
+				h := r.GetCondition(pkgv1.TypeRuntimeHealthy)
+				if h.Status == corev1.ConditionTrue {
+					return true, nil
+				}
+				says = append(says, fmt.Sprintf("%s: %s %s", r.GetName(), h.Reason, h.Message))
+			}
+		}
+		last = strings.Join(says, "; ")
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("no revision of %s healthy: %s: %w", pkg, last, err)
 	}
 	return nil
 }

@@ -1,0 +1,108 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/fleetplane/fleetplane/test/harness/controlplane"
+	"github.com/fleetplane/fleetplane/test/harness/registry"
+	"github.com/fleetplane/fleetplane/tools/ociimage/image"
+)
+
+// Cluster is a control plane with one real node, a registry its pods pull
+// from, cluster DNS and Services: what a pod needs to run as it would on
+// a cluster. test/node and the demo's real-pods journey run on one.
+type Cluster struct {
+	Network  *Network
+	CP       *controlplane.ControlPlane
+	Registry *registry.Registry
+	Node     *Node
+	// Started is how long StartCluster took.
+	Started time.Duration
+}
+
+// StartCluster starts a Cluster whose node is called name, everything
+// under dir. The network comes first: the API server and the registry
+// listen where the node's pods reach this machine.
+func StartCluster(ctx context.Context, root, dir, name string) (_ *Cluster, err error) {
+	start := time.Now()
+	for _, d := range []string{"controlplane", "node", "registry"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	c := &Cluster{}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
+	if c.Network, err = NewNetwork(name); err != nil {
+		return nil, err
+	}
+	// The node lifecycle controller takes the not-ready taint kubelet
+	// registers the node with off once it is Ready; the root CA publisher
+	// gives every namespace the kube-root-ca.crt pods verify the API
+	// server with; the ServiceAccount controller makes the default
+	// account pods run as; the EndpointSlice controller gives Services
+	// (cluster DNS's among them) the pods behind them.
+	if c.CP, err = controlplane.StartWith(ctx, root, filepath.Join(dir, "controlplane"), controlplane.Options{
+		Controllers: []string{"node-lifecycle-controller", "root-ca-certificate-publisher-controller", "serviceaccount-controller", "endpointslice-controller"},
+		BindAddress: c.Network.HostIP,
+	}); err != nil {
+		return nil, err
+	}
+	if c.Registry, err = registry.StartOn(filepath.Join(dir, "registry"), c.Network.HostIP); err != nil {
+		return nil, err
+	}
+	pause, _, err := c.PushCommand(ctx, root, "./hack/pause", "/pause", "fleetplane/pause", "3.10")
+	if err != nil {
+		return nil, err
+	}
+	dns, err := DNSImage(ctx, root, c.Registry)
+	if err != nil {
+		return nil, err
+	}
+	if c.Node, err = Start(ctx, root, filepath.Join(dir, "node"), c.CP, Options{
+		Name: name, Registry: c.Registry.Host, RegistryCA: c.Registry.CAFile, PauseImage: pause, Network: c.Network, DNSImage: dns,
+	}); err != nil {
+		return nil, err
+	}
+	c.Started = time.Since(start)
+	return c, nil
+}
+
+// PushCommand builds the Go command at pkg (relative to root) into a
+// single-binary image with the binary at path, as the runtime images are
+// built, pushes it to repo:tag and returns its reference and digest.
+func (c *Cluster) PushCommand(ctx context.Context, root, pkg, path, repo, tag string) (string, string, error) {
+	bin := filepath.Join(c.CP.Dir, "bin", filepath.Base(path))
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, pkg)
+	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+	}
+	ref, d, err := c.Registry.PushImage(ctx, image.Image{Binary: bin, Path: path}, repo, tag)
+	return ref, d.String(), err
+}
+
+// Stop stops the node, the registry and the control plane, and removes
+// the network.
+func (c *Cluster) Stop() {
+	if c.Node != nil {
+		c.Node.Stop()
+	}
+	if c.Registry != nil {
+		c.Registry.Close()
+	}
+	if c.CP != nil {
+		c.CP.Stop()
+	}
+	if c.Network != nil {
+		c.Network.Close()
+	}
+}
