@@ -37,6 +37,7 @@ coredns|v1.12.1|coredns|fleetplane.tools/coredns|coredns
 helm|v3.19.0|helm|helm.sh/helm/v3/cmd/helm|helm|-X helm.sh/helm/v3/internal/version.version=v3.19.0
 adx-mon-ingestor|v0.3.0|adx-mon|github.com/Azure/adx-mon/cmd/ingestor|ingestor
 adx-mon-alerter|v0.3.0|adx-mon|github.com/Azure/adx-mon/cmd/alerter|alerter
+adx-mon-collector|v0.3.0|adx-mon|github.com/Azure/adx-mon/cmd/collector|collector
 CAT
 }
 
