@@ -1,7 +1,13 @@
 package node_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang/snappy"
+	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -28,15 +37,16 @@ const adxmonGolden = "test/render/testdata/adxmon/complete@7-installed.yaml"
 // adxmonEndpoint is the ADX cluster of the example.
 const adxmonEndpoint = "https://prodmetrics.eastus2.kusto.windows.net"
 
-// pushAdxMonImages builds adx-mon's ingestor and alerter (tools.sh
-// adx-mon-ingestor, adx-mon-alerter) into images laid out as adx-mon's
+// pushAdxMonImages builds adx-mon's ingestor, collector and alerter
+// (tools.sh adx-mon-ingestor, adx-mon-collector, adx-mon-alerter) into
+// images laid out as adx-mon's
 // Dockerfiles lay theirs out (build/images/Dockerfile.<component>: the
 // binary at /<component>, its entrypoint, the distroless base's root
 // user) and returns their references by component.
 func pushAdxMonImages(t *testing.T) map[string]string {
 	t.Helper()
 	refs := map[string]string{}
-	for _, c := range []string{"ingestor", "alerter"} {
+	for _, c := range []string{"ingestor", "collector", "alerter"} {
 		bin, err := controlplane.Tool(support.Root(), "adx-mon-"+c)
 		if err != nil {
 			t.Fatal(err)
@@ -97,29 +107,36 @@ func composedWorkloads(t *testing.T, images map[string]string, kusto string, com
 	return out
 }
 
-// TestADXMonRunsAdxMon: the ingestor and alerter an ADXMon composes run
-// adx-mon's own binaries with the flags, mounts, probes and identity
-// fleetplane gives them: the ingestor turns Ready (its HTTPS /readyz, on
-// the storage directory fleetplane mounts, having found its peers
-// through the API server as its ServiceAccount), the alerter runs. A
+// TestADXMonRunsAdxMon: the ingestor, collector and alerter an ADXMon
+// composes run adx-mon's own binaries with the flags, configuration,
+// mounts, probes and identity fleetplane gives them, against the
+// in-memory Kusto server as the ADX cluster. The ingestor turns Ready
+// (its HTTPS /readyz, on the storage directory fleetplane mounts) and
+// makes adx-mon's functions in the composed databases; a sample
+// remote-written to the collector reaches Kusto through the ingestor's
+// Service, with the composed TLS and token; the alerter runs. A
 // composition whose ingestor lacks the storage mount is not Ready, so a
-// wrong mount fails this test.
+// wrong mount fails this test; so did the alerter's command and the
+// collector's TLS verification of its own stack's ingestor, until
+// fleetplane composed them as adx-mon's images need.
 //
-// The collector is not here: adx-mon v0.3.0's collector imports OTLP's
-// generated code from buf.build modules, which the Go module proxy does
-// not serve, so it cannot be built on these machines.
+// adx-mon builds with two replacements (tools/adx-mon): the upstream
+// azkustoingest for its fork, and OTLP's messages generated here for the
+// buf.build modules; both because the Go module proxy does not serve
+// those. The collector is built without cgo, so its journald source is
+// adx-mon's own no-op.
 func TestADXMonRunsAdxMon(t *testing.T) {
 	ctx := t.Context()
 	start := time.Now()
 	// The composed pods mount these from the node, which kubelet makes
 	// when they are missing: what this test made goes with it.
-	for _, dir := range []string{"/mnt/ingestor", "/etc/pki"} {
+	for _, dir := range []string{"/mnt/ingestor", "/mnt/collector", "/etc/pki", "/run/log", "/var/lib/docker"} {
 		if _, err := os.Stat(dir); os.IsNotExist(err) {
 			t.Cleanup(func() { _ = os.RemoveAll(dir) })
 		}
 	}
 	images := pushAdxMonImages(t)
-	t.Logf("adx-mon's ingestor and alerter built and pushed in %s", time.Since(start).Round(100*time.Millisecond))
+	t.Logf("adx-mon's ingestor, collector and alerter built and pushed in %s", time.Since(start).Round(100*time.Millisecond))
 	if err := cp.ApplyRBAC(ctx, filepath.Join(support.Root(), "package", "rbac", "adxmon-roles.yaml")); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +160,14 @@ func TestADXMonRunsAdxMon(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = ks.Close() })
 	namespace(t, "monitoring")
-	for _, u := range composedWorkloads(t, images, ks.URL, "ingestor", "alerter") {
+	// The token the example's collectors send (ingestorAuth), which the
+	// user creates.
+	if _, err := kube.CoreV1().Secrets("monitoring").Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "ingestor-auth"}, StringData: map[string]string{"token": "collector-token"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range composedWorkloads(t, images, ks.URL, "ingestor", "collector", "alerter") {
 		if u.GetKind() == "StatefulSet" {
 			// One node: the composed anti-affinity places one ingestor per
 			// node, so three would leave two Pending.
@@ -155,33 +179,11 @@ func TestADXMonRunsAdxMon(t *testing.T) {
 			t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
 		}
 	}
-	ready := func(app string) func() (bool, string) {
-		return func() (bool, string) {
-			pods := &corev1.PodList{}
-			if err := kc.List(ctx, pods, client.InNamespace("monitoring"), client.MatchingLabels{"app": app}); err != nil {
-				return false, err.Error()
-			}
-			for _, p := range pods.Items {
-				for _, c := range p.Status.Conditions {
-					if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-						return true, ""
-					}
-				}
-			}
-			var msg strings.Builder
-			msg.WriteString(describePods(pods))
-			for _, p := range pods.Items {
-				if len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount > 0 {
-					b, _ := kube.CoreV1().Pods("monitoring").GetLogs(p.Name, &corev1.PodLogOptions{Previous: true, TailLines: new(int64(20))}).DoRaw(ctx)
-					msg.WriteString("\nits last run:\n" + string(b))
-				}
-			}
-			return false, msg.String()
-		}
-	}
+	ready := func(app string) func() (bool, string) { return readyPod(kc, "app", app) }
 	support.Eventually(t, 3*time.Minute, "the ingestor Ready", ready("ingestor"))
 	support.Eventually(t, 2*time.Minute, "the alerter Ready", ready("alerter"))
-	t.Logf("adx-mon's ingestor and alerter Ready %s after the push", time.Since(start).Round(100*time.Millisecond))
+	support.Eventually(t, 2*time.Minute, "the collector Ready", readyPod(kc, "adxmon", "collector"))
+	t.Logf("adx-mon's ingestor, collector and alerter Ready %s after the push", time.Since(start).Round(100*time.Millisecond))
 	logs, err := kube.CoreV1().Pods("monitoring").GetLogs("ingestor-0", &corev1.PodLogOptions{}).DoRaw(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -189,6 +191,51 @@ func TestADXMonRunsAdxMon(t *testing.T) {
 	if strings.Contains(strings.ToLower(string(logs)), "forbidden") {
 		t.Errorf("the ingestor was refused by the API server:\n%s", logs)
 	}
+
+	// A sample through the whole stack, as an application's Prometheus
+	// would send it: remote-written to the collector's pod, which keeps
+	// it in its WAL and transfers the segment to the ingestor's Service
+	// (TLS, the composed token), which uploads it to Kusto (.ingest
+	// inline, as adx-mon does for a single-node Kusto).
+	collector := pods(t, kc, "adxmon", "collector")[0]
+	body := remoteWrite("fleetplane_node_test", map[string]string{"test": t.Name()}, 42, time.Now())
+	rsp, err := http.Post("http://"+collector.Status.PodIP+":8080/receive", "application/x-protobuf", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = rsp.Body.Close()
+	if rsp.StatusCode/100 != 2 {
+		t.Fatalf("the collector answered the remote write with %s", rsp.Status)
+	}
+	support.Eventually(t, 2*time.Minute, "the sample in Kusto", func() (bool, string) {
+		for table := range ks.Tables("Metrics") {
+			if !strings.EqualFold(table, "FleetplaneNodeTest") {
+				continue
+			}
+			for _, row := range ks.Rows("Metrics", table) {
+				// The value, and the label the sample carried (in the
+				// dynamic Labels column, kept as JSON).
+				var value, labels bool
+				for _, v := range row {
+					switch v := v.(type) {
+					case json.RawMessage:
+						labels = labels || strings.Contains(string(v), `"test":"`+t.Name()+`"`)
+					default:
+						value = value || fmt.Sprint(v) == "42"
+					}
+				}
+				if value && labels {
+					return true, ""
+				}
+			}
+		}
+		var cmds []string
+		for _, c := range ks.Commands() {
+			cmds = append(cmds, c.Text[:min(len(c.Text), 80)])
+		}
+		return false, fmt.Sprintf("rows %v; tables %v; commands %q\ncollector: %s\ningestor: %s", ks.Rows("Metrics", "FleetplaneNodeTest"), slices.Collect(maps.Keys(ks.Tables("Metrics"))), cmds,
+			logTail(ctx, collector.Name), logTail(ctx, "ingestor-0"))
+	})
 
 	// The ingestor reached Kusto at the composed endpoint, for the
 	// metrics database the composed flags name: it made the functions
@@ -273,6 +320,57 @@ func ingestorWithoutStorage(t *testing.T, kc client.Client, images map[string]st
 	t.Fatal("the ingestor without its storage mount neither crashed nor turned Ready in 45s")
 }
 
+// readyPod is a condition: a pod labelled label=value in monitoring is
+// Ready. Until it is, it says what the pods do, with the last run's log
+// of any that restarted.
+func readyPod(kc client.Client, label, value string) func() (bool, string) {
+	return func() (bool, string) {
+		ctx := context.Background()
+		pods := &corev1.PodList{}
+		if err := kc.List(ctx, pods, client.InNamespace("monitoring"), client.MatchingLabels{label: value}); err != nil {
+			return false, err.Error()
+		}
+		for _, p := range pods.Items {
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+					return true, ""
+				}
+			}
+		}
+		var msg strings.Builder
+		msg.WriteString(describePods(pods))
+		for _, p := range pods.Items {
+			if len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount > 0 {
+				b, _ := kube.CoreV1().Pods("monitoring").GetLogs(p.Name, &corev1.PodLogOptions{Previous: true, TailLines: new(int64(20))}).DoRaw(ctx)
+				msg.WriteString("\nits last run:\n" + string(b))
+			}
+		}
+		return false, msg.String()
+	}
+}
+
+// logTail is the end of a monitoring pod's log, for failure messages.
+func logTail(ctx context.Context, pod string) string {
+	b, err := kube.CoreV1().Pods("monitoring").GetLogs(pod, &corev1.PodLogOptions{TailLines: new(int64(15))}).DoRaw(ctx)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
+
+// pods are the pods labelled label=value in monitoring.
+func pods(t *testing.T, kc client.Client, label, value string) []corev1.Pod {
+	t.Helper()
+	l := &corev1.PodList{}
+	if err := kc.List(t.Context(), l, client.InNamespace("monitoring"), client.MatchingLabels{label: value}); err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Items) == 0 {
+		t.Fatalf("no pod %s=%s", label, value)
+	}
+	return l.Items
+}
+
 func describePods(pods *corev1.PodList) string {
 	var b strings.Builder
 	for _, p := range pods.Items {
@@ -292,4 +390,35 @@ func describePods(pods *corev1.PodList) string {
 		return "no pod"
 	}
 	return b.String()
+}
+
+// remoteWrite is a Prometheus remote-write request of one sample of the
+// gauge name with labels, as Prometheus sends it: a WriteRequest in
+// protobuf, snappy-compressed.
+func remoteWrite(name string, labels map[string]string, value float64, at time.Time) []byte {
+	var ts []byte
+	label := func(k, v string) {
+		var l []byte
+		l = protowire.AppendTag(l, 1, protowire.BytesType)
+		l = protowire.AppendString(l, k)
+		l = protowire.AppendTag(l, 2, protowire.BytesType)
+		l = protowire.AppendString(l, v)
+		ts = protowire.AppendTag(ts, 1, protowire.BytesType)
+		ts = protowire.AppendBytes(ts, l)
+	}
+	label("__name__", name)
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		label(k, labels[k])
+	}
+	var sample []byte
+	sample = protowire.AppendTag(sample, 1, protowire.Fixed64Type)
+	sample = protowire.AppendFixed64(sample, math.Float64bits(value))
+	sample = protowire.AppendTag(sample, 2, protowire.VarintType)
+	sample = protowire.AppendVarint(sample, uint64(at.UnixMilli()))
+	ts = protowire.AppendTag(ts, 2, protowire.BytesType)
+	ts = protowire.AppendBytes(ts, sample)
+	var req []byte
+	req = protowire.AppendTag(req, 1, protowire.BytesType)
+	req = protowire.AppendBytes(req, ts)
+	return snappy.Encode(nil, req)
 }

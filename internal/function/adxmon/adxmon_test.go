@@ -367,6 +367,28 @@ func TestSubsets(t *testing.T) {
 			t.Error("an explicit endpoint is not checked for an in-cluster Service")
 		}
 	})
+	t.Run("collector sending to its own stack's ingestor by name", func(t *testing.T) {
+		// adx-mon's complete example names the in-cluster ingestor; it
+		// serves adx-mon's self-signed certificate as when unnamed.
+		for endpoint, own := range map[string]bool{
+			"https://ingestor.adx-mon.svc.cluster.local":       true,
+			"https://INGESTOR.adx-mon.svc.cluster.local.:443/": true,
+			"https://ingestor.adx-mon.svc":                     true,
+			"https://ingestor.adx-mon":                         true,
+			"https://ingestor.other.svc.cluster.local":         false,
+			"https://ingestor.adx-mon.svc.cluster.local:8443":  false,
+			"http://ingestor.adx-mon.svc.cluster.local":        false,
+			"https://ingestor.adx-mon.svc.cluster.local/x":     false,
+			"https://ingestor.adx-mon.svc.cluster.local.evil":  false,
+		} {
+			x := xr(v1alpha1.ADXMonSpec{Collector: &v1alpha1.Collector{IngestorEndpoint: endpoint}})
+			rsp := ct.Run(t, Composer, ct.Call{XR: x, Observed: map[string]*ct.Resource{"namespace": namespace()}, Required: map[string][]runtime.Object{"ingestor-service": {}}})
+			cfg := config(rsp)
+			if got := strings.Contains(cfg, "insecure-skip-verify = true"); got != own {
+				t.Errorf("%s: skips verification %t, want %t:\n%s", endpoint, got, own, cfg)
+			}
+		}
+	})
 	t.Run("ingestor only", func(t *testing.T) {
 		x := complete()
 		x.Spec.Collector, x.Spec.Alerter = nil, nil

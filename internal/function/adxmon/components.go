@@ -5,6 +5,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -158,7 +159,7 @@ func (p *planner) ingestorPhase(ok bool, dbs []endpointDB) bool {
 func (p *planner) collectorPhase(ok bool, dbs []endpointDB) bool {
 	c := p.xr.Spec.Collector
 	after := p.rbac(ok, "collector", true)
-	endpoint, inCluster := c.IngestorEndpoint, false
+	endpoint, inCluster := c.IngestorEndpoint, p.ownIngestor(c.IngestorEndpoint)
 	if endpoint == "" {
 		endpoint, inCluster = p.ingestorURL(), true
 	}
@@ -409,6 +410,28 @@ func intstrPort(n int) intstr.IntOrString { return intstr.FromInt32(int32(n)) } 
 // stack's namespace.
 func (p *planner) ingestorURL() string {
 	return fmt.Sprintf("https://ingestor.%s.svc.cluster.local", p.ns)
+}
+
+// ownIngestor says whether endpoint names the ingestor Service of this
+// stack's namespace, as adx-mon's complete example writes it, which is
+// what an empty ingestorEndpoint means: the ingestor that serves adx-mon's
+// own self-signed certificate. Collectors pointed at it must skip
+// verification, or every transfer fails its handshake (test/node
+// TestADXMonRunsAdxMon saw it with adx-mon's binaries).
+func (p *planner) ownIngestor(endpoint string) bool {
+	u, err := url.Parse(endpoint)
+	if err != nil || !strings.EqualFold(u.Scheme, "https") || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return false
+	}
+	if port := u.Port(); port != "" && port != "443" {
+		return false
+	}
+	svc := "ingestor." + p.ns
+	switch strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")) {
+	case svc, svc + ".svc", svc + ".svc.cluster.local":
+		return true
+	}
+	return false
 }
 
 func quantities(cpu, mem string) corev1.ResourceList {

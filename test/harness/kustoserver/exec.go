@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
 )
@@ -137,8 +138,11 @@ func (s *Server) mgmt(dbName, text string) (*result, error) {
 			return s.entityGroup(db, c, true)
 		}
 	case ".create-or-alter":
-		if c.accept("function") {
+		switch {
+		case c.accept("function"):
 			return s.createFunction(db, c)
+		case c.accept("table"):
+			return s.ingestionMapping(db, c)
 		}
 	case ".drop":
 		return s.drop(db, c)
@@ -197,12 +201,15 @@ func (s *Server) show(db *database, c *cursor) (*result, error) {
 			return nil, notFound("Entity ID '%s' of kind 'Database' was not found.", name)
 		}
 		if c.accept("ingestion") {
-			// The server keeps no ingestion mappings: ingestion is by
-			// column order.
 			if err := c.expect("mappings"); err != nil {
 				return nil, err
 			}
-			return newResult("Name", "string", "Kind", "string", "Mapping", "string", "LastUpdatedOn", "datetime", "Database", "string", "Table", "string"), c.end()
+			r := mappingsResult()
+			for _, n := range slices.Sorted(maps.Keys(target.mappings)) {
+				m := target.mappings[n]
+				r.add(m.Name, m.Kind, m.Mapping, m.LastUpdatedOn, target.name, m.Table)
+			}
+			return r, c.end()
 		}
 		for _, w := range []string{"schema", "as", "json"} {
 			if err := c.expect(w); err != nil {
@@ -433,6 +440,50 @@ func (s *Server) createFunction(db *database, c *cursor) (*result, error) {
 	r := newResult("Name", "string", "Parameters", "string", "Body", "string", "Folder", "string", "DocString", "string")
 	r.add(f.Name, f.Parameters, f.Body, f.Folder, f.DocString)
 	return r, nil
+}
+
+// ingestionMapping keeps a table's ingestion mapping:
+// .create-or-alter table T ingestion csv|json mapping "name" 'json'.
+// Ingestion itself goes by column order; the mappings are listed by
+// .show database X ingestion mappings, as clients such as adx-mon's
+// ingestor read them back at start.
+func (s *Server) ingestionMapping(db *database, c *cursor) (*result, error) {
+	table, err := c.name()
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := db.tables[table]; !ok {
+		return nil, notFound("Table '%s' was not found in database '%s'.", table, db.name)
+	}
+	if err := c.expect("ingestion"); err != nil {
+		return nil, err
+	}
+	kind := strings.ToLower(c.next().Value)
+	if kind != "csv" && kind != "json" {
+		return nil, badRequest("Syntax error: unsupported ingestion mapping kind %q", kind)
+	}
+	if err := c.expect("mapping"); err != nil {
+		return nil, err
+	}
+	name, mapping := c.next(), c.next()
+	if name.Kind != kql.String || mapping.Kind != kql.String {
+		return nil, badRequest("Syntax error: an ingestion mapping takes a quoted name and a quoted JSON mapping")
+	}
+	if !json.Valid([]byte(mapping.Value)) {
+		return nil, badRequest("Ingestion mapping %q is not valid JSON", name.Value)
+	}
+	if err := c.end(); err != nil {
+		return nil, err
+	}
+	m := Mapping{Name: name.Value, Kind: kind, Mapping: mapping.Value, Table: table, LastUpdatedOn: time.Now().UTC()}
+	db.mappings[name.Value] = m
+	r := mappingsResult()
+	r.add(m.Name, m.Kind, m.Mapping, m.LastUpdatedOn, db.name, m.Table)
+	return r, nil
+}
+
+func mappingsResult() *result {
+	return newResult("Name", "string", "Kind", "string", "Mapping", "string", "LastUpdatedOn", "datetime", "Database", "string", "Table", "string")
 }
 
 // parameters reads a function's parameter list, parentheses balanced,

@@ -338,6 +338,18 @@ func TestAdxMonIngestorStart(t *testing.T) {
 	if rows := mgmtRows(t, c, "Metrics", ".show database Metrics ingestion mappings"); len(rows) != 0 {
 		t.Errorf("ingestion mappings = %v", rows)
 	}
+	// A table, its mapping, a row by column order: what the ingestor
+	// does with each batch.
+	mgmtRows(t, c, "Metrics", `.create-merge table ['Cpu'] (['Timestamp']:datetime, ['SeriesId']:long, ['Labels']:dynamic, ['Value']:real)`)
+	mapping := `[{"Column":"Timestamp","DataType":"datetime","Properties":{"Ordinal":"0"}}]`
+	mgmtRows(t, c, "Metrics", `.create-or-alter table ['Cpu'] ingestion csv mapping "Cpu_1" '`+mapping+`'`)
+	if rows := mgmtRows(t, c, "Metrics", ".show database Metrics ingestion mappings"); len(rows) != 1 || rows[0][0] != "Cpu_1" || rows[0][1] != "csv" || rows[0][2] != mapping || rows[0][5] != "Cpu" {
+		t.Errorf("ingestion mappings = %q", rows)
+	}
+	mgmtRows(t, c, "Metrics", `.ingest inline into table ['Cpu'] <| 2026-11-26T10:00:00Z,7,"{""host"":""a""}",0.5`)
+	if _, err := c.Mgmt(context.Background(), "Metrics", stmt(`.create-or-alter table ['Nope'] ingestion csv mapping "n" '[]'`)); err == nil {
+		t.Error("a mapping of a missing table was accepted")
+	}
 	body := `{
 		T
 		| invoke prom_increase(interval=interval)

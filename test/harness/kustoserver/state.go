@@ -1,8 +1,9 @@
 // Package kustoserver is an in-memory Kusto cluster that speaks the REST
 // protocol azkustodata uses: v1 management responses, v2 query frames and
 // JSON errors. It holds databases, tables with rows, functions (views
-// included) and entity groups, accepts inline ingestion and database
-// scripts, logs every command it receives, and injects faults (throttling
+// included), entity groups and ingestion mappings, accepts inline
+// ingestion and database scripts, answers as Kusto's single-node
+// emulator does (so adx-mon's ingestor ingests inline), logs every command it receives, and injects faults (throttling
 // with Retry-After, server errors, refusals, slowness) on request.
 //
 // It is test and development code: fleetplane's tests and local demo run
@@ -23,10 +24,12 @@ type database struct {
 	tables       map[string]*table
 	functions    map[string]*Function
 	entityGroups map[string][]string
+	// mappings are the ingestion mappings, by name.
+	mappings map[string]Mapping
 }
 
 func newDatabase(name string) *database {
-	return &database{name: name, tables: map[string]*table{}, functions: map[string]*Function{}, entityGroups: map[string][]string{}}
+	return &database{name: name, tables: map[string]*table{}, functions: map[string]*Function{}, entityGroups: map[string][]string{}, mappings: map[string]Mapping{}}
 }
 
 // Column of a table.
@@ -41,6 +44,12 @@ type table struct {
 	doc     string
 	columns []Column
 	rows    [][]any
+}
+
+// Mapping is a table's ingestion mapping, kept as given.
+type Mapping struct {
+	Name, Kind, Mapping, Table string
+	LastUpdatedOn              time.Time
 }
 
 // Function is a stored function.
