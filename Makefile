@@ -16,7 +16,7 @@ tools: ## Build the pinned external tools into .cache/tools (skips what is cache
 	@$(TOOLS) >/dev/null
 
 .PHONY: generate
-generate: ## Regenerate deepcopy code, method sets, XRDs, CRDs, the function input schema and docs/reference from apis/.
+generate: ## Regenerate deepcopy code, method sets, XRDs, CRDs, the function input schema and docs/reference from apis/, and the OTLP messages adx-mon's build needs.
 	@cg=$$($(TOOLS) controller-gen); aj=$$($(TOOLS) angryjet); \
 	rm -rf $(GEN) && mkdir -p $(GEN)/xr; \
 	$$cg object paths=./apis/...; \
@@ -33,7 +33,9 @@ generate: ## Regenerate deepcopy code, method sets, XRDs, CRDs, the function inp
 	crds=$$($(TOOLS) adx-mon-crds); rm -rf internal/function/adxmon/crds && mkdir -p internal/function/adxmon/crds; \
 	for c in functions managementcommands summaryrules alertrules; do \
 	  { echo "# Copied from github.com/Azure/adx-mon v0.3.0 operator/manifests/crds by \`make generate\`. DO NOT EDIT."; cat $$crds/$${c}_crd.yaml; } > internal/function/adxmon/crds/$$c.yaml; \
-	done
+	done; \
+	find tools/adx-mon/otlp/protocolbuffers -name '*.pb.go' -delete; \
+	(cd tools/adx-mon && $(GO) run ./otlpgen >/dev/null)
 
 .PHONY: package
 package: ## Build the function, provider and Configuration packages (.xpkg) offline into _output/.
