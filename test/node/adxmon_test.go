@@ -188,8 +188,15 @@ func TestADXMonRunsAdxMon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(strings.ToLower(string(logs)), "forbidden") {
-		t.Errorf("the ingestor was refused by the API server:\n%s", logs)
+	// Refusals of what fleetplane's RBAC grants. adx-mon's shutdown
+	// runner reads its pod in namespace adx-mon, a name its code fixes,
+	// about a minute after start: that refusal is upstream's (see
+	// docs/adxmon.md) and, depending on timing, may or may not be in the
+	// log yet, so it is left out rather than left to chance.
+	for line := range strings.SplitSeq(string(logs), "\n") {
+		if strings.Contains(strings.ToLower(line), "forbidden") && !strings.Contains(line, `in the namespace \"adx-mon\"`) {
+			t.Errorf("the ingestor was refused by the API server: %s", line)
+		}
 	}
 
 	// A sample through the whole stack, as an application's Prometheus
