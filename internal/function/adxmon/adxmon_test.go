@@ -373,8 +373,8 @@ func TestSubsets(t *testing.T) {
 		for endpoint, own := range map[string]bool{
 			"https://ingestor.adx-mon.svc.cluster.local":       true,
 			"https://INGESTOR.adx-mon.svc.cluster.local.:443/": true,
-			"https://ingestor.adx-mon.svc":                     true,
-			"https://ingestor.adx-mon":                         true,
+			"https://ingestor.adx-mon.svc":                     false,
+			"https://ingestor.adx-mon":                         false,
 			"https://ingestor.other.svc.cluster.local":         false,
 			"https://ingestor.adx-mon.svc.cluster.local:8443":  false,
 			"http://ingestor.adx-mon.svc.cluster.local":        false,

@@ -426,12 +426,11 @@ func (p *planner) ownIngestor(endpoint string) bool {
 	if port := u.Port(); port != "" && port != "443" {
 		return false
 	}
-	svc := "ingestor." + p.ns
-	switch strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")) {
-	case svc, svc + ".svc", svc + ".svc.cluster.local":
-		return true
-	}
-	return false
+	// Only the full name: a shorter one ("ingestor.<ns>",
+	// "ingestor.<ns>.svc") goes through the pod's resolver search list and,
+	// when no such Service answers, on to public DNS, where skipping
+	// verification would hand the ingestor token to whoever answers.
+	return strings.EqualFold(strings.TrimSuffix(u.Hostname(), "."), "ingestor."+p.ns+".svc.cluster.local")
 }
 
 func quantities(cpu, mem string) corev1.ResourceList {
