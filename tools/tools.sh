@@ -130,6 +130,10 @@ build_one() {
   # is part of the key too, so an edit rebuilds them.
   if [[ $pkg == fleetplane.tools/* ]]; then
     key=$key-$(cat "$root/tools/$dir"/*.go "$root/tools/$dir/go.mod" "$root/tools/$dir/go.sum" | sha256sum | cut -c1-12)
+  # A module that replaces dependencies with directories of its own
+  # (tools/adx-mon/otlp) is part source too: every file of it counts.
+  elif grep -q '=> \./' "$root/tools/$dir/go.mod"; then
+    key=$key-$(cd "$root/tools/$dir" && find . -type f | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-12)
   fi
   out=$cache/$key/$bin
   if [ -x "$out" ]; then

@@ -155,7 +155,7 @@ func TestADXMonRunsAdxMon(t *testing.T) {
 	// machine. It speaks Kusto's REST protocol over plain http, which
 	// adx-mon takes as Kusto's local emulator: no Azure credential.
 	ks := kustoserver.New("Metrics", "Logs", "Traces")
-	if err := ks.Start(hostIP + ":0"); err != nil {
+	if err := ks.Start(cluster.Network.HostIP + ":0"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ks.Close() })
@@ -265,7 +265,7 @@ func TestADXMonRunsAdxMon(t *testing.T) {
 	}
 	for _, p := range pods.Items {
 		if len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].RestartCount != 0 {
-			t.Errorf("the alerter restarted: %s", describePods(pods))
+			t.Errorf("the alerter restarted: %s", controlplane.DescribePods(pods.Items))
 		}
 	}
 }
@@ -314,7 +314,7 @@ func ingestorWithoutStorage(t *testing.T, kc client.Client, images map[string]st
 		for _, p := range pods.Items {
 			for _, s := range p.Status.ContainerStatuses {
 				if s.Ready {
-					t.Fatalf("the ingestor without its storage mount turned Ready: %s", describePods(pods))
+					t.Fatalf("the ingestor without its storage mount turned Ready: %s", controlplane.DescribePods(pods.Items))
 				}
 				if s.RestartCount > 0 {
 					// Crashed and restarted: the mount matters.
@@ -345,7 +345,7 @@ func readyPod(kc client.Client, label, value string) func() (bool, string) {
 			}
 		}
 		var msg strings.Builder
-		msg.WriteString(describePods(pods))
+		msg.WriteString(controlplane.DescribePods(pods.Items))
 		for _, p := range pods.Items {
 			if len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount > 0 {
 				b, _ := kube.CoreV1().Pods("monitoring").GetLogs(p.Name, &corev1.PodLogOptions{Previous: true, TailLines: new(int64(20))}).DoRaw(ctx)
@@ -376,27 +376,6 @@ func pods(t *testing.T, kc client.Client, label, value string) []corev1.Pod {
 		t.Fatalf("no pod %s=%s", label, value)
 	}
 	return l.Items
-}
-
-func describePods(pods *corev1.PodList) string {
-	var b strings.Builder
-	for _, p := range pods.Items {
-		fmt.Fprintf(&b, "%s %s", p.Name, p.Status.Phase)
-		for _, c := range p.Status.ContainerStatuses {
-			fmt.Fprintf(&b, " ready=%t restarts=%d", c.Ready, c.RestartCount)
-			if c.State.Waiting != nil {
-				fmt.Fprintf(&b, " waiting %s %s", c.State.Waiting.Reason, c.State.Waiting.Message)
-			}
-			if l := c.LastTerminationState.Terminated; l != nil {
-				fmt.Fprintf(&b, " last %s exit %d %s", l.Reason, l.ExitCode, l.Message)
-			}
-		}
-		b.WriteString("; ")
-	}
-	if b.Len() == 0 {
-		return "no pod"
-	}
-	return b.String()
 }
 
 // remoteWrite is a Prometheus remote-write request of one sample of the

@@ -352,7 +352,7 @@ func providerReconciles(t *testing.T, kube client.Client) {
 	// restarted container. Then the pod itself goes, as with a node
 	// drain, and the next pod carries on.
 	pod := packagePod(t, kube, providerName)
-	if err := theNode.Kill(ctx, pod.Status.ContainerStatuses[0].ContainerID); err != nil {
+	if err := cluster.Node.Kill(ctx, pod.Status.ContainerStatuses[0].ContainerID); err != nil {
 		t.Fatal(err)
 	}
 	if err := kube.Update(ctx, kubeconfig("token-two")); err != nil {
@@ -380,18 +380,5 @@ func podsSay(ctx context.Context, kube client.Client) string {
 	if err := kube.List(ctx, pods, client.InNamespace(controlplane.CrossplaneNamespace)); err != nil {
 		return err.Error()
 	}
-	var b strings.Builder
-	for _, p := range pods.Items {
-		fmt.Fprintf(&b, "%s %s", p.Name, p.Status.Phase)
-		for _, c := range p.Status.ContainerStatuses {
-			if c.State.Waiting != nil {
-				fmt.Fprintf(&b, " %s waiting %s %s", c.Name, c.State.Waiting.Reason, c.State.Waiting.Message)
-			}
-			if c.State.Terminated != nil {
-				fmt.Fprintf(&b, " %s terminated %s", c.Name, c.State.Terminated.Reason)
-			}
-		}
-		b.WriteString("; ")
-	}
-	return b.String()
+	return controlplane.DescribePods(pods.Items)
 }

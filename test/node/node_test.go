@@ -39,12 +39,9 @@ var (
 	kube kubernetes.Interface
 	reg  *registry.Registry
 	dir  string
-	// kubeletURL is the node's kubelet API.
-	kubeletURL string
-	theNode    *node.Node
-	cluster    *node.Cluster
-	// hostIP is where pods reach this machine.
-	hostIP string
+	// cluster is the control plane, registry and node the tests share;
+	// cp and reg are its.
+	cluster *node.Cluster
 )
 
 func TestMain(m *testing.M) {
@@ -64,7 +61,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer c.Stop()
-	cluster, cp, reg, theNode, hostIP, kubeletURL = c, c.CP, c.Registry, c.Node, c.Network.HostIP, c.Node.KubeletURL
+	cluster, cp, reg = c, c.CP, c.Registry
 	fmt.Fprintf(os.Stderr, "node: control plane, registry and a Ready node in %s\n", c.Started.Round(100*time.Millisecond))
 	if kube, err = kubernetes.NewForConfig(cp.Config); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -73,20 +70,13 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// pushImage builds the command at pkg into a single-binary image, as the
-// runtime images are built, pushes it to the registry and returns its
-// reference and digest.
-func pushImage(ctx context.Context, root, pkg, path, repo, tag string) (string, string, error) {
-	return cluster.PushCommand(ctx, root, pkg, path, repo, tag)
-}
-
 // TestFunctionRunsAsAPod: function-fleetplane's image, pulled from the
 // registry by the node, starts as its non-root user, listens, and answers
 // a RunFunction over the pod network.
 func TestFunctionRunsAsAPod(t *testing.T) {
 	ctx := context.Background()
 	start := time.Now()
-	ref, digest, err := pushImage(ctx, support.Root(), "./cmd/function-fleetplane", "/function-fleetplane", "fleetplane/function-fleetplane", "test")
+	ref, digest, err := cluster.PushCommand(ctx, support.Root(), "./cmd/function-fleetplane", "/function-fleetplane", "fleetplane/function-fleetplane", "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +172,7 @@ func TestKubeletRefusesAnonymous(t *testing.T) {
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
 	}}
 	for _, path := range []string{"/pods", "/runningpods/", "/containerLogs/function/function-fleetplane/function"} {
-		rsp, err := c.Get(kubeletURL + path)
+		rsp, err := c.Get(cluster.Node.KubeletURL + path)
 		if err != nil {
 			t.Fatalf("GET %s: %v", path, err)
 		}
@@ -219,7 +209,7 @@ func namespace(t *testing.T, name string) {
 // without CoreDNS the name does not resolve.
 func TestPodReachesTheAPIServer(t *testing.T) {
 	ctx := t.Context()
-	ref, _, err := pushImage(ctx, support.Root(), "./hack/whoami", "/whoami", "fleetplane/whoami", "test")
+	ref, _, err := cluster.PushCommand(ctx, support.Root(), "./hack/whoami", "/whoami", "fleetplane/whoami", "test")
 	if err != nil {
 		t.Fatal(err)
 	}

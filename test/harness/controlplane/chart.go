@@ -125,11 +125,7 @@ func (x *Crossplane) waitAvailable(ctx context.Context, name string, timeout tim
 		}
 		pods := &corev1.PodList{}
 		if err := x.kube.List(ctx, pods, client.InNamespace(CrossplaneNamespace)); err == nil {
-			var b strings.Builder
-			for _, p := range pods.Items {
-				fmt.Fprintf(&b, "%s %s %v %v; ", p.Name, p.Status.Phase, p.Status.InitContainerStatuses, p.Status.ContainerStatuses)
-			}
-			last = b.String()
+			last = DescribePods(pods.Items)
 		}
 		return false, nil
 	})

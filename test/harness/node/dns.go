@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -175,12 +174,5 @@ func describe(ctx context.Context, kube kubernetes.Interface, ns string, labels 
 	if err != nil {
 		return err.Error()
 	}
-	if len(pods.Items) == 0 {
-		return "no pod"
-	}
-	var s strings.Builder
-	for _, p := range pods.Items {
-		fmt.Fprintf(&s, "%s %s %v; ", p.Name, p.Status.Phase, p.Status.ContainerStatuses)
-	}
-	return s.String()
+	return controlplane.DescribePods(pods.Items)
 }
