@@ -12,7 +12,7 @@ help: ## List the targets.
 	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: tools
-tools: ## Build the pinned external tools into .cache/tools (skips what is cached).
+tools: ## Build the pinned external tools into ~/.cache/fleetplane/tools, two module groups at a time (skips what is cached).
 	@$(TOOLS) >/dev/null
 
 .PHONY: generate

@@ -14,7 +14,10 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-cache=${FLEETPLANE_TOOLS_CACHE:-$root/.cache/tools}
+# Outside the clone by default: every key names a version (and, for a tool
+# built from this repository's sources, their hash), so clones of any
+# commit share one cache and a fresh CI clone starts warm.
+cache=${FLEETPLANE_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleetplane/tools}
 
 # name | version | module dir under tools/ | package to build | binary name | ldflags
 catalog() {
@@ -149,9 +152,75 @@ build_one() {
   echo "$out"
 }
 
+# group is what a tool is built with: the tools of one module dir share
+# most of their packages, so they build one after another (two concurrent
+# builds of the same packages would each compile them); downloads of
+# modules and the Debian packages are groups of their own.
+group() {
+  local dir
+  dir=$(catalog | awk -F'|' -v n="$1" '$1 == n {print $3}')
+  if [ -n "$dir" ]; then
+    echo "$dir"
+  elif [ "$1" = node-runtime ]; then
+    echo node-runtime
+  else
+    echo modules
+  fi
+}
+
+# build_all builds the requested tools, FLEETPLANE_TOOLS_JOBS groups at a
+# time (default 2): one build's compile already keeps both cores of a
+# small machine busy, but its module downloads and its link (one core)
+# leave room for another. Paths print in the order asked, as before.
+build_all() {
+  local jobs=${FLEETPLANE_TOOLS_JOBS:-2} tmp t g i failed=0
+  local -a groups=() members=()
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' RETURN
+  for t in "$@"; do
+    g=$(group "$t")
+    for i in "${!groups[@]}"; do
+      if [ "${groups[$i]}" = "$g" ]; then
+        members[i]+=" $t"
+        continue 2
+      fi
+    done
+    groups+=("$g")
+    members+=("$t")
+  done
+  for i in "${!groups[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+      wait -n || true
+    done
+    # Not `build_one || …`: a condition turns errexit off inside
+    # build_one, which would then carry on past a failed build. A tool
+    # is done when its marker is written, which errexit prevents.
+    (
+      for t in ${members[i]}; do
+        build_one "$t" >"$tmp/$t.path"
+        touch "$tmp/$t.done"
+      done
+    ) &
+  done
+  wait || true
+  for t in "$@"; do
+    if [ -e "$tmp/$t.done" ]; then
+      cat "$tmp/$t.path"
+    else
+      echo "tools.sh: $t failed (its error is above)" >&2
+      failed=1
+    fi
+  done
+  return "$failed"
+}
+
 if [ $# -eq 0 ]; then
-  set -- $( (catalog; modules) | cut -d'|' -f1) node-runtime
+  # The Kubernetes module first: its six binaries are the longest group.
+  set -- kube-apiserver kube-controller-manager kubectl kubelet kube-scheduler kube-proxy \
+    $( (catalog; modules) | cut -d'|' -f1 | grep -vx 'kube-apiserver\|kube-controller-manager\|kubectl\|kubelet\|kube-scheduler\|kube-proxy') node-runtime
 fi
-for t in "$@"; do
-  build_one "$t"
-done
+if [ $# -eq 1 ]; then
+  build_one "$1"
+else
+  build_all "$@"
+fi

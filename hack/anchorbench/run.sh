@@ -13,7 +13,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 version=v0.3.0
-cache=${FLEETPLANE_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleetplane-tools}/anchorbench
+cache=${FLEETPLANE_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleetplane/tools}/anchorbench
 count=${COUNT:-5}
 work=$cache/adx-mon@$version
 mkdir -p "$cache"

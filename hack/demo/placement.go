@@ -17,6 +17,7 @@ import (
 	placementfn "github.com/fleetplane/fleetplane/internal/function/placement"
 	"github.com/fleetplane/fleetplane/internal/function/placement/expand"
 	"github.com/fleetplane/fleetplane/test/harness/environment"
+	"github.com/fleetplane/fleetplane/test/harness/node"
 	"github.com/fleetplane/fleetplane/test/harness/standin"
 )
 
@@ -34,13 +35,19 @@ func placement(ctx context.Context, env *environment.Env, root string) (func(), 
 			s()
 		}
 	}
-	// Two clusters of the inventory: wec1 runs pods (a stand-in node),
+	// Two clusters of the inventory: wec1 runs pods on a real node where
+	// this machine can run containers (else a stand-in plays its node),
 	// wec2 none, so the Deployment is available on wec1 only.
+	realNode := node.Supported() == nil
 	var wecs []*environment.WEC
 	for _, w := range []struct {
 		name, region, owner string
 	}{{"wec1", "eastus", "platform-east"}, {"wec2", "westus", "platform-west"}} {
-		wec, err := env.StartWEC(ctx, w.name, map[string]string{"env": "prod", "region": w.region}, map[string]string{"owner": w.owner})
+		start := env.StartWEC
+		if w.name == "wec1" && realNode {
+			start = env.StartWECWithNode
+		}
+		wec, err := start(ctx, w.name, map[string]string{"env": "prod", "region": w.region}, map[string]string{"owner": w.owner})
 		if err != nil {
 			return stop, err
 		}
@@ -51,17 +58,27 @@ func placement(ctx context.Context, env *environment.Env, root string) (func(), 
 			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{placementfn.LabelNamespace: ns}}},
 			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}},
 		} {
-			if err := wec.Kube.Create(ctx, o); err != nil {
+			if err := wec.Kube.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
 				return stop, fmt.Errorf("%s: %w", w.name, err)
 			}
 		}
 	}
-	node := standin.NewKubelet(wecs[0].Kube, "wec1-node")
-	node.Serve(ns)
-	kctx, cancel := context.WithCancel(ctx)
-	stops = append(stops, cancel)
-	go node.Run(kctx)
-	sayf("started clusters wec1 (eastus, a node) and wec2 (westus, no node), in the inventory as ClusterProviderConfigs")
+	// The team's image, built into wec1's registry, runs the workloads.
+	var app string
+	if realNode {
+		var err error
+		if app, err = wecs[0].TeamAppImage(ctx, root); err != nil {
+			return stop, err
+		}
+		sayf("started clusters wec1 (eastus, a real node: containerd, kubelet, kube-proxy, CoreDNS) and wec2 (westus, no node), in the inventory as ClusterProviderConfigs")
+	} else {
+		kubelet := standin.NewKubelet(wecs[0].Kube, "wec1-node")
+		kubelet.Serve(ns)
+		kctx, cancel := context.WithCancel(ctx)
+		stops = append(stops, cancel)
+		go kubelet.Run(kctx)
+		sayf("started clusters wec1 (eastus, a stand-in node: %v) and wec2 (westus, no node), in the inventory as ClusterProviderConfigs", node.Supported())
+	}
 
 	for _, n := range []string{expand.PropertiesNamespace, ns} {
 		if err := env.Kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil && !kerrors.IsAlreadyExists(err) {
@@ -75,7 +92,13 @@ func placement(ctx context.Context, env *environment.Env, root string) (func(), 
 			return stop, err
 		}
 		for _, d := range docs {
-			objs = append(objs, environment.AsCreatedByUser(d))
+			d = environment.AsCreatedByUser(d)
+			if app != "" && f == "required/workloads.yaml" {
+				if err := environment.RunTeamApp(d, app); err != nil {
+					return stop, err
+				}
+			}
+			objs = append(objs, d)
 		}
 	}
 	// The admin's ClusterPlacement: a CRD and a ClusterRole to every
@@ -141,11 +164,18 @@ func placement(ctx context.Context, env *environment.Env, root string) (func(), 
 		st, _, _ := unstructured.NestedMap(job.Object, "status")
 		b, _ := json.Marshal(st)
 		status = string(b)
+		if realNode {
+			// Ready once its pod fetched web through the Service.
+			return st["ready"] == int64(1)
+		}
 		return st["active"] != nil || st["succeeded"] != nil
 	}); err != nil {
 		return stop, fmt.Errorf("the smoke Job's status did not come back: %w", err)
 	}
 	sayf("Job smoke runs on wec1 alone; its status here is what wec1 reports (wantSingletonReportedState), %s after apply: %s", time.Since(applied).Round(100*time.Millisecond), status)
+	if realNode {
+		sayf("  (its pod on wec1's node is ready once it fetched http://web, the Service the web Placement delivered there, through wec1's cluster DNS and kube-proxy)")
+	}
 	if err := until(ctx, time.Minute, func() bool {
 		return env.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "smoke"}, job) == nil && job.GetAnnotations()[placementv1alpha1.ExecutingCountAnnotation] != ""
 	}); err == nil {

@@ -20,7 +20,6 @@ import (
 	placementfn "github.com/fleetplane/fleetplane/internal/function/placement"
 	"github.com/fleetplane/fleetplane/internal/function/placement/expand"
 	"github.com/fleetplane/fleetplane/test/harness/environment"
-	"github.com/fleetplane/fleetplane/test/harness/standin"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
@@ -96,9 +95,10 @@ func TestPlacement(t *testing.T) {
 	ctx := context.Background()
 	const ns = "team-a"
 
-	// Two clusters: wec1 has a node that runs the team's pods, wec2 none,
-	// so the Deployment is fully available on wec1 only.
-	wec1, err := env.StartWEC(ctx, "wec1", map[string]string{"env": "prod", "region": "eastus"}, map[string]string{"owner": "platform-east"})
+	// Two clusters: wec1 has a real node (containerd, kubelet, kube-proxy,
+	// cluster DNS) that runs the team's pods, wec2 none, so the
+	// Deployment is fully available on wec1 only.
+	wec1, err := env.StartWECWithNode(ctx, "wec1", map[string]string{"env": "prod", "region": "eastus"}, map[string]string{"owner": "platform-east"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,24 +108,24 @@ func TestPlacement(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(wec2.Stop)
-	kctx, stop := context.WithCancel(ctx)
-	t.Cleanup(stop)
-	node := standin.NewKubelet(wec1.Kube, "wec1-node")
-	node.Serve(ns)
-	go node.Run(kctx)
+	// The team's image, in wec1's registry (wec2 pulls nothing).
+	app, err := wec1.TeamAppImage(ctx, support.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
 	wecs := []*environment.WEC{wec1, wec2}
-	// The harness runs no ServiceAccount controller, which would give the
-	// namespace its default ServiceAccount, without which no pod that
-	// names none is created: the clusters' admins make both beforehand,
-	// and hand the namespace to fleetplane with its label (the
-	// Placement's Namespace Object then finds it there, and uses it; a
-	// namespace without the label would be someone else's).
+	// The clusters' admins make the namespace and hand it to fleetplane
+	// with its label (the Placement's Namespace Object then finds it
+	// there, and uses it; a namespace without the label would be
+	// someone else's), with the default ServiceAccount, without which no
+	// pod that names none is created: wec2 runs no ServiceAccount
+	// controller to make it, wec1's may have made it already.
 	for _, w := range wecs {
 		for _, o := range []client.Object{
 			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{placementfn.LabelNamespace: ns}}},
 			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}},
 		} {
-			if err := w.Kube.Create(ctx, o); err != nil {
+			if err := w.Kube.Create(ctx, o); err != nil && !kerrors.IsAlreadyExists(err) {
 				t.Fatalf("%s: %v", w.Name, err)
 			}
 		}
@@ -168,7 +168,11 @@ func TestPlacement(t *testing.T) {
 		t.Errorf("a tenant creating a cluster-scoped CustomTransform: %v, want forbidden", err)
 	}
 	for _, o := range exampleDocs(t, "required/workloads.yaml") {
-		if err := tenant.Create(ctx, asCreatedByUser(o)); err != nil {
+		o = asCreatedByUser(o)
+		if err := environment.RunTeamApp(o, app); err != nil {
+			t.Fatal(err)
+		}
+		if err := tenant.Create(ctx, o); err != nil {
 			t.Fatalf("tenant creates %s %s: %v", o.GetKind(), o.GetName(), err)
 		}
 	}
@@ -240,6 +244,20 @@ func TestPlacement(t *testing.T) {
 			t.Errorf("%s: the Job's selector %q is not its own uid %s", w.Name, sel, j.GetUID())
 		}
 	}
+	// The copies run where there is a node: wec1 ran migrate to its end;
+	// on wec2 its pod waits.
+	eventually(t, 2*time.Minute, "the migrate Job complete on wec1, waiting on wec2", func() (bool, string) {
+		var says []string
+		done := true
+		for _, w := range wecs {
+			j := getIn(w.Kube, "batch/v1", "Job", ns, "migrate")
+			succeeded, _, _ := unstructured.NestedInt64(j.Object, "status", "succeeded")
+			active, _, _ := unstructured.NestedInt64(j.Object, "status", "active")
+			done = done && ((w == wec1 && succeeded == 1) || (w == wec2 && active == 1))
+			says = append(says, fmt.Sprintf("%s: succeeded %d, active %d", w.Name, succeeded, active))
+		}
+		return done, strings.Join(says, "; ")
+	})
 	wantSettings := func(w *environment.WEC, want map[string]string) {
 		t.Helper()
 		eventually(t, 90*time.Second, w.Name+"'s web-settings", func() (bool, string) {
@@ -308,7 +326,9 @@ func TestPlacement(t *testing.T) {
 	wantSettings(wec1, map[string]string{"region": "eastus", "owner": "team-east-weekend", "cluster": "wec1"})
 	wantSettings(wec2, map[string]string{"region": "westus", "owner": "platform-west", "cluster": "wec2"})
 	// Singleton reported state: wec1 runs the smoke Job (the control
-	// plane runs no Jobs), and what wec1 reports is its status here.
+	// plane runs no Jobs), and what wec1 reports is its status here. Its
+	// pod is ready once it fetched web through the Service that the
+	// same Placement delivered, by its name in wec1's cluster DNS.
 	var startTime string
 	eventually(t, 2*time.Minute, "the smoke Job's status is what wec1 reports", func() (bool, string) {
 		here, _, _ := unstructured.NestedMap(get(t, "batch/v1", "Job", ns, "smoke").Object, "status")
@@ -321,7 +341,7 @@ func TestPlacement(t *testing.T) {
 		b, _ := json.Marshal(remote)
 		startTime, _ = here["startTime"].(string)
 		count := get(t, "batch/v1", "Job", ns, "smoke").GetAnnotations()[executingCount]
-		return string(a) == string(b) && here["active"] == int64(1) && count == "1", fmt.Sprintf("here %s, wec1 %s, %s=%q", a, b, executingCount, count)
+		return string(a) == string(b) && here["active"] == int64(1) && here["ready"] == int64(1) && count == "1", fmt.Sprintf("here %s, wec1 %s, %s=%q", a, b, executingCount, count)
 	})
 	eventually(t, time.Minute, "the smoke Placement says the status is written", func() (bool, string) {
 		s, r, msg := condition(get(t, placementAPI, "Placement", ns, "smoke"), "ReportedState")

@@ -26,9 +26,11 @@ type Cluster struct {
 }
 
 // StartCluster starts a Cluster whose node is called name, everything
-// under dir. The network comes first: the API server and the registry
-// listen where the node's pods reach this machine.
-func StartCluster(ctx context.Context, root, dir, name string) (_ *Cluster, err error) {
+// under dir, with kube-controller-manager running controllers beyond what
+// every such cluster runs (job-controller, say). The network comes first:
+// the API server and the registry listen where the node's pods reach this
+// machine.
+func StartCluster(ctx context.Context, root, dir, name string, controllers ...string) (_ *Cluster, err error) {
 	start := time.Now()
 	for _, d := range []string{"controlplane", "node", "registry"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
@@ -51,7 +53,7 @@ func StartCluster(ctx context.Context, root, dir, name string) (_ *Cluster, err 
 	// account pods run as; the EndpointSlice controller gives Services
 	// (cluster DNS's among them) the pods behind them.
 	if c.CP, err = controlplane.StartWith(ctx, root, filepath.Join(dir, "controlplane"), controlplane.Options{
-		Controllers: []string{"node-lifecycle-controller", "root-ca-certificate-publisher-controller", "serviceaccount-controller", "endpointslice-controller"},
+		Controllers: append([]string{"node-lifecycle-controller", "root-ca-certificate-publisher-controller", "serviceaccount-controller", "endpointslice-controller"}, controllers...),
 		BindAddress: c.Network.HostIP,
 	}); err != nil {
 		return nil, err

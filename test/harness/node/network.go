@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Network is a node's own network namespace, joined to the machine by a
@@ -50,6 +51,13 @@ func NewNetwork(name string) (_ *Network, err error) {
 	id := fmt.Sprintf("%08x", h.Sum32())
 	// 11 characters each; Linux allows 15.
 	nw := &Network{Namespace: "fpn" + id, hostLink: "fph" + id, bridge: "fpb" + id}
+	// Test processes start nodes side by side (the e2e and node suites
+	// run in parallel): choosing a free i and taking it is one step.
+	unlock, err := lockLinks()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	used, err := usedLinks()
 	if err != nil {
 		return nil, err
@@ -97,6 +105,20 @@ func NewNetwork(name string) (_ *Network, err error) {
 		return nil, fmt.Errorf("forwarding in %s: %w: %s", nw.Namespace, err, out)
 	}
 	return nw, nil
+}
+
+// lockLinks takes the machine-wide lock on choosing a node's link, and
+// returns its release.
+func lockLinks() (func(), error) {
+	f, err := os.OpenFile("/run/fleetplane-node-links.lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("locking the node links: %w", err)
+	}
+	return func() { _ = f.Close() }, nil
 }
 
 // usedLinks are the i of the 10.201.i.1 addresses of this machine.
