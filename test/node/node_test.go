@@ -31,7 +31,8 @@ import (
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
-// nodeName is the node's name.
+// nodeName is the first node's name; the second, which joins it so that
+// a workload can spread over two, is nodeName-2.
 const nodeName = "fleetplane-node-test"
 
 var (
@@ -63,6 +64,12 @@ func run(m *testing.M) int {
 	defer c.Stop()
 	cluster, cp, reg = c, c.CP, c.Registry
 	fmt.Fprintf(os.Stderr, "node: control plane, registry and a Ready node in %s\n", c.Started.Round(100*time.Millisecond))
+	start := time.Now()
+	if _, err := c.AddNode(context.Background(), support.Root(), nodeName+"-2"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "node: a second node joined and Ready in %s\n", time.Since(start).Round(100*time.Millisecond))
 	if kube, err = kubernetes.NewForConfig(cp.Config); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -124,8 +131,8 @@ func TestFunctionRunsAsAPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Spec.NodeName != "fleetplane-node-test" {
-		t.Errorf("the pod was bound to %q, want the node", p.Spec.NodeName)
+	if cluster.NodeNamed(p.Spec.NodeName) == nil {
+		t.Errorf("the pod was bound to %q, not one of the cluster's nodes", p.Spec.NodeName)
 	}
 	if got := p.Status.ContainerStatuses[0].ImageID; !strings.HasSuffix(got, "@"+digest) {
 		t.Errorf("the pod runs image %s, want the pushed %s", got, digest)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
@@ -20,9 +21,14 @@ type Cluster struct {
 	Network  *Network
 	CP       *controlplane.ControlPlane
 	Registry *registry.Registry
-	Node     *Node
+	// Node is the first node, which runs the scheduler and cluster DNS;
+	// Nodes are all of them, Node first (AddNode adds more).
+	Node  *Node
+	Nodes []*Node
 	// Started is how long StartCluster took.
 	Started time.Duration
+
+	dir, pause string
 }
 
 // StartCluster starts a Cluster whose node is called name, everything
@@ -69,13 +75,43 @@ func StartCluster(ctx context.Context, root, dir, name string, controllers ...st
 	if err != nil {
 		return nil, err
 	}
+	c.dir, c.pause = dir, pause
 	if c.Node, err = Start(ctx, root, filepath.Join(dir, "node"), c.CP, Options{
-		Name: name, Registry: c.Registry.Host, RegistryCA: c.Registry.CAFile, PauseImage: pause, Network: c.Network, DNSImage: dns,
+		Name: name, Registry: c.Registry.Host, RegistryCA: c.Registry.CAFile, PauseImage: pause, Network: c.Network, DNSImage: dns, Scheduler: true,
 	}); err != nil {
 		return nil, err
 	}
+	c.Nodes = []*Node{c.Node}
 	c.Started = time.Since(start)
 	return c, nil
+}
+
+// AddNode starts another node called name, in a network namespace of its
+// own, and joins it to the cluster: it pulls from the cluster's registry
+// (which listens on the first node's link, reached through the
+// machine), and its pods reach the other nodes' pods, Services and the
+// API server through the machine, which routes every pod subnet to its
+// node. A workload that spreads its pods (a required anti-affinity)
+// needs as many nodes as pods.
+func (c *Cluster) AddNode(ctx context.Context, root, name string) (*Node, error) {
+	nw, err := NewNetwork(name)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(c.dir, "node-"+name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		nw.Close()
+		return nil, err
+	}
+	n, err := Start(ctx, root, dir, c.CP, Options{
+		Name: name, Registry: c.Registry.Host, RegistryCA: c.Registry.CAFile, PauseImage: c.pause, Network: nw,
+	})
+	if err != nil {
+		nw.Close()
+		return nil, err
+	}
+	c.Nodes = append(c.Nodes, n)
+	return n, nil
 }
 
 // PushCommand builds the Go command at pkg (relative to root) into a
@@ -92,11 +128,24 @@ func (c *Cluster) PushCommand(ctx context.Context, root, pkg, path, repo, tag st
 	return ref, d.String(), err
 }
 
-// Stop stops the node, the registry and the control plane, and removes
-// the network.
+// NodeNamed is the cluster's node called name, nil if none is.
+func (c *Cluster) NodeNamed(name string) *Node {
+	for _, n := range c.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// Stop stops the nodes, the registry and the control plane, and removes
+// the networks.
 func (c *Cluster) Stop() {
-	if c.Node != nil {
-		c.Node.Stop()
+	for _, n := range slices.Backward(c.Nodes) {
+		n.Stop()
+		if n != c.Node {
+			n.Network.Close()
+		}
 	}
 	if c.Registry != nil {
 		c.Registry.Close()

@@ -39,6 +39,10 @@ type Network struct {
 	hostLink, bridge string
 }
 
+// PodNetwork holds every node's PodSubnet. Pods of one node reach those
+// of another through the machine, which routes each subnet to its node.
+const PodNetwork = "10.200.0.0/16"
+
 // NewNetwork makes the network namespace of the node called name, with
 // the first i no other node of this machine uses: the link
 // 10.201.i.0/30 and the pods' 10.200.i.0/24.

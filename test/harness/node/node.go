@@ -53,6 +53,10 @@ type Options struct {
 	// DNSImage, when set, is CoreDNS's image (DNSImage): the node then
 	// runs cluster DNS, and pods resolve Services' names.
 	DNSImage string
+	// Scheduler runs kube-scheduler for the control plane beside the
+	// node: a cluster's first node does, the nodes that join it
+	// (Cluster.AddNode) do not, as one scheduler binds every pod.
+	Scheduler bool
 }
 
 // Node is a running node.
@@ -102,10 +106,6 @@ func Start(ctx context.Context, root, dir string, cp *controlplane.ControlPlane,
 	if err != nil {
 		return nil, err
 	}
-	scheduler, err := controlplane.Tool(root, "kube-scheduler")
-	if err != nil {
-		return nil, err
-	}
 	proxy, err := controlplane.Tool(root, "kube-proxy")
 	if err != nil {
 		return nil, err
@@ -135,12 +135,18 @@ func Start(ctx context.Context, root, dir string, cp *controlplane.ControlPlane,
 		return nil, err
 	}
 	// The scheduler binds what the package manager's Deployments and the
-	// workload controllers create; the node is the only one.
-	if n.scheduler, err = controlplane.Run(n.dir, "kube-scheduler", scheduler, []string{
-		"--kubeconfig", cp.Kubeconfig, "--authentication-kubeconfig", cp.Kubeconfig, "--authorization-kubeconfig", cp.Kubeconfig,
-		"--leader-elect=false", "--secure-port=0",
-	}, nil); err != nil {
-		return nil, err
+	// workload controllers create, to this node and those that join it.
+	if o.Scheduler {
+		scheduler, err := controlplane.Tool(root, "kube-scheduler")
+		if err != nil {
+			return nil, err
+		}
+		if n.scheduler, err = controlplane.Run(n.dir, "kube-scheduler", scheduler, []string{
+			"--kubeconfig", cp.Kubeconfig, "--authentication-kubeconfig", cp.Kubeconfig, "--authorization-kubeconfig", cp.Kubeconfig,
+			"--leader-elect=false", "--secure-port=0",
+		}, nil); err != nil {
+			return nil, err
+		}
 	}
 	if err := n.waitReady(ctx, cp); err != nil {
 		return nil, err
@@ -235,6 +241,16 @@ func (n *Node) startKubelet(bin string, cp *controlplane.ControlPlane) error {
 	// token the API server reviews and authorizes (Webhook), as on a
 	// cluster that runs images it did not write. failCgroupV1 and
 	// failSwapOn off: these machines have cgroup v1 and may have swap.
+	//
+	// Two kubelets share a machine here (a cluster's second node, or
+	// another suite's node beside this one), and each removes what it
+	// takes for an orphan of its own: the log directories of pods it does
+	// not know under podLogsDir, and their cgroups under cgroupRoot. Both
+	// are the node's own, or one node's kubelet deletes the other's pod
+	// logs and kills its containers.
+	if err := n.makeCgroupRoot(); err != nil {
+		return err
+	}
 	config := fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: %s
@@ -258,7 +274,9 @@ serializeImagePulls: false
 resolvConf: /etc/resolv.conf
 clusterDNS: [%s]
 clusterDomain: %s
-`, n.IP, port, n.socket, cp.KubeletClientCA, ClusterDNS, ClusterDomain)
+podLogsDir: %s
+cgroupRoot: %s
+`, n.IP, port, n.socket, cp.KubeletClientCA, ClusterDNS, ClusterDomain, filepath.Join(n.dir, "pod-logs"), n.cgroupRoot())
 	n.KubeletURL = "https://" + net.JoinHostPort(n.IP, strconv.Itoa(port))
 	if err := grantKubeletAPI(cp); err != nil {
 		return err
@@ -280,7 +298,8 @@ clusterDomain: %s
 // as Debian's iptables is there and nft is not. It leaves the conntrack
 // table's size alone (a machine-wide sysctl) and opens no node port on
 // loopback (which needs route_localnet); its health and metrics ports
-// are the namespace's own.
+// are the namespace's own. The cluster's pods are every node's
+// (PodNetwork): a Service's backends may be on another node.
 func (n *Node) startProxy(bin string, cp *controlplane.ControlPlane) error {
 	config := fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
@@ -290,7 +309,7 @@ mode: iptables
 clusterCIDR: %s
 conntrack: {maxPerCore: 0}
 iptables: {localhostNodePorts: false}
-`, cp.Kubeconfig, n.Name, n.Subnet)
+`, cp.Kubeconfig, n.Name, PodNetwork)
 	path := filepath.Join(n.dir, "kube-proxy.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
 		return err
@@ -298,6 +317,79 @@ iptables: {localhostNodePorts: false}
 	var err error
 	n.proxy, err = n.run("kube-proxy", bin, "--config", path)
 	return err
+}
+
+// cgroupRoot is the cgroup the node's pods go under.
+func (n *Node) cgroupRoot() string { return "/fleetplane-" + n.Name }
+
+// cgroupDirs are the directories of the node's cgroupRoot: one per
+// controller hierarchy on cgroup v1, one on v2.
+func (n *Node) cgroupDirs() ([]string, error) {
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		return []string{filepath.Join("/sys/fs/cgroup", n.cgroupRoot())}, nil
+	}
+	entries, err := os.ReadDir("/sys/fs/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, e := range entries {
+		// unified is v1's empty v2 mount; kubelet wants the rest, the
+		// named systemd hierarchy among them.
+		if e.IsDir() && e.Name() != "unified" {
+			dirs = append(dirs, filepath.Join("/sys/fs/cgroup", e.Name(), n.cgroupRoot()))
+		}
+	}
+	return dirs, nil
+}
+
+// makeCgroupRoot makes the node's cgroupRoot, which kubelet requires to
+// exist. A new cpuset cgroup of v1 has no CPUs and no memory nodes, so
+// no task can join it or its children: it gets its parent's.
+func (n *Node) makeCgroupRoot() error {
+	dirs, err := n.cgroupDirs()
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("cgroup root of node %s: %w", n.Name, err)
+		}
+		if filepath.Base(filepath.Dir(d)) != "cpuset" {
+			continue
+		}
+		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+			b, err := os.ReadFile(filepath.Join(filepath.Dir(d), f))
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(d, f), b, 0o644); err != nil {
+				return fmt.Errorf("%s of node %s: %w", f, n.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// removeCgroupRoot removes the node's cgroups, deepest first, once its
+// containers are gone: a cgroup with no task can be removed.
+func (n *Node) removeCgroupRoot() {
+	dirs, err := n.cgroupDirs()
+	if err != nil {
+		return
+	}
+	for _, d := range dirs {
+		var all []string
+		_ = filepath.WalkDir(d, func(path string, e os.DirEntry, err error) error {
+			if err == nil && e.IsDir() {
+				all = append(all, path)
+			}
+			return nil
+		})
+		for _, p := range slices.Backward(all) {
+			_ = os.Remove(p)
+		}
+	}
 }
 
 // run starts bin in the node's network namespace, logging under its
@@ -401,6 +493,7 @@ func (n *Node) Stop() {
 		n.containerd.Stop()
 	}
 	n.unmount()
+	n.removeCgroupRoot()
 }
 
 // unmount removes every mount under the node's directory, deepest first:
