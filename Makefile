@@ -104,7 +104,8 @@ DEMO_TOOLS := crossplane crossplane-core etcd kube-apiserver kube-controller-man
 	crossplane-core-crds provider-kubernetes-crds upjet-azure-crds argocd-crds argo-workflows-crds \
 	kubelet kube-scheduler kube-proxy coredns helm crossplane-chart-templates
 # The real node's Debian packages, which only root may install (and which
-# a node needs root to run): without root the demo says it skips real pods.
+# a node needs root to run), and adx-mon's components, which run on the
+# nodes: without root the demo says it plays the nodes and skips real pods.
 ifeq ($(shell id -u),0)
-DEMO_TOOLS += node-runtime
+DEMO_TOOLS += node-runtime adx-mon-ingestor adx-mon-collector adx-mon-alerter
 endif

@@ -27,6 +27,7 @@ import (
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
 	"github.com/fleetplane/fleetplane/test/harness/environment"
 	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
+	"github.com/fleetplane/fleetplane/test/harness/node"
 )
 
 func main() {
@@ -65,6 +66,13 @@ func run(ctx context.Context, exit bool, interval, check time.Duration, audit bo
 	start := time.Now()
 	sayf("starting etcd, kube-apiserver and Crossplane; building and installing fleetplane's packages")
 	o := environment.Options{Interval: interval, ChangeCheck: check, Logf: sayf}
+	// Real nodes run the control plane's pods (adx-mon's) where this
+	// machine can run containers; elsewhere a stand-in plays one node.
+	if why := node.Supported(); why == nil {
+		o.Nodes = 2
+	} else {
+		sayf("no real nodes here (%v): a stand-in kubelet plays one, and adx-mon's pods run nothing", why)
+	}
 	if audit {
 		o.AuditLog = filepath.Join(dir, "audit.log")
 	}
@@ -352,7 +360,8 @@ func experiment(ctx context.Context, env *environment.Env, root string) error {
 // plain http), the collectors sending to the stack's own ingestor.
 func adxmon(ctx context.Context, env *environment.Env, root string) error {
 	const ns = "monitoring"
-	server, err := env.KustoServer("Metrics", "Logs", "Traces")
+	// Where adx-mon's ingestor pods reach it.
+	server, err := env.PodKustoServer("Metrics", "Logs", "Traces")
 	if err != nil {
 		return err
 	}
@@ -371,7 +380,21 @@ func adxmon(ctx context.Context, env *environment.Env, root string) error {
 	c["connection"] = map[string]any{"type": "MSI", "clientId": "11111111-1111-1111-1111-111111111111"}
 	delete(spec["collector"].(map[string]any), "ingestorEndpoint")
 	delete(spec["collector"].(map[string]any), "ingestorAuth")
-	env.Kubelet.Serve(ns)
+	if env.Cluster != nil {
+		// adx-mon v0.3.0's own images, built from its module; one
+		// ingestor per node, as the composed anti-affinity places them.
+		images, err := env.Cluster.PushAdxMon(ctx, root)
+		if err != nil {
+			return err
+		}
+		for c, ref := range images {
+			spec[c].(map[string]any)["image"] = ref
+		}
+		spec["ingestor"].(map[string]any)["replicas"] = int64(len(env.Cluster.Nodes))
+		sayf("built adx-mon v0.3.0's ingestor, collector and alerter into images in the registry; the ADXMon runs them on %d nodes", len(env.Cluster.Nodes))
+	} else {
+		env.Kubelet.Serve(ns)
+	}
 	applied := time.Now()
 	if err := env.Kube.Create(ctx, mon); err != nil {
 		return fmt.Errorf("apply ADXMon: %w", err)

@@ -28,7 +28,7 @@ func realPods(ctx context.Context, env *environment.Env, root, dir string) error
 		return nil
 	}
 	sayf("real pods: a second control plane with a real node (containerd, kubelet, kube-proxy, CoreDNS), Crossplane from its Helm chart, fleetplane as its package manager runs it")
-	c, err := node.StartCluster(ctx, root, filepath.Join(dir, "real-pods"), "fleetplane-demo")
+	c, err := node.StartCluster(ctx, root, filepath.Join(dir, "real-pods"), "fleetplane-demo", controlplane.Options{})
 	if err != nil {
 		return fmt.Errorf("real pods: %w", err)
 	}

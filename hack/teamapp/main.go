@@ -10,6 +10,13 @@
 //	teamapp probe URL        GET URL every second; once it answered 200,
 //	                         report ready on :8081/ready and keep probing
 //	                         for the life of the pod, as a soak test does
+//	teamapp dribble          answer every request on :9091 with "#\n"
+//	                         every 100 ms, never ending the answer: the
+//	                         e2e hostile tenant's metrics endpoint, which
+//	                         a scraper must give up on
+//
+// The e2e hostile tenant runs it too, as a pod that serves its metrics
+// as slowly as it can.
 package main
 
 import (
@@ -26,7 +33,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: teamapp serve | say TEXT... | probe URL")
+		fmt.Fprintln(os.Stderr, "usage: teamapp serve | say TEXT... | probe URL | dribble")
 		os.Exit(2)
 	}
 	var err error
@@ -35,6 +42,8 @@ func main() {
 		err = serve()
 	case "say":
 		fmt.Println(strings.Join(os.Args[2:], " "))
+	case "dribble":
+		err = dribble()
 	case "probe":
 		if len(os.Args) != 3 {
 			err = errors.New("probe takes one URL")
@@ -54,6 +63,23 @@ func serve() error {
 	host, _ := os.Hostname()
 	s := &http.Server{Addr: ":8080", ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(w, "web %s\n", host)
+	})}
+	return s.ListenAndServe()
+}
+
+func dribble() error {
+	s := &http.Server{Addr: ":9091", ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			if _, err := fmt.Fprint(w, "#\n"); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
 	})}
 	return s.ListenAndServe()
 }

@@ -2,14 +2,13 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,8 +30,9 @@ const adxmonAPI = "adx.fleetplane.io/v1alpha1"
 
 // completeADXMon is examples/adxmon/complete.yaml as a user would adapt
 // it here: its own name and namespace, the cluster provisioned by the
-// Azure stand-in (whose clusters answer on plain http), two ingestors.
-func completeADXMon(t *testing.T, name, ns string) *unstructured.Unstructured {
+// Azure stand-in (whose clusters answer on plain http), adx-mon's images
+// from the registry (images, by component), one ingestor.
+func completeADXMon(t *testing.T, name, ns string, images map[string]string) *unstructured.Unstructured {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(support.Root(), "examples", "adxmon", "complete.yaml"))
 	if err != nil {
@@ -49,19 +49,37 @@ func completeADXMon(t *testing.T, name, ns string) *unstructured.Unstructured {
 	c["name"] = name + "01"
 	delete(c, "endpoint")
 	c["allowInsecureEndpoints"] = true
-	spec["ingestor"].(map[string]any)["replicas"] = int64(2)
+	spec["ingestor"].(map[string]any)["replicas"] = int64(1)
 	spec["collector"].(map[string]any)["ingestorEndpoint"] = "https://ingestor." + ns + ".svc.cluster.local"
+	for c, ref := range images {
+		spec[c].(map[string]any)["image"] = ref
+	}
 	return u
 }
 
-// TestADXMon is the adx-mon stack's journey: the complete example is
-// installed in order (ADX, databases, ingestor, collector, alerter), a
-// hand edit of the ingestor is undone and shown, and deleting the ADXMon
-// removes what it composed but the Azure cluster and adx-mon's CRDs.
+// TestADXMon is the adx-mon stack's journey, on the control plane's two
+// real nodes running adx-mon v0.3.0's own ingestor, collector and
+// alerter: the complete example is installed in order (ADX, databases,
+// ingestor, collector, alerter), each component created only once the one
+// before it is ready; the autoscaler grows and shrinks the ingestor by
+// the memory its pods report and the cluster by what Azure Monitor
+// reports; a hand edit of the ingestor is undone and shown; and deleting
+// the ADXMon removes what it composed but the Azure cluster and adx-mon's
+// CRDs.
 func TestADXMon(t *testing.T) {
 	const name, ns = "e2emon", "adxmon-e2e"
 	ctx := context.Background()
-	env.Kubelet.Serve(ns)
+	// The composed pods mount these from the nodes, which kubelet makes
+	// when they are missing: what this test made goes with it.
+	for _, dir := range []string{"/mnt/ingestor", "/mnt/collector", "/etc/pki", "/run/log", "/var/lib/docker"} {
+		if _, err := os.Stat(dir); os.IsNotExist(err) {
+			t.Cleanup(func() { _ = os.RemoveAll(dir) })
+		}
+	}
+	images, err := env.Cluster.PushAdxMon(ctx, support.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
 	// A real ADX cluster takes ten minutes or more. Compressed into the
 	// stand-in's two seconds, its ADXCluster's status changes arrive
 	// together with the ingestor's objects' and exceed the 100-event burst
@@ -69,6 +87,8 @@ func TestADXMon(t *testing.T) {
 	// through every 30 seconds; half a minute keeps the stages apart as
 	// they are in Azure (docs/adxmon.md, watch events).
 	env.Azure.ProvisionSlowly(name+"01", 30*time.Second)
+	// Its Kusto server listens where adx-mon's ingestor pods reach it.
+	env.Azure.ServeOn(name+"01", env.PodHost())
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	events := watchEvents(t, wctx, name,
@@ -85,18 +105,6 @@ func TestADXMon(t *testing.T) {
 		schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "daemonsets"},
 		schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"},
 	)
-	// The ingestors' pods serve their Prometheus metrics, each on its own
-	// loopback pod IP: a queue the test sets, and half their memory limit.
-	// Load stays between the thresholds (every metric votes 0) until the
-	// stack is installed: scaling while installing is correct, but its
-	// watch events would keep Crossplane's circuit breaker open (docs/adxmon.md).
-	var queue atomic.Int64
-	queue.Store(500)
-	env.Kubelet.ServePort(ns, "metrics", func(string) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			fmt.Fprintf(w, "# TYPE adxmon_ingestor_queue_size gauge\nadxmon_ingestor_queue_size{queue=\"upload\"} %d\n# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes %d\n", queue.Load(), int64(1)<<30)
-		})
-	})
 	// Azure Monitor sees the cluster busy.
 	const subscription, resourceGroup = "00000000-0000-0000-0000-000000000000", "adx-monitor-prod"
 	setLoad := func(utilization, cpu float64) {
@@ -105,17 +113,23 @@ func TestADXMon(t *testing.T) {
 	}
 	setLoad(50, 50)
 
-	stack := completeADXMon(t, name, ns)
+	stack := completeADXMon(t, name, ns, images)
 	spec := stack.Object["spec"].(map[string]any)
-	spec["ingestor"].(map[string]any)["resources"] = map[string]any{"limits": map[string]any{"memory": "2Gi"}}
+	spec["ingestor"].(map[string]any)["resources"] = map[string]any{"limits": map[string]any{"memory": "1Gi"}}
 	// Every minute, so that the test sees scheduled evaluations; no
-	// cooldown, so that it sees each one act.
+	// cooldown, so that it sees each one act. The ingestors' memory, as
+	// their own /metrics report it (a real ingestor holds tens of MiB, a
+	// few percent of its limit), stays between the thresholds until the
+	// stack is installed: scaling while installing is correct, but its
+	// watch events would keep Crossplane's circuit breaker open
+	// (docs/adxmon.md). One ingestor per node (the composed
+	// anti-affinity), so at most two.
+	memory := func(down, up float64) []any {
+		return []any{map[string]any{"type": "MemoryUsage", "scaleUpThreshold": up, "scaleDownThreshold": down, "weight": 1.0}}
+	}
 	spec["autoscaler"] = map[string]any{
 		"enabled": true, "schedule": "* * * * *",
-		"ingestor": map[string]any{"minReplicas": int64(2), "maxReplicas": int64(3), "cooldownMinutes": int64(0), "metrics": []any{
-			map[string]any{"type": "QueueLength", "scaleUpThreshold": int64(1000), "scaleDownThreshold": int64(100), "weight": 0.7},
-			map[string]any{"type": "MemoryUsage", "scaleUpThreshold": int64(85), "scaleDownThreshold": int64(40), "weight": 0.3},
-		}},
+		"ingestor": map[string]any{"minReplicas": int64(1), "maxReplicas": int64(2), "cooldownMinutes": int64(0), "metrics": memory(1, 90)},
 		"adx": map[string]any{"minNodes": int64(2), "maxNodes": int64(3), "cooldownMinutes": int64(0), "metrics": []any{
 			map[string]any{"type": "IngestionVolume", "scaleUpThreshold": int64(75), "scaleDownThreshold": int64(25), "weight": 0.6},
 			map[string]any{"type": "SystemLoad", "scaleUpThreshold": int64(80), "scaleDownThreshold": int64(30), "weight": 0.4},
@@ -165,7 +179,7 @@ func TestADXMon(t *testing.T) {
 		}
 		phase, _, _ := unstructured.NestedString(x.Object, "status", "phase")
 		s, _, _ := condition(x, "Ready")
-		return phase == "Installed" && s == "True", fmt.Sprintf("phase %q, ready %s, conditions %v; pods %s; kubelet error %v; watch events %v", phase, s, conditionsOf(x), podsIn(t, ns), env.Kubelet.Err(), events())
+		return phase == "Installed" && s == "True", fmt.Sprintf("phase %q, ready %s, conditions %v; pods %s; watch events %v", phase, s, conditionsOf(x), podsIn(t, ns), events())
 	})
 
 	total := 0
@@ -184,7 +198,7 @@ func TestADXMon(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ingestorReady := lastReady(ns, "ingestor-0", "ingestor-1")
+	ingestorReady := lastReady(t, ns, "ingestor-0")
 	collectorReady := lastReadyOf(t, ns, "adxmon", "collector")
 	for _, step := range []struct {
 		what    string
@@ -271,9 +285,22 @@ func TestADXMon(t *testing.T) {
 		}
 	})
 
+	// retune sets the ingestor Autoscaler's memory thresholds, as a
+	// platform team tunes them to what its ingestors hold.
+	retune := func(down, up float64) {
+		t.Helper()
+		patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"autoscaler": map[string]any{"ingestor": map[string]any{"metrics": memory(down, up)}}}})
+		if err := env.Kube.Patch(ctx, mon(), client.RawPatch(types.MergePatchType, patch)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	// Load rises: at the next scheduled evaluation both targets grow by
 	// one, the ingestor's replicas and the cluster's capacity following the
-	// Autoscalers' decisions through what the ADXMon composes.
+	// Autoscalers' decisions through what the ADXMon composes. For the
+	// cluster, Azure Monitor reports it busy; for the ingestor, the team
+	// lowers the memory it tolerates below what the ingestor's own
+	// /metrics report.
 	t.Run("the autoscaler scales the ingestor and the cluster", func(t *testing.T) {
 		// Created once the stack is installed, both evaluate at once and
 		// hold: every metric is between its thresholds.
@@ -281,9 +308,9 @@ func TestADXMon(t *testing.T) {
 			s, r, msg := condition(mon(), "AutoscalerReady")
 			return s == "True" && r == "Deciding" && strings.Count(msg, "hold: score 0.00") == 2, fmt.Sprintf("AutoscalerReady %s %s %q", s, r, msg)
 		})
-		queue.Store(5000)
+		retune(0.5, 1)
 		setLoad(90, 85)
-		followed("up", 3, 3)
+		followed("up", 2, 3)
 	})
 
 	t.Run("crossplane beta trace", func(t *testing.T) {
@@ -303,19 +330,19 @@ func TestADXMon(t *testing.T) {
 	// Load falls: at the next scheduled evaluation both shrink by one, to
 	// their minimum.
 	t.Run("the autoscaler scales back when load falls", func(t *testing.T) {
-		queue.Store(10)
+		retune(95, 99)
 		setLoad(10, 20)
-		followed("down", 2, 2)
+		followed("down", 1, 2)
 	})
 
 	t.Run("a hand edit of the ingestor's replicas is undone and shown", func(t *testing.T) {
 		// The ADXMon first catches up with the scale down, so that no
 		// reconcile is under way.
-		eventually(t, 2*time.Minute, "the ADXMon seeing 2 ready ingestors", func() (bool, string) {
+		eventually(t, 2*time.Minute, "the ADXMon seeing 1 ready ingestor", func() (bool, string) {
 			x := mon()
 			ready, _, _ := unstructured.NestedInt64(x.Object, "status", "ingestor", "readyReplicas")
 			s, _, _ := condition(x, "IngestorReady")
-			return ready == 2 && s == "True", fmt.Sprintf("ready %d, conditions %v", ready, conditionsOf(x))
+			return ready == 1 && s == "True", fmt.Sprintf("ready %d, conditions %v", ready, conditionsOf(x))
 		})
 		edit := func() {
 			t.Helper()
@@ -328,16 +355,16 @@ func TestADXMon(t *testing.T) {
 		edited := time.Now()
 		// Within one reconcile; with Crossplane's circuit breaker open
 		// (docs/adxmon.md), that can be a few half-open probes. A reconcile already
-		// under way when the edit lands applies 2 over it without having
+		// under way when the edit lands applies 1 over it without having
 		// seen it, as Crossplane's apply does whatever the function
 		// decides; nothing then records a change nobody saw, so the test
 		// edits again.
-		eventually(t, 3*time.Minute, "the drift in status and replicas back at 2", func() (bool, string) {
+		eventually(t, 3*time.Minute, "the drift in status and replicas back at 1", func() (bool, string) {
 			drift, _, _ := unstructured.NestedSlice(mon().Object, "status", "drift")
 			found := false
 			for _, d := range drift {
 				m := d.(map[string]any)
-				found = found || (m["resource"] == "StatefulSet "+ns+"/ingestor" && m["field"] == "spec.replicas" && m["found"] == "4" && m["restored"] == "2")
+				found = found || (m["resource"] == "StatefulSet "+ns+"/ingestor" && m["field"] == "spec.replicas" && m["found"] == "4" && m["restored"] == "1")
 			}
 			s := &appsv1.StatefulSet{}
 			_ = env.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ingestor"}, s)
@@ -345,12 +372,12 @@ func TestADXMon(t *testing.T) {
 			if s.Spec.Replicas != nil {
 				replicas = *s.Spec.Replicas
 			}
-			if !found && replicas == 2 && time.Since(edited) > 30*time.Second {
+			if !found && replicas == 1 && time.Since(edited) > 30*time.Second {
 				t.Logf("the edit was applied over unseen; editing again")
 				edit()
 				edited = time.Now()
 			}
-			return found && replicas == 2, fmt.Sprintf("drift %v, replicas %d, conditions %v", drift, replicas, conditionsOf(mon()))
+			return found && replicas == 1, fmt.Sprintf("drift %v, replicas %d, conditions %v", drift, replicas, conditionsOf(mon()))
 		})
 	})
 
@@ -411,12 +438,22 @@ func conditionTime(u *unstructured.Unstructured, typ string) time.Time {
 	return ts
 }
 
-// lastReady is when the last of the pods became ready, zero if one never
-// did.
-func lastReady(ns string, pods ...string) time.Time {
+// lastReady is when the last of the pods became ready, as their Ready
+// conditions say, zero if one is not.
+func lastReady(t *testing.T, ns string, pods ...string) time.Time {
+	t.Helper()
 	var last time.Time
-	for _, p := range pods {
-		at := env.Kubelet.ReadyAt(ns, p)
+	for _, name := range pods {
+		p := &corev1.Pod{}
+		if err := env.Kube.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
+			t.Fatal(err)
+		}
+		var at time.Time
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				at = c.LastTransitionTime.Time
+			}
+		}
 		if at.IsZero() {
 			return time.Time{}
 		}
@@ -441,7 +478,7 @@ func lastReadyOf(t *testing.T, ns, key, value string) time.Time {
 	if len(names) == 0 {
 		return time.Time{}
 	}
-	return lastReady(ns, names...)
+	return lastReady(t, ns, names...)
 }
 
 // podsIn summarises a namespace's pods and its workloads' events.

@@ -53,7 +53,10 @@ func run(m *testing.M) int {
 	}
 	env, err = environment.Start(context.Background(), root, dir, environment.Options{
 		Interval: 2 * time.Second,
-		Logf:     func(f string, a ...any) { fmt.Fprintf(os.Stderr, "e2e: "+f+"\n", a...) },
+		// Two, as the composed ingestor anti-affinity places one
+		// ingestor per node and TestADXMon's autoscaler grows to two.
+		Nodes: 2,
+		Logf:  func(f string, a ...any) { fmt.Fprintf(os.Stderr, "e2e: "+f+"\n", a...) },
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: cannot start the environment: %v\n", err)

@@ -156,45 +156,26 @@ spec:
   objects: [{apiVersion: v1, kind: ConfigMap, names: [doubling]}]
   clusters: {matchLabels: {hostile: "yes"}}
 `))
-	// Ingestor pods that dribble their metrics, measured by an Autoscaler.
-	env.Kubelet.Serve(hostile)
-	stop := make(chan struct{})
-	t.Cleanup(func() { close(stop) })
-	env.Kubelet.ServePort(hostile, "metrics", func(string) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			for {
-				select {
-				case <-stop:
-					return
-				case <-time.After(100 * time.Millisecond):
-				}
-				if _, err := fmt.Fprint(w, "#\n"); err != nil {
-					return
-				}
-				w.(http.Flusher).Flush()
-			}
-		})
-	})
-	// The harness runs no ServiceAccount controller: the namespace's
-	// default ServiceAccount, without which no pod is created, is made
-	// here.
+	// Ingestor pods that dribble their metrics, measured by an Autoscaler:
+	// real pods on the control plane's nodes, of an image that answers a
+	// scrape a byte every 100 ms and never ends (hack/teamapp dribble).
+	dribbler, _, err := env.Cluster.PushCommand(t.Context(), support.Root(), "./hack/teamapp", "/teamapp", "hostile/dribbler", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
 	apply(t,
-		xr(t, `
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: default, namespace: hostile-attacker}
-`),
 		xr(t, `
 apiVersion: apps/v1
 kind: StatefulSet
 metadata: {name: slow, namespace: hostile-attacker}
 spec:
   replicas: 4
+  podManagementPolicy: Parallel
   serviceName: slow
   selector: {matchLabels: {app: slow}}
   template:
     metadata: {labels: {app: slow}}
-    spec: {containers: [{name: ingestor, image: ingestor, ports: [{name: metrics, containerPort: 9091}]}]}
+    spec: {containers: [{name: ingestor, image: `+dribbler+`, command: [/teamapp, dribble], ports: [{name: metrics, containerPort: 9091}]}]}
 `),
 		xr(t, `
 apiVersion: v1

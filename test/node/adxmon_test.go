@@ -26,7 +26,6 @@ import (
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
 	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
 	"github.com/fleetplane/fleetplane/test/harness/support"
-	"github.com/fleetplane/fleetplane/tools/ociimage/image"
 )
 
 // adxmonGolden is what an ADXMon composes for adx-mon's complete example
@@ -37,25 +36,12 @@ const adxmonGolden = "test/render/testdata/adxmon/complete@7-installed.yaml"
 // adxmonEndpoint is the ADX cluster of the example.
 const adxmonEndpoint = "https://prodmetrics.eastus2.kusto.windows.net"
 
-// pushAdxMonImages builds adx-mon's ingestor, collector and alerter
-// (tools.sh adx-mon-ingestor, adx-mon-collector, adx-mon-alerter) into
-// images laid out as adx-mon's
-// Dockerfiles lay theirs out (build/images/Dockerfile.<component>: the
-// binary at /<component>, its entrypoint, the distroless base's root
-// user) and returns their references by component.
+// pushAdxMonImages pushes adx-mon's images (node.Cluster.PushAdxMon).
 func pushAdxMonImages(t *testing.T) map[string]string {
 	t.Helper()
-	refs := map[string]string{}
-	for _, c := range []string{"ingestor", "collector", "alerter"} {
-		bin, err := controlplane.Tool(support.Root(), "adx-mon-"+c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref, _, err := reg.PushImage(t.Context(), image.Image{Binary: bin, Path: "/" + c, User: "0:0"}, "azure/adx-mon/"+c, "v0.3.0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		refs[c] = ref
+	refs, err := cluster.PushAdxMon(t.Context(), support.Root())
+	if err != nil {
+		t.Fatal(err)
 	}
 	return refs
 }

@@ -56,7 +56,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	c, err := node.StartCluster(context.Background(), support.Root(), dir, nodeName)
+	c, err := node.StartCluster(context.Background(), support.Root(), dir, nodeName, controlplane.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -7,14 +7,18 @@
 // install` of the provider and the Configuration, whose dependencies the
 // package manager resolves. The function and the providers run as local
 // processes in Crossplane's External runtime; stand-ins play the upjet
-// providers' controllers, and Kusto servers partitions and hubs. The
-// end-to-end tests and `make demo` both use it.
+// providers' controllers, and Kusto servers partitions and hubs. With
+// Options.Nodes, the control plane has real nodes (test/harness/node)
+// that run its pods, adx-mon's among them; without, a stand-in kubelet
+// plays one. The end-to-end tests (on two nodes) and `make demo` (on two
+// where this machine runs containers) both use it.
 package environment
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
@@ -38,6 +42,7 @@ import (
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
 	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
+	"github.com/fleetplane/fleetplane/test/harness/node"
 	"github.com/fleetplane/fleetplane/test/harness/registry"
 	"github.com/fleetplane/fleetplane/test/harness/standin"
 )
@@ -83,6 +88,11 @@ type Options struct {
 	// AuditLog, when set, makes kube-apiserver log every request there
 	// (controlplane.Options.AuditLog).
 	AuditLog string
+	// Nodes is how many real nodes (test/harness/node, root only) run
+	// the control plane's pods: an ADXMon's adx-mon, say. Without, a
+	// stand-in kubelet (Env.Kubelet) plays one node whose pods run
+	// nothing, for machines that cannot run containers.
+	Nodes int
 }
 
 // poll is the --poll of a provider whose tests' value is def.
@@ -110,8 +120,12 @@ type Env struct {
 	// AzureAPI plays IMDS and Azure Resource Manager's SKU list for
 	// ProvisioningDefaults.
 	AzureAPI *standin.AzureAPI
-	// Kubelet runs the pods of the namespaces it serves on one stand-in
-	// node.
+	// Cluster is the control plane's real nodes, its registry and its
+	// network, when Options.Nodes asked for them; CP and Registry are
+	// its. Kubelet is nil then.
+	Cluster *node.Cluster
+	// Kubelet, without real nodes, runs the pods of the namespaces it
+	// serves on one stand-in node.
 	Kubelet *standin.Kubelet
 	// Kube knows fleetplane's, Crossplane's and core types; use
 	// unstructured objects for the rest.
@@ -185,19 +199,26 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	e.phase("packages built", t)
 
 	t = time.Now()
-	if e.Registry, err = registry.Start(filepath.Join(dir, "registry")); err != nil {
-		return nil, err
+	if o.Nodes > 0 {
+		if err := e.startNodes(ctx, o); err != nil {
+			return nil, err
+		}
+		e.phase(fmt.Sprintf("etcd, kube-apiserver, a registry and %d real nodes ready", o.Nodes), t)
+	} else {
+		if e.Registry, err = registry.Start(filepath.Join(dir, "registry")); err != nil {
+			return nil, err
+		}
+		if e.CP, err = controlplane.StartWith(ctx, root, dir, controlplane.Options{AuditLog: o.AuditLog}); err != nil {
+			return nil, err
+		}
+		e.phase("etcd, kube-apiserver and a registry ready", t)
 	}
+
+	t = time.Now()
 	if err := e.publish(ctx, pkgs); err != nil {
 		return nil, err
 	}
 	e.phase("packages pushed to the registry", t)
-
-	t = time.Now()
-	if e.CP, err = controlplane.StartWith(ctx, root, dir, controlplane.Options{AuditLog: o.AuditLog}); err != nil {
-		return nil, err
-	}
-	e.phase("etcd and kube-apiserver ready", t)
 
 	t = time.Now()
 	// Crossplane trusts the registry's CA, and rolls a dependency when a
@@ -227,8 +248,10 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	go e.Azure.Run(sctx)
 	e.AzureAPI = standin.NewAzureAPI()
 	e.AzureAPI.ServeClusters(e.Azure.Capacity)
-	e.Kubelet = standin.NewKubelet(e.Kube, "node-1")
-	go e.Kubelet.Run(sctx)
+	if e.Cluster == nil {
+		e.Kubelet = standin.NewKubelet(e.Kube, "node-1")
+		go e.Kubelet.Run(sctx)
+	}
 
 	// Argo's CRDs are large: the API server takes half a minute on two
 	// cores to establish them, which it does while Crossplane installs
@@ -315,9 +338,11 @@ func (e *Env) install(ctx context.Context, b built) error {
 	}
 	e.ProviderMetrics = "http://" + providerMetrics + "/metrics"
 	args := append([]string{"--poll", e.opts.poll("5s"), "--metrics-address", providerMetrics, "--health-address", "0",
-		"--imds-endpoint", e.AzureAPI.URL, "--azure-resource-manager-endpoint", e.AzureAPI.URL,
+		"--imds-endpoint", e.AzureAPI.URL, "--azure-resource-manager-endpoint", e.AzureAPI.URL}, e.opts.debug()...)
+	if e.Cluster == nil {
 		// The kubelet stand-in's pods listen on loopback IPs.
-		"--scrape-loopback-pods"}, e.opts.debug()...)
+		args = append(args, "--scrape-loopback-pods")
+	}
 	args = append(args, e.opts.ProviderArgs...)
 	if e.Provider, err = e.Crossplane.RunProvider(ctx, ProviderName, b.providerBin, args...); err != nil {
 		return err
@@ -493,15 +518,61 @@ const (
 	DiscoveredSubscription = "44444444-4444-4444-4444-444444444444"
 )
 
-// KustoServer starts a Kusto server with the given databases; it stops
-// with the environment.
+// KustoServer starts a Kusto server with the given databases, on loopback
+// where the provider reaches it; it stops with the environment.
 func (e *Env) KustoServer(dbs ...string) (*kustoserver.Server, error) {
+	return e.kustoServerOn("127.0.0.1", dbs...)
+}
+
+func (e *Env) kustoServerOn(host string, dbs ...string) (*kustoserver.Server, error) {
 	s := kustoserver.New(dbs...)
-	if err := s.Start("127.0.0.1:0"); err != nil {
+	if err := s.Start(host + ":0"); err != nil {
 		return nil, err
 	}
 	e.servers = append(e.servers, s)
 	return s, nil
+}
+
+// PodKustoServer is KustoServer listening where the nodes' pods reach
+// this machine (loopback without nodes): for an ADXMon's ADX cluster,
+// which adx-mon's ingestor talks to. The provider does not reach it
+// there: azkustodata trusts no plain-http host but loopback, which the
+// provider's --plain-http-networks does not change yet.
+func (e *Env) PodKustoServer(dbs ...string) (*kustoserver.Server, error) {
+	return e.kustoServerOn(e.PodHost(), dbs...)
+}
+
+// PodHost is where the nodes' pods reach this machine: their network's
+// HostIP, or loopback without nodes.
+func (e *Env) PodHost() string {
+	if e.Cluster != nil {
+		return e.Cluster.Network.HostIP
+	}
+	return "127.0.0.1"
+}
+
+// startNodes starts the control plane with o.Nodes real nodes, and the
+// registry their pods pull from, which is the packages' registry too.
+func (e *Env) startNodes(ctx context.Context, o Options) error {
+	c, err := node.StartCluster(ctx, e.Root, filepath.Join(e.Dir, "cluster"), e.nodeName("hub-1"), controlplane.Options{AuditLog: o.AuditLog})
+	if err != nil {
+		return err
+	}
+	e.Cluster, e.CP, e.Registry = c, c.CP, c.Registry
+	for i := 2; i <= o.Nodes; i++ {
+		if _, err := c.AddNode(ctx, e.Root, e.nodeName(fmt.Sprintf("hub-%d", i))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nodeName is the name of this environment's node called name. Node
+// names are the machine's to share (network namespaces and cgroups are
+// named after them): this environment's directory tells its nodes apart
+// from another's, the e2e suite's from the demo's.
+func (e *Env) nodeName(name string) string {
+	return fmt.Sprintf("%s-%x", name, sha256.Sum256([]byte(e.Dir)))[:len(name)+7]
 }
 
 // Trace runs `crossplane beta trace` on an object (cluster-scoped when
@@ -525,6 +596,12 @@ func (e *Env) Trace(kind, name, namespace string, args ...string) (string, error
 func (e *Env) Logs(n int) string {
 	var b strings.Builder
 	files, _ := filepath.Glob(filepath.Join(e.Dir, "*.log"))
+	if e.CP != nil && e.CP.Dir != e.Dir {
+		// The control plane's, Crossplane's and the packages' processes
+		// log where the cluster keeps its control plane.
+		more, _ := filepath.Glob(filepath.Join(e.CP.Dir, "*.log"))
+		files = append(files, more...)
+	}
 	for _, f := range files {
 		data, _ := os.ReadFile(f)
 		if len(data) > n {
@@ -551,6 +628,10 @@ func (e *Env) Stop() {
 	}
 	if e.AzureAPI != nil {
 		e.AzureAPI.Close()
+	}
+	if e.Cluster != nil {
+		e.Cluster.Stop()
+		return
 	}
 	if e.CP != nil {
 		e.CP.Stop()

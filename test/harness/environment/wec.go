@@ -67,7 +67,7 @@ func (e *Env) StartWEC(ctx context.Context, name string, labels, annotations map
 // run, pulling their images from the WEC's own registry
 // (WEC.Cluster.Registry), resolving Services through its cluster DNS.
 func (e *Env) StartWECWithNode(ctx context.Context, name string, labels, annotations map[string]string) (*WEC, error) {
-	c, err := node.StartCluster(ctx, e.Root, filepath.Join(e.Dir, "wec-"+name), name+"-node", "job-controller")
+	c, err := node.StartCluster(ctx, e.Root, filepath.Join(e.Dir, "wec-"+name), e.nodeName(name), controlplane.Options{Controllers: []string{"job-controller"}})
 	if err != nil {
 		return nil, fmt.Errorf("cannot start WEC %s with a node: %w", name, err)
 	}

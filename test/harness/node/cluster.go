@@ -32,11 +32,11 @@ type Cluster struct {
 }
 
 // StartCluster starts a Cluster whose node is called name, everything
-// under dir, with kube-controller-manager running controllers beyond what
-// every such cluster runs (job-controller, say). The network comes first:
-// the API server and the registry listen where the node's pods reach this
-// machine.
-func StartCluster(ctx context.Context, root, dir, name string, controllers ...string) (_ *Cluster, err error) {
+// under dir. o tunes its control plane: o.Controllers run beside those
+// every such cluster runs (job-controller, say); o.BindAddress is the
+// cluster's own. The network comes first: the API server and the
+// registry listen where the node's pods reach this machine.
+func StartCluster(ctx context.Context, root, dir, name string, o controlplane.Options) (_ *Cluster, err error) {
 	start := time.Now()
 	for _, d := range []string{"controlplane", "node", "registry"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
@@ -58,10 +58,9 @@ func StartCluster(ctx context.Context, root, dir, name string, controllers ...st
 	// server with; the ServiceAccount controller makes the default
 	// account pods run as; the EndpointSlice controller gives Services
 	// (cluster DNS's among them) the pods behind them.
-	if c.CP, err = controlplane.StartWith(ctx, root, filepath.Join(dir, "controlplane"), controlplane.Options{
-		Controllers: append([]string{"node-lifecycle-controller", "root-ca-certificate-publisher-controller", "serviceaccount-controller", "endpointslice-controller"}, controllers...),
-		BindAddress: c.Network.HostIP,
-	}); err != nil {
+	o.Controllers = append([]string{"node-lifecycle-controller", "root-ca-certificate-publisher-controller", "serviceaccount-controller", "endpointslice-controller"}, o.Controllers...)
+	o.BindAddress = c.Network.HostIP
+	if c.CP, err = controlplane.StartWith(ctx, root, filepath.Join(dir, "controlplane"), o); err != nil {
 		return nil, err
 	}
 	if c.Registry, err = registry.StartOn(filepath.Join(dir, "registry"), c.Network.HostIP); err != nil {
@@ -136,6 +135,29 @@ func (c *Cluster) NodeNamed(name string) *Node {
 		}
 	}
 	return nil
+}
+
+// PushAdxMon builds adx-mon's ingestor, collector and alerter (tools.sh
+// adx-mon-ingestor, adx-mon-collector, adx-mon-alerter) into images laid
+// out as adx-mon's Dockerfiles lay theirs out
+// (build/images/Dockerfile.<component>: the binary at /<component>, its
+// entrypoint, the distroless base's root user), pushes them to the
+// cluster's registry as azure/adx-mon/<component>:v0.3.0 and returns
+// their references by component.
+func (c *Cluster) PushAdxMon(ctx context.Context, root string) (map[string]string, error) {
+	refs := map[string]string{}
+	for _, name := range []string{"ingestor", "collector", "alerter"} {
+		bin, err := controlplane.Tool(root, "adx-mon-"+name)
+		if err != nil {
+			return nil, err
+		}
+		ref, _, err := c.Registry.PushImage(ctx, image.Image{Binary: bin, Path: "/" + name, User: "0:0"}, "azure/adx-mon/"+name, "v0.3.0")
+		if err != nil {
+			return nil, fmt.Errorf("adx-mon's %s image: %w", name, err)
+		}
+		refs[name] = ref
+	}
+	return refs, nil
 }
 
 // Stop stops the nodes, the registry and the control plane, and removes

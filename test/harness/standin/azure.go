@@ -59,6 +59,7 @@ type Azure struct {
 	clusters map[string]*kustoserver.Server
 	first    map[string]time.Time
 	slow     map[string]time.Duration // cluster name -> its provisioning time
+	hosts    map[string]string        // cluster name -> where its Kusto server listens
 	capacity map[string]int32         // cluster name -> its instance count
 	// applied is what Azure holds of each resource's spec: forProvider
 	// over initProvider at its creation, forProvider again at each update
@@ -122,10 +123,19 @@ func (a *Azure) ProvisionSlowly(name string, d time.Duration) {
 	a.slow[name] = d
 }
 
+// ServeOn makes the Kusto server of the cluster named name listen on
+// host instead of loopback: a real node's Network.HostIP, where pods
+// (adx-mon's ingestor) reach it.
+func (a *Azure) ServeOn(name, host string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.hosts[name] = host
+}
+
 // New returns a stand-in using kube.
 func New(kube client.Client) *Azure {
 	return &Azure{kube: kube, ProvisionDelay: 2 * time.Second, Forbidden: map[string]bool{},
-		external: map[string]string{}, clusters: map[string]*kustoserver.Server{}, first: map[string]time.Time{}, slow: map[string]time.Duration{},
+		external: map[string]string{}, clusters: map[string]*kustoserver.Server{}, first: map[string]time.Time{}, slow: map[string]time.Duration{}, hosts: map[string]string{},
 		capacity: map[string]int32{}, applied: map[string]map[string]any{}, updates: map[string]int{}}
 }
 
@@ -272,7 +282,13 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 		}
 		if s == nil {
 			s = kustoserver.New()
-			if err := s.Start("127.0.0.1:0"); err != nil {
+			a.mu.Lock()
+			host, ok := a.hosts[ext]
+			a.mu.Unlock()
+			if !ok {
+				host = "127.0.0.1"
+			}
+			if err := s.Start(host + ":0"); err != nil {
 				return
 			}
 			a.mu.Lock()
