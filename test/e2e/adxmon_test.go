@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fleetplane/fleetplane/test/harness/node"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
@@ -70,12 +71,14 @@ func TestADXMon(t *testing.T) {
 	const name, ns = "e2emon", "adxmon-e2e"
 	ctx := context.Background()
 	// The composed pods mount these from the nodes, which kubelet makes
-	// when they are missing: what this test made goes with it.
-	for _, dir := range []string{"/mnt/ingestor", "/mnt/collector", "/etc/pki", "/run/log", "/var/lib/docker"} {
-		if _, err := os.Stat(dir); os.IsNotExist(err) {
-			t.Cleanup(func() { _ = os.RemoveAll(dir) })
-		}
+	// when they are missing: what this test made goes with it, after the
+	// ADXMon's deletion (the last step) has removed its pods. Taken for
+	// the whole test: the node suite runs adx-mon on the same host paths.
+	release, err := node.ClaimHostPaths(node.AdxMonHostPaths...)
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(release)
 	images, err := env.Cluster.PushAdxMon(ctx, support.Root())
 	if err != nil {
 		t.Fatal(err)

@@ -31,8 +31,7 @@ import (
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
-// nodeName is the first node's name; the second, which joins it so that
-// a workload can spread over two, is nodeName-2.
+// nodeName is the node's name.
 const nodeName = "fleetplane-node-test"
 
 var (
@@ -64,12 +63,7 @@ func run(m *testing.M) int {
 	defer c.Stop()
 	cluster, cp, reg = c, c.CP, c.Registry
 	fmt.Fprintf(os.Stderr, "node: control plane, registry and a Ready node in %s\n", c.Started.Round(100*time.Millisecond))
-	start := time.Now()
-	if _, err := c.AddNode(context.Background(), support.Root(), nodeName+"-2"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	fmt.Fprintf(os.Stderr, "node: a second node joined and Ready in %s\n", time.Since(start).Round(100*time.Millisecond))
+
 	if kube, err = kubernetes.NewForConfig(cp.Config); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -192,6 +186,23 @@ func TestKubeletRefusesAnonymous(t *testing.T) {
 
 // namespace makes namespace name and waits for its default
 // ServiceAccount, without which no pod is admitted.
+// deleteNamespace deletes a namespace and waits until its pods are gone.
+func deleteNamespace(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Errorf("deleting namespace %s: %v", name, err)
+		return
+	}
+	support.Eventually(t, 2*time.Minute, "namespace "+name+"'s pods gone", func() (bool, string) {
+		l, err := kube.CoreV1().Pods(name).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(l.Items) == 0, fmt.Sprintf("%d pods", len(l.Items))
+	})
+}
+
 func namespace(t *testing.T, name string) {
 	t.Helper()
 	ctx := t.Context()

@@ -1,0 +1,42 @@
+package node
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// AdxMonHostPaths are the directories of this machine that the pods an
+// ADXMon composes mount (hostPath): the ingestor's and the collector's
+// storage, and what the collector reads of the host.
+var AdxMonHostPaths = []string{"/mnt/ingestor", "/mnt/collector", "/etc/pki", "/run/log", "/var/lib/docker"}
+
+// ClaimHostPaths takes the machine-wide lock on dirs, host directories
+// that pods mount, and returns its release, which removes those of dirs
+// that did not exist before. Every node of this machine is the same host
+// to a hostPath: two test processes running adx-mon side by side (the e2e
+// and node suites do) would share one WAL directory, and the first to
+// finish would remove it under the other's pods. A holder must have its
+// pods gone before it releases.
+func ClaimHostPaths(dirs ...string) (release func(), err error) {
+	f, err := os.OpenFile("/run/fleetplane-hostpaths.lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("locking the host paths: %w", err)
+	}
+	var made []string
+	for _, d := range dirs {
+		if _, err := os.Stat(d); os.IsNotExist(err) {
+			made = append(made, d)
+		}
+	}
+	return func() {
+		for _, d := range made {
+			_ = os.RemoveAll(d)
+		}
+		_ = f.Close()
+	}, nil
+}
