@@ -320,27 +320,18 @@ func ingestorWithoutStorage(t *testing.T, kc client.Client, images map[string]st
 // Ready. Until it is, it says what the pods do, with the last run's log
 // of any that restarted.
 func readyPod(kc client.Client, label, value string) func() (bool, string) {
-	return readyPods(kc, label, value, 1)
-}
-
-// readyPods is readyPod of at least n pods.
-func readyPods(kc client.Client, label, value string, n int) func() (bool, string) {
 	return func() (bool, string) {
 		ctx := context.Background()
 		pods := &corev1.PodList{}
 		if err := kc.List(ctx, pods, client.InNamespace("monitoring"), client.MatchingLabels{label: value}); err != nil {
 			return false, err.Error()
 		}
-		ready := 0
 		for _, p := range pods.Items {
 			for _, c := range p.Status.Conditions {
 				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-					ready++
+					return true, ""
 				}
 			}
-		}
-		if ready >= n {
-			return true, ""
 		}
 		var msg strings.Builder
 		msg.WriteString(controlplane.DescribePods(pods.Items))

@@ -1,10 +1,6 @@
 package node
 
-import (
-	"fmt"
-	"os"
-	"syscall"
-)
+import "os"
 
 // AdxMonHostPaths are the directories of this machine that the pods an
 // ADXMon composes mount (hostPath): the ingestor's and the collector's
@@ -19,13 +15,9 @@ var AdxMonHostPaths = []string{"/mnt/ingestor", "/mnt/collector", "/etc/pki", "/
 // finish would remove it under the other's pods. A holder must have its
 // pods gone before it releases.
 func ClaimHostPaths(dirs ...string) (release func(), err error) {
-	f, err := os.OpenFile("/run/fleetplane-hostpaths.lock", os.O_CREATE|os.O_RDWR, 0o600)
+	unlock, err := lockMachine("hostpaths")
 	if err != nil {
 		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("locking the host paths: %w", err)
 	}
 	var made []string
 	for _, d := range dirs {
@@ -37,6 +29,6 @@ func ClaimHostPaths(dirs ...string) (release func(), err error) {
 		for _, d := range made {
 			_ = os.RemoveAll(d)
 		}
-		_ = f.Close()
+		unlock()
 	}, nil
 }

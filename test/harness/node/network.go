@@ -113,14 +113,19 @@ func NewNetwork(name string) (_ *Network, err error) {
 
 // lockLinks takes the machine-wide lock on choosing a node's link, and
 // returns its release.
-func lockLinks() (func(), error) {
-	f, err := os.OpenFile("/run/fleetplane-node-links.lock", os.O_CREATE|os.O_RDWR, 0o600)
+func lockLinks() (func(), error) { return lockMachine("node-links") }
+
+// lockMachine takes the machine-wide lock called name, which every test
+// process of this machine shares, and returns its release: the lock goes
+// with the file's close, or with the process.
+func lockMachine(name string) (func(), error) {
+	f, err := os.OpenFile("/run/fleetplane-"+name+".lock", os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		_ = f.Close()
-		return nil, fmt.Errorf("locking the node links: %w", err)
+		return nil, fmt.Errorf("locking %s: %w", name, err)
 	}
 	return func() { _ = f.Close() }, nil
 }

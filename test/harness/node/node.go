@@ -64,8 +64,6 @@ type Node struct {
 	Name string
 	// IP is the node's address, Network.NodeIP.
 	IP string
-	// Subnet is the pods' network.
-	Subnet string
 	// Network is the node's network namespace; the caller closes it.
 	Network *Network
 	// KubeletURL is the kubelet's own API, which answers only the API
@@ -115,7 +113,7 @@ func Start(ctx context.Context, root, dir string, cp *controlplane.ControlPlane,
 		return nil, err
 	}
 	nw := o.Network
-	n := &Node{Name: o.Name, IP: nw.NodeIP, Subnet: nw.PodSubnet, Network: nw, dir: dir, socket: filepath.Join(dir, "containerd.sock"), ctr: ctr}
+	n := &Node{Name: o.Name, IP: nw.NodeIP, Network: nw, dir: dir, socket: filepath.Join(dir, "containerd.sock"), ctr: ctr}
 	// n, not the result, which a failed return sets to nil.
 	defer func() {
 		if err != nil {
