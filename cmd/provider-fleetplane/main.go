@@ -65,7 +65,7 @@ type CLI struct {
 	IMDSEndpoint     string        `default:"http://169.254.169.254" help:"Azure's instance metadata service, read by ProvisioningDefaults where a ClusterProviderConfig allows discovery."`
 	ARMEndpoint      string        `name:"azure-resource-manager-endpoint" default:"https://management.azure.com" help:"Azure Resource Manager, where ProvisioningDefaults lists the Kusto SKUs of a region and Autoscalers read ADX clusters and their Azure Monitor metrics."`
 	LoopbackPods     bool          `name:"scrape-loopback-pods" help:"Let Autoscalers scrape ingestor pods whose IP is a loopback address. Only for local control planes whose stand-in pods listen on loopback; never on a real cluster, where a pod claiming such an IP would point the provider at itself."`
-	PlainHTTP        string        `name:"plain-http-networks" default:"127.0.0.0/8,::1" help:"Comma-separated addresses and CIDR prefixes Kusto endpoints with credentials None (plain http, local emulators) may connect to; empty for none. Link-local addresses and the Kubernetes API server are refused whatever this says."`
+	PlainHTTP        string        `name:"plain-http-networks" default:"127.0.0.0/8,::1" help:"Comma-separated addresses and CIDR prefixes Kusto endpoints with credentials None (plain http, local emulators) may connect to; empty for none. Such endpoints name the emulator by IP address or as localhost; clients with credentials never connect to these addresses beyond loopback. Link-local addresses and the Kubernetes API server are refused whatever this says."`
 	MaxKustoMgmt     int64         `name:"max-kusto-mgmt-bytes" default:"16777216" help:"Most bytes of one Kusto management command's answer the provider reads; the SDK holds it whole."`
 	MaxKustoQuery    int64         `name:"max-kusto-query-bytes" default:"268435456" help:"Most bytes of one Kusto query's answer the provider reads, streaming."`
 }
@@ -176,6 +176,9 @@ func (c *CLI) Run() error {
 	if err != nil {
 		return err
 	}
+	// Before any Kusto client exists: clients with credentials then
+	// refuse these networks' addresses from the first one on.
+	plain.Trust()
 	if err := fpcontroller.Setup(mgr, o, kusto.Options{Timeout: c.KustoTimeout, PlainHTTP: &plain, MaxMgmtBytes: c.MaxKustoMgmt, MaxQueryBytes: c.MaxKustoQuery},
 		defaults.Config{IMDSEndpoint: c.IMDSEndpoint, ResourceManagerEndpoint: c.ARMEndpoint},
 		autoscaler.Config{ResourceManagerEndpoint: c.ARMEndpoint, LoopbackPods: c.LoopbackPods}, fleet); err != nil {

@@ -17,9 +17,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	expv1alpha1 "github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
+	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
@@ -64,7 +66,26 @@ func TestCrossplaneRunsPackagesAsPods(t *testing.T) {
 	if err := cp.ApplyRBAC(ctx, filepath.Join(rbacDir, "provider-fleetplane.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	apply(t, filepath.Join(rbacDir, "runtime-config.yaml"))
+	// The runtime config as shipped, with the one flag a Kusto emulator
+	// beyond loopback needs: the node network's host address, where the
+	// emulator below listens, opened to credentials None.
+	emulator := kustoserver.New("FleetDiscovery")
+	if err := emulator.Start(cluster.Network.HostIP + ":0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = emulator.Close() })
+	rc := readObject(t, filepath.Join(rbacDir, "runtime-config.yaml"))
+	if err := unstructured.SetNestedField(rc.Object, map[string]any{"spec": map[string]any{
+		"selector": map[string]any{},
+		"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{
+			"name": "package-runtime", "args": []any{"--debug", "--plain-http-networks=127.0.0.0/8,::1," + cluster.Network.HostIP + "/32"},
+		}}}},
+	}}, "spec", "deploymentTemplate"); err != nil {
+		t.Fatal(err)
+	}
+	if err := kube.Create(ctx, rc); err != nil {
+		t.Fatal(err)
+	}
 	// Named as the fleetplane Configuration's dependency resolution
 	// names them, which its Compositions' function references expect.
 	fn := &pkgv1.Function{ObjectMeta: metav1.ObjectMeta{Name: functionName}}
@@ -102,6 +123,9 @@ func TestCrossplaneRunsPackagesAsPods(t *testing.T) {
 	})
 	t.Run("the provider's pod reconciles under its RBAC, and a killed pod loses nothing", func(t *testing.T) {
 		providerReconciles(t, kube)
+	})
+	t.Run("the provider's pod reaches a Kusto emulator on the node's network", func(t *testing.T) {
+		reachesEmulator(t, kube, emulator)
 	})
 	t.Run("an upgrade replaces the function's pod", func(t *testing.T) {
 		upgradeFunction(t, kube, out, cli)
@@ -381,4 +405,54 @@ func podsSay(ctx context.Context, kube client.Client) string {
 		return err.Error()
 	}
 	return controlplane.DescribePods(pods.Items)
+}
+
+// readObject reads a YAML file of one object.
+func readObject(t *testing.T, file string) *unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &u.Object); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return u
+}
+
+// reachesEmulator: a tenant's Table, without credentials, on a Kusto
+// emulator listening on the node network's host address rather than
+// loopback (as Kustainer in a pod would be): the provider's pod creates
+// it there. Before --plain-http-networks reached azkustodata's trusted
+// hosts, the SDK refused every plain-http host but loopback, so a
+// provider in a pod could use no emulator at all.
+func reachesEmulator(t *testing.T, kube client.Client, emulator *kustoserver.Server) {
+	t.Helper()
+	ctx := t.Context()
+	table := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kusto.m.fleetplane.io/v1alpha1", "kind": "Table",
+		"metadata": map[string]any{"namespace": "team-a", "name": "heartbeats"},
+		"spec": map[string]any{
+			"providerConfigRef": map[string]any{"kind": "ClusterProviderConfig", "name": "argo"},
+			"forProvider": map[string]any{"endpoint": emulator.URL, "database": "FleetDiscovery", "table": "Heartbeats", "columns": []any{
+				map[string]any{"name": "Timestamp", "type": "datetime"}, map[string]any{"name": "ClusterEndpoint", "type": "string"},
+			}},
+		},
+	}}
+	if err := kube.Create(ctx, table); err != nil {
+		t.Fatal(err)
+	}
+	support.Eventually(t, 2*time.Minute, "the Heartbeats table on the emulator at "+emulator.URL, func() (bool, string) {
+		if _, ok := emulator.Tables("FleetDiscovery")["Heartbeats"]; ok {
+			return true, ""
+		}
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(table.GroupVersionKind())
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(table), got); err != nil {
+			return false, err.Error()
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		return false, fmt.Sprintf("conditions %v", conds)
+	})
 }

@@ -8,6 +8,7 @@ package kusto
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -91,6 +92,18 @@ func New(endpoint string, cred azcore.TokenCredential, opts Options) (*Client, e
 	case cred == nil && !plain:
 		return nil, fmt.Errorf("%w: %s needs credentials; None serves only plain-http local endpoints", kql.ErrInvalidEndpoint, ep)
 	}
+	host := ep[strings.Index(ep, "://")+3:]
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if cred == nil {
+		err = plainHost(host)
+	} else {
+		err = credentialedHost(host)
+	}
+	if err != nil {
+		return nil, err
+	}
 	opts = opts.withDefaults()
 	var base http.RoundTripper
 	switch {
@@ -101,6 +114,7 @@ func New(endpoint string, cred azcore.TokenCredential, opts Options) (*Client, e
 		if opts.PlainHTTP != nil {
 			p = *opts.PlainHTTP
 		}
+		p.Trust()
 		base = p.transport()
 	case opts.HTTPClient != nil:
 		base = transport(opts.HTTPClient)

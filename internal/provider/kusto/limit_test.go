@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -224,5 +225,66 @@ func TestCompressedAnswersRead(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPlainHTTPBeyondLoopback: a Kusto emulator on another address of the
+// networks the provider allows (in a pod, or on the node's address) was
+// refused by azkustodata, which trusts no plain-http host but loopback,
+// whatever --plain-http-networks said. A client without credentials now
+// reaches it; a client with credentials never sends a token there; a host
+// name, which azkustodata would refuse on the first call, is refused with
+// the reason when the client is made.
+func TestPlainHTTPBeyondLoopback(t *testing.T) {
+	s := httptest.NewServer(hugeDatabases(3))
+	t.Cleanup(s.Close)
+	// 198.51.100.0/24 is documentation space: no machine has it, so the
+	// dial is redirected to the server on loopback, after the address
+	// was checked.
+	old := dial
+	dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if strings.HasPrefix(addr, "198.51.100.7:") {
+			addr = s.Listener.Addr().String()
+		}
+		return old(ctx, network, addr)
+	}
+	t.Cleanup(func() { dial = old })
+	p := PlainHTTP{Networks: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24")}}
+	c, err := New("http://198.51.100.7:8080", nil, Options{Attempts: 1, Timeout: 10 * time.Second, PlainHTTP: &p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := c.Mgmt(context.Background(), "", ".show databases")
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("a None client to an allowed address: %d rows, %v", len(rows), err)
+	}
+	// Outside the networks: refused as before, by the connection.
+	c, err = New("http://198.51.101.7:8080", nil, Options{Attempts: 1, Timeout: 10 * time.Second, PlainHTTP: &p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Mgmt(context.Background(), "", ".show databases"); !errors.Is(err, ErrPlainHTTPRefused) {
+		t.Errorf("outside the networks: %v, want refused", err)
+	}
+	for endpoint, want := range map[string]string{
+		"https://198.51.100.7":          "a token is never sent there",
+		"https://[::ffff:198.51.100.9]": "a token is never sent there",
+		"https://127.0.0.1:8443":        "",
+		"https://hub.kusto.windows.net": "",
+	} {
+		_, err := New(endpoint, fakeCred{}, Options{})
+		if (want == "") != (err == nil) || (err != nil && (!strings.Contains(err.Error(), want) || !errors.Is(err, ErrPlainHTTPRefused))) {
+			t.Errorf("with credentials to %s: %v, want %q", endpoint, err, want)
+		}
+	}
+	for endpoint, want := range map[string]string{
+		"http://kusto-emulator.team-a.svc:8080": "is a host name",
+		"http://localhost:8080":                 "",
+		"http://[::1]:8080":                     "",
+	} {
+		_, err := New(endpoint, nil, Options{PlainHTTP: &p})
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+			t.Errorf("without credentials to %s: %v, want %q", endpoint, err, want)
+		}
 	}
 }

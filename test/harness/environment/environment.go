@@ -535,9 +535,9 @@ func (e *Env) kustoServerOn(host string, dbs ...string) (*kustoserver.Server, er
 
 // PodKustoServer is KustoServer listening where the nodes' pods reach
 // this machine (loopback without nodes): for an ADXMon's ADX cluster,
-// which adx-mon's ingestor talks to. The provider does not reach it
-// there: azkustodata trusts no plain-http host but loopback, which the
-// provider's --plain-http-networks does not change yet.
+// which adx-mon's ingestor talks to. The provider reaches it there only
+// with PodHost in its --plain-http-networks (the e2e's provider needs it
+// at loopback alone).
 func (e *Env) PodKustoServer(dbs ...string) (*kustoserver.Server, error) {
 	return e.kustoServerOn(e.PodHost(), dbs...)
 }
