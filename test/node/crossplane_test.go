@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +22,7 @@ import (
 
 	expv1alpha1 "github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
+	"github.com/fleetplane/fleetplane/test/harness/environment"
 	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
@@ -126,6 +128,9 @@ func TestCrossplaneRunsPackagesAsPods(t *testing.T) {
 	})
 	t.Run("the provider's pod reaches a Kusto emulator on the node's network", func(t *testing.T) {
 		reachesEmulator(t, kube, emulator)
+	})
+	t.Run("provider-kubernetes runs as the pod of its package and applies an Object", func(t *testing.T) {
+		providerKubernetes(t, kube, cli)
 	})
 	t.Run("an upgrade replaces the function's pod", func(t *testing.T) {
 		upgradeFunction(t, kube, out, cli)
@@ -454,5 +459,108 @@ func reachesEmulator(t *testing.T, kube client.Client, emulator *kustoserver.Ser
 		}
 		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
 		return false, fmt.Sprintf("conditions %v", conds)
+	})
+}
+
+// providerKubernetes: provider-kubernetes' package as the environment
+// builds it (its module's metadata and CRDs, its runtime image from the
+// binary tools.sh builds) runs as the pod the package manager makes of
+// it, under a ServiceAccount its runtime config names, and its pod
+// applies an Object with the identity injected there.
+func providerKubernetes(t *testing.T, kube client.Client, cli string) {
+	t.Helper()
+	ctx := t.Context()
+	const pkg, sa = "crossplane-contrib-provider-kubernetes", "provider-kubernetes"
+	file, err := environment.BuildProviderKubernetes(support.Root(), cli, filepath.Join(dir, "provider-kubernetes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Push(ctx, cli, file, "crossplane-contrib/provider-kubernetes", "v1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	digest := pushedDigest(t, "crossplane-contrib/provider-kubernetes", "v1.0.0")
+	// As a platform team grants it: what the Objects it applies need,
+	// here ConfigMaps, bound to the ServiceAccount its runtime config
+	// names.
+	for _, o := range []client.Object{
+		&unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "pkg.crossplane.io/v1beta1", "kind": "DeploymentRuntimeConfig",
+			"metadata": map[string]any{"name": sa},
+			"spec":     map[string]any{"serviceAccountTemplate": map[string]any{"metadata": map[string]any{"name": sa}}},
+		}},
+		&rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: "provider-kubernetes-configmaps"},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"*"}}},
+		},
+		&rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "provider-kubernetes-configmaps"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "provider-kubernetes-configmaps"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: controlplane.CrossplaneNamespace, Name: sa}},
+		},
+	} {
+		if err := kube.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pr := &pkgv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: pkg}}
+	pr.Spec.Package = reg.Ref("crossplane-contrib/provider-kubernetes", "v1.0.0")
+	pr.Spec.RuntimeConfigReference = &pkgv1.RuntimeConfigReference{Name: sa}
+	if err := kube.Create(ctx, pr); err != nil {
+		t.Fatal(err)
+	}
+	support.Eventually(t, 4*time.Minute, "provider-kubernetes' pod ready", func() (bool, string) {
+		pods := &corev1.PodList{}
+		if err := kube.List(ctx, pods, client.InNamespace(controlplane.CrossplaneNamespace), client.MatchingLabels{pkgv1.LabelProvider: pkg}); err != nil {
+			return false, err.Error()
+		}
+		for _, p := range pods.Items {
+			if len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].Ready {
+				return true, ""
+			}
+		}
+		return false, podsSay(ctx, kube)
+	})
+	p := packagePod(t, kube, pkg)
+	if got := p.Status.ContainerStatuses[0].ImageID; !strings.HasSuffix(got, "@"+digest) {
+		t.Errorf("provider-kubernetes' pod runs %s, want the pushed package %s", got, digest)
+	}
+	if p.Spec.ServiceAccountName != sa {
+		t.Errorf("provider-kubernetes' pod runs as %q, want its runtime config's %s", p.Spec.ServiceAccountName, sa)
+	}
+	pc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "ClusterProviderConfig",
+		"metadata": map[string]any{"name": "default"},
+		"spec":     map[string]any{"credentials": map[string]any{"source": "InjectedIdentity"}},
+	}}
+	support.Eventually(t, time.Minute, "provider-kubernetes' ClusterProviderConfig created (its kinds served)", func() (bool, string) {
+		err := kube.Create(ctx, pc)
+		return err == nil, fmt.Sprint(err)
+	})
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object",
+		"metadata": map[string]any{"namespace": "team-a", "name": "greeting"},
+		"spec": map[string]any{
+			"providerConfigRef": map[string]any{"kind": "ClusterProviderConfig", "name": "default"},
+			"forProvider": map[string]any{"manifest": map[string]any{
+				"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata": map[string]any{"namespace": "team-a", "name": "greeting"},
+				"data":     map[string]any{"hello": "from provider-kubernetes' pod"},
+			}},
+		},
+	}}
+	support.Eventually(t, time.Minute, "the Object created (its CRD established)", func() (bool, string) {
+		err := kube.Create(ctx, obj)
+		return err == nil, fmt.Sprint(err)
+	})
+	support.Eventually(t, 2*time.Minute, "the ConfigMap the Object applies", func() (bool, string) {
+		cm := &corev1.ConfigMap{}
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "greeting"}, cm); err != nil {
+			got := &unstructured.Unstructured{}
+			got.SetGroupVersionKind(obj.GroupVersionKind())
+			_ = kube.Get(ctx, client.ObjectKeyFromObject(obj), got)
+			conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+			return false, fmt.Sprintf("%v; the Object's conditions %v", err, conds)
+		}
+		return cm.Data["hello"] == "from provider-kubernetes' pod", fmt.Sprint(cm.Data)
 	})
 }

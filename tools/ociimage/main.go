@@ -1,5 +1,7 @@
-// Command ociimage writes the runtime image tarball of one binary. `make
-// package` runs it.
+// Command ociimage writes the runtime image tarball of one binary, without
+// a container engine: the binary as the only layer on an empty base
+// (package image), which `crossplane xpkg build
+// --embed-runtime-image-tarball` embeds. `make package` runs it.
 package main
 
 import (
@@ -26,7 +28,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "ociimage: -binary, -path (absolute), -tag and -o are required")
 		os.Exit(2)
 	}
-	d, err := Write(spec, *out)
+	d, err := image.Write(spec, *out)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ociimage:", err)
 		os.Exit(1)

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
+	"github.com/fleetplane/fleetplane/tools/ociimage/image"
 )
 
 // Versions of the packages pushed to the registry. The upjet stand-ins
@@ -156,15 +157,35 @@ spec:
 	return file, nil
 }
 
-// buildProviderKubernetes builds provider-kubernetes' package from its
-// module's package/crossplane.yaml and CRDs.
-func buildProviderKubernetes(root, cli, dir string) (string, error) {
+// BuildProviderKubernetes builds provider-kubernetes' package into dir
+// from its module's package/crossplane.yaml and CRDs, embedding the
+// runtime image its release ships: the binary tools.sh builds from the
+// same module, where its Dockerfile puts it, as its non-root user. With
+// Crossplane's Deployment runtime, that image is what the provider's pod
+// runs.
+func BuildProviderKubernetes(root, cli, dir string) (string, error) {
 	crds, err := controlplane.Tool(root, "provider-kubernetes-crds")
 	if err != nil {
 		return "", err
 	}
+	bin, err := controlplane.Tool(root, "provider-kubernetes")
+	if err != nil {
+		return "", err
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.MkdirAll(empty, 0o755); err != nil {
+		return "", err
+	}
+	runtime := filepath.Join(dir, "provider-kubernetes-runtime.tar")
+	if _, err := image.Write(image.Image{
+		Binary: bin, Path: "/usr/local/bin/crossplane-kubernetes-provider", User: "65532:65532",
+		Tag: "xpkg.crossplane.io/crossplane-contrib/provider-kubernetes:" + providerKubernetesVersion,
+	}, runtime); err != nil {
+		return "", fmt.Errorf("provider-kubernetes' runtime image: %w", err)
+	}
 	file := filepath.Join(dir, "provider-kubernetes.xpkg")
-	if out, err := exec.Command(cli, "xpkg", "build", "--package-root", filepath.Dir(crds), "--examples-root", filepath.Join(dir, "empty"), "-o", file).CombinedOutput(); err != nil {
+	if out, err := exec.Command(cli, "xpkg", "build", "--package-root", filepath.Dir(crds), "--examples-root", empty,
+		"--embed-runtime-image-tarball", runtime, "-o", file).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("crossplane xpkg build provider-kubernetes: %w\n%s", err, out)
 	}
 	return file, nil
@@ -190,7 +211,7 @@ func (e *Env) publish(ctx context.Context, b built) error {
 		return fmt.Errorf("tools/push.sh: %w\n%s", err, out)
 	}
 	var all []pushed
-	pk, err := buildProviderKubernetes(e.Root, cli, dir)
+	pk, err := BuildProviderKubernetes(e.Root, cli, dir)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
@@ -136,4 +137,21 @@ func addDirs(tw *tar.Writer, dirs map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// Write builds the image and writes it to out as a tarball named tag,
+// which `crossplane xpkg build --embed-runtime-image-tarball` embeds.
+func Write(spec Image, out string) (v1.Hash, error) {
+	img, err := Build(spec)
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	tag, err := name.NewTag(spec.Tag)
+	if err != nil {
+		return v1.Hash{}, fmt.Errorf("image tag %q: %w", spec.Tag, err)
+	}
+	if err := tarball.WriteToFile(out, tag, img); err != nil {
+		return v1.Hash{}, err
+	}
+	return img.Digest()
 }
