@@ -89,7 +89,7 @@ footprint: ## Measure provider-fleetplane beside provider-kubernetes on a local 
 	$(GO) run ./hack/footprint $(FOOTPRINT_ARGS)
 
 .PHONY: demo
-demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a federated fleet on local Kusto servers, an experiment on stand-ins, an adx-mon stack, a placement on two clusters, fleetplane as pods on a real node.
+demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a federated fleet on local Kusto servers, an experiment on stand-ins, an adx-mon stack, a placement on two clusters, all of it as pods on real nodes (root).
 	@# Built, then exec'd: make's child is the demo itself, which stops
 	@# everything on Ctrl-C and exits 0 (under `go run`, make's SIGTERM
 	@# would end the go command and leave make reporting an error).
@@ -103,9 +103,9 @@ demo: ## Run fleetplane locally: control plane, Crossplane, the packages, a fede
 DEMO_TOOLS := crossplane crossplane-core etcd kube-apiserver kube-controller-manager kubectl provider-kubernetes \
 	crossplane-core-crds provider-kubernetes-crds upjet-azure-crds argocd-crds argo-workflows-crds \
 	kubelet kube-scheduler kube-proxy coredns helm crossplane-chart-templates
-# The real node's Debian packages, which only root may install (and which
+# The real nodes' Debian packages, which only root may install (and which
 # a node needs root to run), and adx-mon's components, which run on the
-# nodes: without root the demo says it plays the nodes and skips real pods.
+# nodes: without root the demo says in one line that it needs them.
 ifeq ($(shell id -u),0)
 DEMO_TOOLS += node-runtime adx-mon-ingestor adx-mon-collector adx-mon-alerter
 endif

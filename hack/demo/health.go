@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"iter"
 	"maps"
 	"sort"
 	"strings"
@@ -17,7 +18,11 @@ import (
 // health is the fleet as an operator's Prometheus sees it: a summary
 // scraped from provider-fleetplane's and function-fleetplane's /metrics.
 func health(ctx context.Context, env *environment.Env) (string, error) {
-	_, p, err := support.Scrape(ctx, env.ProviderMetrics)
+	url, err := env.ProviderMetrics(ctx)
+	if err != nil {
+		return "", err
+	}
+	_, p, err := support.Scrape(ctx, url)
 	if err != nil {
 		return "", fmt.Errorf("scrape provider-fleetplane: %w", err)
 	}
@@ -73,8 +78,12 @@ func health(ctx context.Context, env *environment.Env) (string, error) {
 		}
 		fmt.Fprintf(&b, "  Autoscaler %s: desired size %v, %s; decisions: %s\n", a, desired, s, strings.Join(decisions, ", "))
 	}
-	if env.FunctionMetrics != "" {
-		_, f, err := support.Scrape(ctx, env.FunctionMetrics)
+	fnURL, err := env.FunctionMetrics(ctx)
+	if err != nil {
+		return "", err
+	}
+	if fnURL != "" {
+		_, f, err := support.Scrape(ctx, fnURL)
 		if err != nil {
 			return "", fmt.Errorf("scrape function-fleetplane: %w", err)
 		}
@@ -140,4 +149,28 @@ func ago(now time.Time, v float64) string {
 		return "never heard"
 	}
 	return now.Sub(stamp(v)).Round(100 * time.Millisecond).String()
+}
+
+// residentMemory is the function's and the provider's resident memory by
+// name, in bytes, as their pods' own /metrics report it
+// (process_resident_memory_bytes). What cannot be read is left out.
+func residentMemory(ctx context.Context, env *environment.Env) iter.Seq2[string, int64] {
+	return func(yield func(string, int64) bool) {
+		for _, c := range []struct {
+			name string
+			url  func(context.Context) (string, error)
+		}{{"function-fleetplane", env.FunctionMetrics}, {"provider-fleetplane", env.ProviderMetrics}} {
+			url, err := c.url(ctx)
+			if err != nil {
+				continue
+			}
+			_, s, err := support.Scrape(ctx, url)
+			if err != nil {
+				continue
+			}
+			if v, ok := s.Value("process_resident_memory_bytes", nil); ok && !yield(c.name, int64(v)) {
+				return
+			}
+		}
+	}
 }

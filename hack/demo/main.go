@@ -58,6 +58,11 @@ func run(ctx context.Context, exit bool, interval, check time.Duration, audit bo
 	if err != nil {
 		return err
 	}
+	// Everything runs as pods on real nodes: Crossplane, the packages,
+	// adx-mon, the placed workloads.
+	if why := node.Supported(); why != nil {
+		return fmt.Errorf("this machine cannot run the demo's nodes (%w); run `make demo` as root on Linux, where tools/tools.sh node-runtime installs containerd, runc and the CNI plugins", why)
+	}
 	dir := filepath.Join(root, ".cache", "demo")
 	_ = os.RemoveAll(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -65,14 +70,9 @@ func run(ctx context.Context, exit bool, interval, check time.Duration, audit bo
 	}
 	start := time.Now()
 	sayf("starting etcd, kube-apiserver and Crossplane; building and installing fleetplane's packages")
-	o := environment.Options{Interval: interval, ChangeCheck: check, Logf: sayf}
-	// Real nodes run the control plane's pods (adx-mon's) where this
-	// machine can run containers; elsewhere a stand-in plays one node.
-	if why := node.Supported(); why == nil {
-		o.Nodes = 2
-	} else {
-		sayf("no real nodes here (%v): a stand-in kubelet plays one, and adx-mon's pods run nothing", why)
-	}
+	// Two real nodes run the control plane's pods: Crossplane's, the
+	// packages', adx-mon's.
+	o := environment.Options{Interval: interval, ChangeCheck: check, Logf: sayf, Nodes: 2}
 	if audit {
 		o.AuditLog = filepath.Join(dir, "audit.log")
 	}
@@ -169,16 +169,8 @@ func run(ctx context.Context, exit bool, interval, check time.Duration, audit bo
 	if err != nil {
 		return fmt.Errorf("%w\nlogs are in %s", err, dir)
 	}
-	if err := realPods(ctx, env, root, dir); err != nil {
-		return fmt.Errorf("%w\nlogs are in %s", err, dir)
-	}
-	for _, p := range []struct {
-		name string
-		rss  func() (int64, error)
-	}{{"function-fleetplane", env.Function.RSS}, {"provider-fleetplane", env.Provider.RSS}} {
-		if n, err := p.rss(); err == nil {
-			sayf("%s resident memory: %.1f MiB", p.name, float64(n)/(1<<20))
-		}
+	for name, n := range residentMemory(ctx, env) {
+		sayf("%s resident memory: %.1f MiB", name, float64(n)/(1<<20))
 	}
 
 	summary, err := health(ctx, env)
@@ -192,6 +184,10 @@ func run(ctx context.Context, exit bool, interval, check time.Duration, audit bo
 		return err
 	}
 	kubectl, err := controlplane.Tool(root, "kubectl")
+	if err != nil {
+		return err
+	}
+	providerMetrics, err := env.ProviderMetrics(ctx)
 	if err != nil {
 		return err
 	}
@@ -213,7 +209,7 @@ pinned tools the demo built):
   curl -s %[6]s | grep ^fleetplane_
 
 Logs of every process are in %[5]s.
-`, env.CP.Kubeconfig, kubectl, cli, hub.URL, dir, env.ProviderMetrics)
+`, env.CP.Kubeconfig, kubectl, cli, hub.URL, dir, providerMetrics)
 	if exit {
 		return nil
 	}
@@ -359,9 +355,8 @@ func experiment(ctx context.Context, env *environment.Env, root string) error {
 // the cluster adopted rather than provisioned (its endpoint answers on
 // plain http), the collectors sending to the stack's own ingestor.
 func adxmon(ctx context.Context, env *environment.Env, root string) error {
-	const ns = "monitoring"
 	// Where adx-mon's ingestor pods reach it.
-	server, err := env.PodKustoServer("Metrics", "Logs", "Traces")
+	server, err := env.KustoServer("Metrics", "Logs", "Traces")
 	if err != nil {
 		return err
 	}
@@ -380,21 +375,17 @@ func adxmon(ctx context.Context, env *environment.Env, root string) error {
 	c["connection"] = map[string]any{"type": "MSI", "clientId": "11111111-1111-1111-1111-111111111111"}
 	delete(spec["collector"].(map[string]any), "ingestorEndpoint")
 	delete(spec["collector"].(map[string]any), "ingestorAuth")
-	if env.Cluster != nil {
-		// adx-mon v0.3.0's own images, built from its module; one
-		// ingestor per node, as the composed anti-affinity places them.
-		images, err := env.Cluster.PushAdxMon(ctx, root)
-		if err != nil {
-			return err
-		}
-		for c, ref := range images {
-			spec[c].(map[string]any)["image"] = ref
-		}
-		spec["ingestor"].(map[string]any)["replicas"] = int64(len(env.Cluster.Nodes))
-		sayf("built adx-mon v0.3.0's ingestor, collector and alerter into images in the registry; the ADXMon runs them on %d nodes", len(env.Cluster.Nodes))
-	} else {
-		env.Kubelet.Serve(ns)
+	// adx-mon v0.3.0's own images, built from its module; one ingestor
+	// per node, as the composed anti-affinity places them.
+	images, err := env.Cluster.PushAdxMon(ctx, root)
+	if err != nil {
+		return err
 	}
+	for c, ref := range images {
+		spec[c].(map[string]any)["image"] = ref
+	}
+	spec["ingestor"].(map[string]any)["replicas"] = int64(len(env.Cluster.Nodes))
+	sayf("built adx-mon v0.3.0's ingestor, collector and alerter into images in the registry; the ADXMon runs them on %d nodes", len(env.Cluster.Nodes))
 	applied := time.Now()
 	if err := env.Kube.Create(ctx, mon); err != nil {
 		return fmt.Errorf("apply ADXMon: %w", err)

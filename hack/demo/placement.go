@@ -17,8 +17,6 @@ import (
 	placementfn "github.com/fleetplane/fleetplane/internal/function/placement"
 	"github.com/fleetplane/fleetplane/internal/function/placement/expand"
 	"github.com/fleetplane/fleetplane/test/harness/environment"
-	"github.com/fleetplane/fleetplane/test/harness/node"
-	"github.com/fleetplane/fleetplane/test/harness/standin"
 )
 
 // placement runs examples/placement on two clusters, as KubeStellar's
@@ -35,16 +33,14 @@ func placement(ctx context.Context, env *environment.Env, root string) (func(), 
 			s()
 		}
 	}
-	// Two clusters of the inventory: wec1 runs pods on a real node where
-	// this machine can run containers (else a stand-in plays its node),
-	// wec2 none, so the Deployment is available on wec1 only.
-	realNode := node.Supported() == nil
+	// Two clusters of the inventory: wec1 runs pods on a real node, wec2
+	// none, so the Deployment is available on wec1 only.
 	var wecs []*environment.WEC
 	for _, w := range []struct {
 		name, region, owner string
 	}{{"wec1", "eastus", "platform-east"}, {"wec2", "westus", "platform-west"}} {
 		start := env.StartWEC
-		if w.name == "wec1" && realNode {
+		if w.name == "wec1" {
 			start = env.StartWECWithNode
 		}
 		wec, err := start(ctx, w.name, map[string]string{"env": "prod", "region": w.region}, map[string]string{"owner": w.owner})
@@ -64,21 +60,11 @@ func placement(ctx context.Context, env *environment.Env, root string) (func(), 
 		}
 	}
 	// The team's image, built into wec1's registry, runs the workloads.
-	var app string
-	if realNode {
-		var err error
-		if app, err = wecs[0].TeamAppImage(ctx, root); err != nil {
-			return stop, err
-		}
-		sayf("started clusters wec1 (eastus, a real node: containerd, kubelet, kube-proxy, CoreDNS) and wec2 (westus, no node), in the inventory as ClusterProviderConfigs")
-	} else {
-		kubelet := standin.NewKubelet(wecs[0].Kube, "wec1-node")
-		kubelet.Serve(ns)
-		kctx, cancel := context.WithCancel(ctx)
-		stops = append(stops, cancel)
-		go kubelet.Run(kctx)
-		sayf("started clusters wec1 (eastus, a stand-in node: %v) and wec2 (westus, no node), in the inventory as ClusterProviderConfigs", node.Supported())
+	app, err := wecs[0].TeamAppImage(ctx, root)
+	if err != nil {
+		return stop, err
 	}
+	sayf("started clusters wec1 (eastus, a real node: containerd, kubelet, kube-proxy, CoreDNS) and wec2 (westus, no node), in the inventory as ClusterProviderConfigs")
 
 	for _, n := range []string{expand.PropertiesNamespace, ns} {
 		if err := env.Kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil && !kerrors.IsAlreadyExists(err) {
@@ -93,7 +79,7 @@ func placement(ctx context.Context, env *environment.Env, root string) (func(), 
 		}
 		for _, d := range docs {
 			d = environment.AsCreatedByUser(d)
-			if app != "" && f == "required/workloads.yaml" {
+			if f == "required/workloads.yaml" {
 				if err := environment.RunTeamApp(d, app); err != nil {
 					return stop, err
 				}
@@ -164,18 +150,13 @@ func placement(ctx context.Context, env *environment.Env, root string) (func(), 
 		st, _, _ := unstructured.NestedMap(job.Object, "status")
 		b, _ := json.Marshal(st)
 		status = string(b)
-		if realNode {
-			// Ready once its pod fetched web through the Service.
-			return st["ready"] == int64(1)
-		}
-		return st["active"] != nil || st["succeeded"] != nil
+		// Ready once its pod fetched web through the Service.
+		return st["ready"] == int64(1)
 	}); err != nil {
 		return stop, fmt.Errorf("the smoke Job's status did not come back: %w", err)
 	}
 	sayf("Job smoke runs on wec1 alone; its status here is what wec1 reports (wantSingletonReportedState), %s after apply: %s", time.Since(applied).Round(100*time.Millisecond), status)
-	if realNode {
-		sayf("  (its pod on wec1's node is ready once it fetched http://web, the Service the web Placement delivered there, through wec1's cluster DNS and kube-proxy)")
-	}
+	sayf("  (its pod on wec1's node is ready once it fetched http://web, the Service the web Placement delivered there, through wec1's cluster DNS and kube-proxy)")
 	if err := until(ctx, time.Minute, func() bool {
 		return env.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "smoke"}, job) == nil && job.GetAnnotations()[placementv1alpha1.ExecutingCountAnnotation] != ""
 	}); err == nil {

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -84,8 +85,8 @@ func run(c config) error {
 	audit := filepath.Join(dir, "audit.log")
 	logf := func(f string, a ...any) { fmt.Fprintf(os.Stderr, "footprint: "+f+"\n", a...) }
 	env, err := environment.Start(ctx, support.Root(), dir, environment.Options{
-		Poll: c.poll, Quiet: true, AuditLog: audit, Logf: logf,
-		ProviderArgs: []string{"--pprof-address", fmt.Sprintf("127.0.0.1:%d", pprofPort)},
+		Poll: c.poll, Quiet: true, AuditLog: audit, Logf: logf, Nodes: 1,
+		ProviderArgs: []string{fmt.Sprintf("--pprof-address=:%d", pprofPort)},
 	})
 	if err != nil {
 		return err
@@ -102,7 +103,19 @@ func run(c config) error {
 	logf("all Ready; settling for %s", c.settle)
 	time.Sleep(c.settle)
 
-	procs := []*controlplane.Process{env.Provider, env.ProviderKubernetes}
+	// Both providers run as pods: what they report of their own
+	// processes, at their /metrics, is what is measured.
+	var procs []meter
+	for _, p := range []struct{ pkg, agent string }{
+		{environment.ProviderName, "provider-fleetplane"},
+		{environment.PackageName(environment.ProviderKubernetesSource), "crossplane-kubernetes-provider"},
+	} {
+		url, err := env.MetricsOf(ctx, p.pkg)
+		if err != nil {
+			return err
+		}
+		procs = append(procs, meter{agent: p.agent, url: url})
+	}
 	logf("measuring for %s", c.window)
 	m, err := measure(procs, c.window)
 	if err != nil {
@@ -113,7 +126,11 @@ func run(c config) error {
 		return err
 	}
 	if c.heap != "" {
-		if err := saveHeap(ctx, fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap", pprofPort), c.heap); err != nil {
+		ip, err := env.PackagePodIP(ctx, environment.ProviderName)
+		if err != nil {
+			return err
+		}
+		if err := saveHeap(ctx, fmt.Sprintf("http://%s/debug/pprof/heap", net.JoinHostPort(ip, strconv.Itoa(pprofPort))), c.heap); err != nil {
 			return err
 		}
 		logf("heap profile of provider-fleetplane in %s", c.heap)
@@ -277,9 +294,42 @@ type measurement struct {
 	procs      []sample
 }
 
+// meter is a provider's pod as its /metrics report its process: the
+// Prometheus client's process collector, which both providers serve.
+type meter struct {
+	// agent is the program's name, as its requests' user agent gives it.
+	agent, url string
+}
+
+func (m meter) value(name string) (float64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, s, err := support.Scrape(ctx, m.url)
+	if err != nil {
+		return 0, err
+	}
+	v, ok := s.Value(name, nil)
+	if !ok {
+		return 0, fmt.Errorf("%s reports no %s", m.url, name)
+	}
+	return v, nil
+}
+
+// CPU is the processor time the process has used.
+func (m meter) CPU() (time.Duration, error) {
+	v, err := m.value("process_cpu_seconds_total")
+	return time.Duration(v * float64(time.Second)), err
+}
+
+// RSS is the process's resident memory in bytes.
+func (m meter) RSS() (int64, error) {
+	v, err := m.value("process_resident_memory_bytes")
+	return int64(v), err
+}
+
 // measure samples resident memory every 5 s and processor time at both
 // ends of the window.
-func measure(procs []*controlplane.Process, window time.Duration) (measurement, error) {
+func measure(procs []meter, window time.Duration) (measurement, error) {
 	m := measurement{start: time.Now(), procs: make([]sample, len(procs))}
 	cpu0 := make([]time.Duration, len(procs))
 	for i, p := range procs {
@@ -372,14 +422,14 @@ func saveHeap(ctx context.Context, url, path string) error {
 	return f.Close()
 }
 
-func report(w io.Writer, c config, procs []*controlplane.Process, m measurement, reqs requests) {
+func report(w io.Writer, c config, procs []meter, m measurement, reqs requests) {
 	minutes := m.end.Sub(m.start).Minutes()
 	fmt.Fprintf(w, "\n%d Heartbeats (%d partitions) and %d ClusterRegistrations; %d Objects; --poll %s; %s window after %s settled\n\n",
 		c.heartbeats, c.partitions, c.registrations, c.objects, c.poll, m.end.Sub(m.start).Round(time.Second), c.settle)
 	fmt.Fprintln(w, "| provider | RSS at end | RSS max | CPU per minute | API requests per minute | of which |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
 	for i, p := range procs {
-		verbs := reqs[p.Binary()]
+		verbs := reqs[p.agent]
 		total := 0
 		var parts []string
 		for _, v := range slices.Sorted(maps.Keys(verbs)) {
@@ -387,7 +437,7 @@ func report(w io.Writer, c config, procs []*controlplane.Process, m measurement,
 			parts = append(parts, fmt.Sprintf("%s %.0f", v, float64(verbs[v])/minutes))
 		}
 		s := m.procs[i]
-		fmt.Fprintf(w, "| %s | %.0f MiB | %.0f MiB | %.2f s | %.0f | %s |\n", p.Binary(),
+		fmt.Fprintf(w, "| %s | %.0f MiB | %.0f MiB | %.2f s | %.0f | %s |\n", p.agent,
 			float64(s.rssEnd)/(1<<20), float64(s.rssMax)/(1<<20), s.cpu.Seconds()/minutes, float64(total)/minutes, strings.Join(parts, ", "))
 	}
 	fmt.Fprintln(w, "\nEvery client of the API server in the window (requests per minute):")

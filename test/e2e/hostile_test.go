@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -36,7 +37,7 @@ func (r rawHeartbeat) Record() (string, error) {
 // two million databases (22 MiB), streamed.
 func hostileKusto(t *testing.T) *httptest.Server {
 	t.Helper()
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.URL.Path == "/v1/rest/auth/metadata" {
 			fmt.Fprint(w, `{"AzureAD":{"LoginEndpoint":"https://login.microsoftonline.com","KustoServiceResourceId":"https://kusto.kusto.windows.net"}}`)
@@ -53,6 +54,14 @@ func hostileKusto(t *testing.T) *httptest.Server {
 		fmt.Fprint(bw, `]}]}`)
 		_ = bw.Flush()
 	}))
+	// Where the provider's pod reaches it, as every Kusto server here.
+	l, err := net.Listen("tcp", net.JoinHostPort(env.PodHost(), "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Listener.Close()
+	s.Listener = l
+	s.Start()
 	t.Cleanup(s.Close)
 	return s
 }

@@ -29,7 +29,11 @@ func fleetHealth(t *testing.T, ns string, hub *kustoserver.Server, partitions in
 	scrape := func() ([]byte, support.Samples, time.Time) {
 		t.Helper()
 		at := time.Now()
-		raw, s, err := support.Scrape(ctx, env.ProviderMetrics)
+		url, err := env.ProviderMetrics(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, s, err := support.Scrape(ctx, url)
 		if err != nil {
 			t.Fatalf("scrape the provider: %v", err)
 		}
@@ -55,8 +59,12 @@ func fleetHealth(t *testing.T, ns string, hub *kustoserver.Server, partitions in
 		return int(federated) == partitions && sent > 0 && cycles > 0 && age(s, at) < 30*time.Second,
 			fmt.Sprintf("federated %v, heartbeats sent %v, synced cycles %v, newest heartbeat %s old", federated, sent, cycles, age(s, at))
 	})
-	if env.FunctionMetrics != "" {
-		_, fn, err := support.Scrape(ctx, env.FunctionMetrics)
+	fnURL, err := env.FunctionMetrics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fnURL != "" {
+		_, fn, err := support.Scrape(ctx, fnURL)
 		if err != nil {
 			t.Fatalf("scrape the function: %v", err)
 		}

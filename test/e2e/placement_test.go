@@ -14,6 +14,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1alpha1 "github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
@@ -349,11 +350,9 @@ func TestPlacement(t *testing.T) {
 	})
 	// On two clusters nothing is written, and what was written is
 	// cleared, all but the startTime a Job keeps once set.
-	smoke = get(t, placementAPI, "Placement", ns, "smoke")
-	_ = unstructured.SetNestedStringMap(smoke.Object, map[string]string{"env": "prod"}, "spec", "clusters", "matchLabels")
-	if err := tenant.Update(ctx, smoke); err != nil {
-		t.Fatal(err)
-	}
+	editPlacement(t, tenant, ns, "smoke", func(p *unstructured.Unstructured) {
+		_ = unstructured.SetNestedStringMap(p.Object, map[string]string{"env": "prod"}, "spec", "clusters", "matchLabels")
+	})
 	eventually(t, 2*time.Minute, "the smoke Job's status cleared", func() (bool, string) {
 		_, r, msg := condition(get(t, placementAPI, "Placement", ns, "smoke"), "ReportedState")
 		here, _, _ := unstructured.NestedMap(get(t, "batch/v1", "Job", ns, "smoke").Object, "status")
@@ -365,11 +364,9 @@ func TestPlacement(t *testing.T) {
 	// Aggregated: with wantMultiClusterReportedState what both clusters
 	// report is written together. wec1 runs the pod; wec2, without a
 	// node, has its pod waiting: two active, one ready.
-	smoke = get(t, placementAPI, "Placement", ns, "smoke")
-	_ = unstructured.SetNestedField(smoke.Object, true, "spec", "wantMultiClusterReportedState")
-	if err := tenant.Update(ctx, smoke); err != nil {
-		t.Fatal(err)
-	}
+	editPlacement(t, tenant, ns, "smoke", func(p *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(p.Object, true, "spec", "wantMultiClusterReportedState")
+	})
 	eventually(t, 2*time.Minute, "the smoke Job's status aggregated over both clusters", func() (bool, string) {
 		_, r, msg := condition(get(t, placementAPI, "Placement", ns, "smoke"), "ReportedState")
 		here, _, _ := unstructured.NestedMap(get(t, "batch/v1", "Job", ns, "smoke").Object, "status")
@@ -387,11 +384,9 @@ func TestPlacement(t *testing.T) {
 	// its own, which writes the Deployment's status too; the ReportedState
 	// either holds the aggregate or names that other writer and backs off
 	// (docs/placement.md). The executing count is the copies: 2.
-	web := get(t, placementAPI, "Placement", ns, "web")
-	_ = unstructured.SetNestedField(web.Object, true, "spec", "wantMultiClusterReportedState")
-	if err := tenant.Update(ctx, web); err != nil {
-		t.Fatal(err)
-	}
+	editPlacement(t, tenant, ns, "web", func(p *unstructured.Unstructured) {
+		_ = unstructured.SetNestedField(p.Object, true, "spec", "wantMultiClusterReportedState")
+	})
 	eventually(t, 2*time.Minute, "the web Deployment's status aggregated over both clusters", func() (bool, string) {
 		var rss unstructured.UnstructuredList
 		rss.SetAPIVersion("placement.m.fleetplane.io/v1alpha1")
@@ -452,4 +447,17 @@ func TestPlacement(t *testing.T) {
 	// breaker, which ten Objects' watch events open (docs/placement.md,
 	// event volume); the unit tables cover both (TestDelivers,
 	// TestNothingToDeliver).
+}
+
+// editPlacement edits a Placement's spec as the tenant, read afresh and
+// tried again when Crossplane wrote it in between (an update conflict).
+func editPlacement(t *testing.T, tenant client.Client, ns, name string, edit func(*unstructured.Unstructured)) {
+	t.Helper()
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p := get(t, placementAPI, "Placement", ns, name)
+		edit(p)
+		return tenant.Update(t.Context(), p)
+	}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -47,7 +47,7 @@ func TestUpgrade(t *testing.T) {
 	if err := env.CrossplaneCLI(ctx, "xpkg", "update", "configuration", environment.ConfigurationSource+":"+next, environment.ConfigurationName); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.ServeFunctionRevision(ctx, environment.FunctionSource+":"+next, 3*time.Minute); err != nil {
+	if err := env.WaitFunctionRevision(ctx, environment.FunctionSource+":"+next, 3*time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 2*time.Minute, "the function rolled to "+next+" and healthy", func() (bool, string) {

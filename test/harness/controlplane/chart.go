@@ -45,9 +45,9 @@ type Registry interface {
 // builds, with its CRDs and webhook configurations where the chart's
 // `core init` reads them, and pushed to reg, which Crossplane trusts for
 // packages through the chart's registryCaBundleConfig. reg must listen
-// where pods reach it (registry.StartOn). It returns once both
-// Deployments are available.
-func InstallCrossplaneChart(ctx context.Context, cp *ControlPlane, root string, reg Registry) (*Crossplane, error) {
+// where pods reach it (registry.StartOn). args are further flags of
+// Crossplane core. It returns once both Deployments are available.
+func InstallCrossplaneChart(ctx context.Context, cp *ControlPlane, root string, reg Registry, args ...string) (*Crossplane, error) {
 	tools := map[string]string{}
 	for _, t := range []string{"crossplane-core", "crossplane-core-crds", "crossplane-chart-templates", "helm", "kubectl"} {
 		p, err := Tool(root, t)
@@ -64,7 +64,7 @@ func InstallCrossplaneChart(ctx context.Context, cp *ControlPlane, root string, 
 	if err != nil {
 		return nil, fmt.Errorf("crossplane's image: %w", err)
 	}
-	x, err := newCrossplane(ctx, cp, tools["crossplane-core"])
+	x, err := newCrossplane(ctx, cp)
 	if err != nil {
 		return nil, err
 	}
@@ -84,8 +84,8 @@ func InstallCrossplaneChart(ctx context.Context, cp *ControlPlane, root string, 
 	helm := exec.CommandContext(ctx, tools["helm"], "template", "crossplane", chart, "--namespace", CrossplaneNamespace,
 		"--set", "image.repository="+repo, "--set", "image.tag="+tag,
 		"--set", "registryCaBundleConfig.name=registry-ca", "--set", "registryCaBundleConfig.key=ca.crt",
-		// As the External runtime harness polls: journeys wait on it.
-		"--set", "args={--debug,--poll-interval=10s}")
+		// Journeys wait on what it composes: every 10 s, not every minute.
+		"--set", "args={"+strings.Join(append([]string{"--debug", "--poll-interval=10s"}, args...), ",")+"}")
 	// helm keeps its caches and configuration under HOME: the test's own.
 	helm.Env = append(os.Environ(), "HOME="+filepath.Join(cp.Dir, "helm"))
 	helm.Stdout, helm.Stderr = &rendered, &stderr

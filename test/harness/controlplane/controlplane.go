@@ -177,12 +177,6 @@ func Start(ctx context.Context, root, dir string) (*ControlPlane, error) {
 	return StartWith(ctx, root, dir, Options{})
 }
 
-// StartWithControllers is Start with more of kube-controller-manager's
-// controllers than the default set (job-controller, say).
-func StartWithControllers(ctx context.Context, root, dir string, controllers ...string) (*ControlPlane, error) {
-	return StartWith(ctx, root, dir, Options{Controllers: controllers})
-}
-
 // Options tune a control plane.
 type Options struct {
 	// Controllers of kube-controller-manager beyond the default set.
@@ -324,10 +318,10 @@ func StartWith(ctx context.Context, root, dir string, o Options) (*ControlPlane,
 	// the garbage collector, and namespaces by their controller: without
 	// them a deletion would never finish. The workload controllers make
 	// the pods of the StatefulSets, DaemonSets and Deployments an ADXMon
-	// composes and report their status from those pods (which
-	// standin.Kubelet runs). No node lifecycle controller: the one node
-	// is a stand-in that posts no heartbeats. ClusterRole aggregation, as
-	// Crossplane's own ClusterRole is built by it.
+	// composes and report their status from those pods (which real nodes
+	// run, test/harness/node). No node lifecycle controller: nodes come
+	// and go with a test. ClusterRole aggregation, as Crossplane's own
+	// ClusterRole is built by it.
 	kcm, err := Run(dir, "kube-controller-manager", kcmBin, []string{
 		"--kubeconfig", cp.Kubeconfig, "--authentication-kubeconfig", cp.Kubeconfig, "--authorization-kubeconfig", cp.Kubeconfig,
 		"--controllers", strings.Join(append([]string{"garbage-collector-controller", "namespace-controller", "statefulset-controller", "daemonset-controller", "deployment-controller", "replicaset-controller", "clusterrole-aggregation-controller"}, controllers...), ","),

@@ -1,17 +1,18 @@
 // Package environment brings up fleetplane for real on one machine, offline,
-// installed the way a user installs it: etcd, kube-apiserver and Crossplane
-// core; an OCI registry on loopback holding fleetplane's packages (built
-// with `crossplane xpkg build`, pushed with `crossplane xpkg push`) and
-// those it depends on, under their upstream names, which ImageConfigs
-// rewrite to the registry as an air-gapped mirror would; `crossplane xpkg
-// install` of the provider and the Configuration, whose dependencies the
-// package manager resolves. The function and the providers run as local
-// processes in Crossplane's External runtime; stand-ins play the upjet
-// providers' controllers, and Kusto servers partitions and hubs. With
-// Options.Nodes, the control plane has real nodes (test/harness/node)
-// that run its pods, adx-mon's among them; without, a stand-in kubelet
-// plays one. The end-to-end tests (on two nodes) and `make demo` (on two
-// where this machine runs containers) both use it.
+// installed the way a user installs it: etcd and kube-apiserver with real
+// nodes (test/harness/node: containerd, kubelet, kube-proxy, CoreDNS);
+// Crossplane from its own Helm chart, running as pods; an OCI registry
+// holding fleetplane's packages (built with `crossplane xpkg build`, pushed
+// with `crossplane xpkg push`) and those it depends on, under their
+// upstream names, which ImageConfigs rewrite to the registry as an
+// air-gapped mirror would; `crossplane xpkg install` of the provider and
+// the Configuration, whose dependencies the package manager resolves and
+// runs: fleetplane's function and provider and provider-kubernetes as pods
+// of the images the packages embed. Stand-ins play the upjet providers'
+// controllers (their packages run no pod), and Kusto servers partitions
+// and hubs, listening where the pods reach this machine. The end-to-end
+// tests (on two nodes), `make demo` and `make footprint` use it; it needs
+// root on Linux (node.Supported).
 package environment
 
 import (
@@ -20,6 +21,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,10 +90,9 @@ type Options struct {
 	// AuditLog, when set, makes kube-apiserver log every request there
 	// (controlplane.Options.AuditLog).
 	AuditLog string
-	// Nodes is how many real nodes (test/harness/node, root only) run
-	// the control plane's pods: an ADXMon's adx-mon, say. Without, a
-	// stand-in kubelet (Env.Kubelet) plays one node whose pods run
-	// nothing, for machines that cannot run containers.
+	// Nodes is how many real nodes (test/harness/node) run the control
+	// plane's pods: Crossplane's, the packages', an ADXMon's adx-mon.
+	// Zero is one.
 	Nodes int
 }
 
@@ -121,24 +122,11 @@ type Env struct {
 	// ProvisioningDefaults.
 	AzureAPI *standin.AzureAPI
 	// Cluster is the control plane's real nodes, its registry and its
-	// network, when Options.Nodes asked for them; CP and Registry are
-	// its. Kubelet is nil then.
+	// network; CP and Registry are its.
 	Cluster *node.Cluster
-	// Kubelet, without real nodes, runs the pods of the namespaces it
-	// serves on one stand-in node.
-	Kubelet *standin.Kubelet
 	// Kube knows fleetplane's, Crossplane's and core types; use
 	// unstructured objects for the rest.
-	Kube     client.Client
-	Function *controlplane.Process
-	Provider *controlplane.Process
-	// ProviderMetrics and FunctionMetrics are the /metrics URLs of the
-	// provider and the function, on loopback ports of their own.
-	// FunctionMetrics is "" once an upgrade has replaced the function.
-	ProviderMetrics, FunctionMetrics string
-	// ProviderKubernetes is provider-kubernetes, installed as a
-	// dependency of the Configuration.
-	ProviderKubernetes *controlplane.Process
+	Kube client.Client
 	// Registry holds every package, fleetplane's and its dependencies'.
 	Registry *registry.Registry
 	// Experiments are Argo CD's, Argo Workflows' and GKE's stand-ins.
@@ -199,20 +187,11 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	e.phase("packages built", t)
 
 	t = time.Now()
-	if o.Nodes > 0 {
-		if err := e.startNodes(ctx, o); err != nil {
-			return nil, err
-		}
-		e.phase(fmt.Sprintf("etcd, kube-apiserver, a registry and %d real nodes ready", o.Nodes), t)
-	} else {
-		if e.Registry, err = registry.Start(filepath.Join(dir, "registry")); err != nil {
-			return nil, err
-		}
-		if e.CP, err = controlplane.StartWith(ctx, root, dir, controlplane.Options{AuditLog: o.AuditLog}); err != nil {
-			return nil, err
-		}
-		e.phase("etcd, kube-apiserver and a registry ready", t)
+	o.Nodes = max(o.Nodes, 1)
+	if err := e.startNodes(ctx, o); err != nil {
+		return nil, err
 	}
+	e.phase(fmt.Sprintf("etcd, kube-apiserver, a registry and %d real nodes ready", o.Nodes), t)
 
 	t = time.Now()
 	if err := e.publish(ctx, pkgs); err != nil {
@@ -221,11 +200,10 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	e.phase("packages pushed to the registry", t)
 
 	t = time.Now()
-	// Crossplane trusts the registry's CA, and rolls a dependency when a
-	// Configuration's constraint moves past it (an alpha feature in v2.4).
-	if e.Crossplane, err = controlplane.StartCrossplaneWith(ctx, e.CP, root, controlplane.CrossplaneOptions{
-		CABundle: e.Registry.CAFile, Args: []string{"--enable-dependency-version-upgrades"},
-	}); err != nil {
+	// Crossplane, from its chart, trusts the registry's CA, and rolls a
+	// dependency when a Configuration's constraint moves past it (an
+	// alpha feature in v2.4).
+	if e.Crossplane, err = controlplane.InstallCrossplaneChart(ctx, e.CP, root, e.Registry, "--enable-dependency-version-upgrades"); err != nil {
 		return nil, err
 	}
 	e.phase("crossplane ready", t)
@@ -245,13 +223,15 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	sctx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
 	e.Azure = standin.New(e.Kube)
+	// Provisioned clusters' Kusto servers and Azure's APIs listen where
+	// the provider reaches them: on the node network's host address when
+	// it runs in a pod.
+	e.Azure.Host = e.PodHost()
 	go e.Azure.Run(sctx)
-	e.AzureAPI = standin.NewAzureAPI()
-	e.AzureAPI.ServeClusters(e.Azure.Capacity)
-	if e.Cluster == nil {
-		e.Kubelet = standin.NewKubelet(e.Kube, "node-1")
-		go e.Kubelet.Run(sctx)
+	if e.AzureAPI, err = standin.NewAzureAPIOn(e.PodHost()); err != nil {
+		return nil, err
 	}
+	e.AzureAPI.ServeClusters(e.Azure.Capacity)
 
 	// Argo's CRDs are large: the API server takes half a minute on two
 	// cores to establish them, which it does while Crossplane installs
@@ -260,7 +240,7 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	go func() { argoCRDs <- e.installArgoCRDs(ctx) }()
 
 	t = time.Now()
-	if err := e.install(ctx, pkgs); err != nil {
+	if err := e.install(ctx); err != nil {
 		return nil, err
 	}
 	e.phase("packages installed and healthy", t)
@@ -304,92 +284,12 @@ func buildPackages(root, dir string) (built, error) {
 	}, nil
 }
 
-// install installs fleetplane as docs/install.md says: the provider's RBAC and
-// runtime config, the ImageConfigs of the mirror, `crossplane xpkg
-// install` of the provider and then of the Configuration, whose
-// dependencies the package manager resolves from the registry. Then it
-// plays the runtime of every package that has one and waits until every
-// package is healthy and the Lock lists them all.
-func (e *Env) install(ctx context.Context, b built) error {
-	runtimeConfig, err := e.applyProviderRBAC(ctx)
-	if err != nil {
-		return err
-	}
-	if err := e.mirror(ctx); err != nil {
-		return err
-	}
-	if err := e.CrossplaneCLI(ctx, "xpkg", "install", "provider", ProviderSource+":"+Version, ProviderName, "--runtime-config="+runtimeConfig); err != nil {
-		return err
-	}
-	if err := e.CrossplaneCLI(ctx, "xpkg", "install", "configuration", ConfigurationSource+":"+Version, ConfigurationName); err != nil {
-		return err
-	}
-	fnMetrics, err := loopbackAddress()
-	if err != nil {
-		return err
-	}
-	if e.Function, err = e.Crossplane.ServeFunction(ctx, FunctionName, b.functionBin, "--metrics-address="+fnMetrics); err != nil {
-		return err
-	}
-	e.FunctionMetrics = "http://" + fnMetrics + "/metrics"
-	providerMetrics, err := loopbackAddress()
-	if err != nil {
-		return err
-	}
-	e.ProviderMetrics = "http://" + providerMetrics + "/metrics"
-	args := append([]string{"--poll", e.opts.poll("5s"), "--metrics-address", providerMetrics, "--health-address", "0",
-		"--imds-endpoint", e.AzureAPI.URL, "--azure-resource-manager-endpoint", e.AzureAPI.URL}, e.opts.debug()...)
-	if e.Cluster == nil {
-		// The kubelet stand-in's pods listen on loopback IPs.
-		args = append(args, "--scrape-loopback-pods")
-	}
-	args = append(args, e.opts.ProviderArgs...)
-	if e.Provider, err = e.Crossplane.RunProvider(ctx, ProviderName, b.providerBin, args...); err != nil {
-		return err
-	}
-	if e.ProviderKubernetes, err = e.runProviderKubernetes(ctx); err != nil {
-		return err
-	}
-	for _, s := range standIns {
-		if err := e.Crossplane.StandInProvider(ctx, PackageName(s.source)); err != nil {
-			return err
-		}
-	}
-	var pkgs []client.Object
-	for _, c := range []string{"fleetplane-adx", "fleetplane-experiments", "fleetplane-placement"} {
-		pkgs = append(pkgs, &pkgv1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: PackageName("ghcr.io/fleetplane/" + c)}})
-	}
-	pkgs = append(pkgs, &pkgv1.Configuration{ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName}},
-		&pkgv1.Function{ObjectMeta: metav1.ObjectMeta{Name: FunctionName}})
-	for _, n := range append([]string{ProviderName, PackageName(ProviderKubernetesSource)}, standInNames()...) {
-		pkgs = append(pkgs, &pkgv1.Provider{ObjectMeta: metav1.ObjectMeta{Name: n}})
-	}
-	for _, o := range pkgs {
-		if err := e.Crossplane.WaitHealthy(ctx, o, 3*time.Minute); err != nil {
-			return err
-		}
-	}
-	if err := e.waitLocked(ctx, time.Minute); err != nil {
-		return err
-	}
-	if err := e.Crossplane.WaitXRDsEstablished(ctx, time.Minute); err != nil {
-		return err
-	}
-	return e.Alive()
-}
-
-// Alive returns an error, with the end of its log, for the first of the
-// function's and providers' processes that has exited: a wait for
+// Alive returns an error for the first of the function's and the
+// providers' pods that restarted, with how its last run ended: a wait for
 // something one of them should do would otherwise only time out.
 func (e *Env) Alive() error {
-	for _, p := range []*controlplane.Process{e.Function, e.Provider, e.ProviderKubernetes} {
-		if p != nil && p.Exited() {
-			return fmt.Errorf("%s exited; the end of %s:\n%s", p.Name, p.Log, p.Tail(2000))
-		}
-	}
-	return nil
+	return e.podsAlive()
 }
-
 func standInNames() []string {
 	var out []string
 	for _, s := range standIns {
@@ -400,8 +300,9 @@ func standInNames() []string {
 
 // applyProviderRBAC applies package/rbac: the ClusterRole and binding the
 // provider needs beyond its system role, and the DeploymentRuntimeConfig
-// naming the ServiceAccount they bind. It returns that config's name.
-func (e *Env) applyProviderRBAC(ctx context.Context) (string, error) {
+// naming the ServiceAccount they bind, with args, when there are any, as
+// the provider's flags. It returns that config's name.
+func (e *Env) applyProviderRBAC(ctx context.Context, args []string) (string, error) {
 	dir := filepath.Join(e.Root, "package", "rbac")
 	// The roles adx-mon's components run with, which an ADXMon binds.
 	for _, f := range []string{"provider-fleetplane.yaml", "adxmon-roles.yaml"} {
@@ -416,6 +317,14 @@ func (e *Env) applyProviderRBAC(ctx context.Context) (string, error) {
 	rc := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal(b, &rc.Object); err != nil {
 		return "", err
+	}
+	if len(args) > 0 {
+		if err := unstructured.SetNestedField(rc.Object, map[string]any{
+			"selector": map[string]any{},
+			"template": map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "package-runtime", "args": toAny(args)}}}},
+		}, "spec", "deploymentTemplate", "spec"); err != nil {
+			return "", err
+		}
 	}
 	if err := e.Kube.Create(ctx, rc); err != nil && !kerrors.IsAlreadyExists(err) {
 		return "", err
@@ -518,10 +427,22 @@ const (
 	DiscoveredSubscription = "44444444-4444-4444-4444-444444444444"
 )
 
-// KustoServer starts a Kusto server with the given databases, on loopback
-// where the provider reaches it; it stops with the environment.
+// KustoServer starts a Kusto server with the given databases where the
+// provider reaches it (PodHost); it stops with the environment.
 func (e *Env) KustoServer(dbs ...string) (*kustoserver.Server, error) {
-	return e.kustoServerOn("127.0.0.1", dbs...)
+	return e.kustoServerOn(e.PodHost(), dbs...)
+}
+
+// ProviderMetrics is the URL of provider-fleetplane's /metrics, on its
+// ready pod.
+func (e *Env) ProviderMetrics(ctx context.Context) (string, error) {
+	return e.MetricsOf(ctx, ProviderName)
+}
+
+// FunctionMetrics is the URL of function-fleetplane's /metrics, on the
+// ready pod of its active revision.
+func (e *Env) FunctionMetrics(ctx context.Context) (string, error) {
+	return e.MetricsOf(ctx, FunctionName)
 }
 
 func (e *Env) kustoServerOn(host string, dbs ...string) (*kustoserver.Server, error) {
@@ -533,22 +454,10 @@ func (e *Env) kustoServerOn(host string, dbs ...string) (*kustoserver.Server, er
 	return s, nil
 }
 
-// PodKustoServer is KustoServer listening where the nodes' pods reach
-// this machine (loopback without nodes): for an ADXMon's ADX cluster,
-// which adx-mon's ingestor talks to. The provider reaches it there only
-// with PodHost in its --plain-http-networks (the e2e's provider needs it
-// at loopback alone).
-func (e *Env) PodKustoServer(dbs ...string) (*kustoserver.Server, error) {
-	return e.kustoServerOn(e.PodHost(), dbs...)
-}
-
 // PodHost is where the nodes' pods reach this machine: their network's
-// HostIP, or loopback without nodes.
+// HostIP.
 func (e *Env) PodHost() string {
-	if e.Cluster != nil {
-		return e.Cluster.Network.HostIP
-	}
-	return "127.0.0.1"
+	return e.Cluster.Network.HostIP
 }
 
 // startNodes starts the control plane with o.Nodes real nodes, and the
@@ -587,7 +496,7 @@ func (e *Env) Trace(kind, name, namespace string, args ...string) (string, error
 		base = append(base, "-n", namespace)
 	}
 	cmd := exec.Command(cli, append(base, args...)...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.CP.Kubeconfig)
+	cmd.Env = e.cliEnv()
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -602,12 +511,24 @@ func (e *Env) Logs(n int) string {
 		more, _ := filepath.Glob(filepath.Join(e.CP.Dir, "*.log"))
 		files = append(files, more...)
 	}
+	// The package manager's pods: Crossplane's, the function's and the
+	// providers', as each node's kubelet keeps their logs.
+	_ = filepath.WalkDir(filepath.Join(e.Dir, "cluster"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.Contains(p, "/pod-logs/"+controlplane.CrossplaneNamespace+"_") && strings.HasSuffix(p, ".log") {
+			files = append(files, p)
+		}
+		return nil
+	})
 	for _, f := range files {
 		data, _ := os.ReadFile(f)
 		if len(data) > n {
 			data = data[len(data)-n:]
 		}
-		fmt.Fprintf(&b, "==> %s <==\n", filepath.Base(f))
+		name, err := filepath.Rel(e.Dir, f)
+		if err != nil {
+			name = filepath.Base(f)
+		}
+		fmt.Fprintf(&b, "==> %s <==\n", name)
 		sc := bufio.NewScanner(bytes.NewReader(data))
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
@@ -631,21 +552,14 @@ func (e *Env) Stop() {
 	}
 	if e.Cluster != nil {
 		e.Cluster.Stop()
-		return
-	}
-	if e.CP != nil {
-		e.CP.Stop()
-	}
-	if e.Registry != nil {
-		e.Registry.Close()
 	}
 }
 
-// loopbackAddress is a free loopback address for a metrics endpoint.
-func loopbackAddress() (string, error) {
-	port, err := controlplane.FreePort()
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("127.0.0.1:%d", port), nil
+// cliEnv is the environment of kubectl and the crossplane CLI run as the
+// control plane's administrator. Their discovery cache is this
+// environment's own: kubectl keys it by the API server's host and port,
+// which a later control plane on the same node network may reuse, and a
+// stale cache answers `kubectl get pkg` with "no resource type".
+func (e *Env) cliEnv() []string {
+	return append(os.Environ(), "KUBECONFIG="+e.CP.Kubeconfig, "KUBECACHEDIR="+filepath.Join(e.Dir, "kube-cache"))
 }

@@ -3,7 +3,6 @@ package environment
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -59,47 +58,6 @@ func (e *Env) installArgoCRDs(ctx context.Context) error {
 		return err
 	}
 	return controlplane.InstallCRDs(ctx, e.CP.Config, crds...)
-}
-
-// runProviderKubernetes runs provider-kubernetes' binary for the Provider
-// the package manager installed as a dependency, as the External runtime
-// would, and gives it a ClusterProviderConfig for this control plane.
-func (e *Env) runProviderKubernetes(ctx context.Context) (*controlplane.Process, error) {
-	bin, err := controlplane.Tool(e.Root, "provider-kubernetes")
-	if err != nil {
-		return nil, err
-	}
-	p, err := e.Crossplane.RunProvider(ctx, PackageName(ProviderKubernetesSource), bin, append([]string{"--poll", e.opts.poll("10s"), "--enable-watches"}, e.opts.debug()...)...)
-	if err != nil {
-		return nil, err
-	}
-	// Out of a cluster there is no injected identity: the provider reaches
-	// this control plane with its kubeconfig.
-	kc, err := os.ReadFile(e.CP.Kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: controlplane.CrossplaneNamespace, Name: "provider-kubernetes-kubeconfig"}, Data: map[string][]byte{"kubeconfig": kc}}
-	if err := e.Kube.Create(ctx, secret); err != nil && !kerrors.IsAlreadyExists(err) {
-		return nil, err
-	}
-	pc := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
-		"kind":       "ClusterProviderConfig",
-		"metadata":   map[string]any{"name": "default"},
-		"spec": map[string]any{"credentials": map[string]any{
-			"source":    "Secret",
-			"secretRef": map[string]any{"namespace": controlplane.CrossplaneNamespace, "name": secret.Name, "key": "kubeconfig"},
-		}},
-	}}
-	// The kind is served once the package's CRDs are established.
-	var last error
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
-		if last = e.Kube.Create(ctx, pc); last == nil || kerrors.IsAlreadyExists(last) {
-			return p, nil
-		}
-	}
-	return nil, fmt.Errorf("cannot create provider-kubernetes' ClusterProviderConfig: %w", last)
 }
 
 // WorkflowTemplate creates a WorkflowTemplate in the workflow namespace

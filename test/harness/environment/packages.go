@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/xpkg"
-	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/name"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -268,7 +267,7 @@ func (e *Env) CrossplaneCLI(ctx context.Context, args ...string) error {
 		return err
 	}
 	cmd := exec.CommandContext(ctx, cli, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.CP.Kubeconfig)
+	cmd.Env = e.cliEnv()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("crossplane %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
@@ -398,39 +397,6 @@ func (e *Env) Release(ctx context.Context, v string) error {
 	return nil
 }
 
-// ServeFunctionRevision plays the runtime for the Function's active
-// revision once it is the one of package (source:tag), replacing the
-// process that served the revision before.
-func (e *Env) ServeFunctionRevision(ctx context.Context, pkg string, timeout time.Duration) error {
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-		l := &pkgv1.FunctionRevisionList{}
-		if err := e.Kube.List(ctx, l, client.MatchingLabels{"pkg.crossplane.io/package": FunctionName}); err != nil {
-			last = err.Error()
-			return false, nil //nolint:nilerr // retry
-		}
-		var active []string
-		for _, r := range l.Items {
-			if r.Spec.DesiredState == pkgv1.PackageRevisionActive {
-				active = append(active, r.Spec.Package)
-			}
-		}
-		last = fmt.Sprintf("active revisions of %v", active)
-		return len(active) == 1 && active[0] == pkg, nil
-	})
-	if err != nil {
-		return fmt.Errorf("function revision of %s: %s: %w", pkg, last, err)
-	}
-	bin := filepath.Join(e.Dir, "packages", "bin", "function-fleetplane")
-	next, err := e.Crossplane.ServeFunction(ctx, FunctionName, bin, "--metrics-address=")
-	if err != nil {
-		return err
-	}
-	e.Function.Stop()
-	e.Function, e.FunctionMetrics = next, ""
-	return nil
-}
-
 // Kubectl runs the pinned kubectl against the control plane as its
 // administrator and returns its standard output.
 func (e *Env) Kubectl(ctx context.Context, args ...string) (string, error) {
@@ -439,7 +405,7 @@ func (e *Env) Kubectl(ctx context.Context, args ...string) (string, error) {
 		return "", err
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+e.CP.Kubeconfig)
+	cmd.Env = e.cliEnv()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

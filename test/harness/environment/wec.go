@@ -55,7 +55,13 @@ func (e *Env) StartWEC(ctx context.Context, name string, labels, annotations map
 	// A WEC runs Jobs as a real cluster does; the control plane, like
 	// KubeStellar's WDS, does not, so a Job's status there is only what
 	// its one cluster reports (wantSingletonReportedState).
-	cp, err := controlplane.StartWithControllers(ctx, e.Root, dir, "job-controller")
+	// Its API server listens where provider-kubernetes' pod reaches it,
+	// on real nodes.
+	o := controlplane.Options{Controllers: []string{"job-controller"}}
+	if e.Cluster != nil {
+		o.BindAddress = e.PodHost()
+	}
+	cp, err := controlplane.StartWith(ctx, e.Root, dir, o)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start WEC %s: %w", name, err)
 	}

@@ -48,17 +48,12 @@ type Registry struct {
 	dir  string
 }
 
-// Start serves a registry on a free loopback port. Blobs live under dir
-// (packages are tens of megabytes), manifests in memory; requests are
-// logged to dir/registry.log.
-func Start(dir string) (*Registry, error) {
-	return StartOn(dir, "127.0.0.1")
-}
-
-// StartOn is Start on a free port of the address ip, which its
+// StartOn serves a registry on a free port of the address ip, which its
 // certificate names beside 127.0.0.1: a real node's Network.HostIP, where
 // the machine, the node's containerd and its pods (Crossplane's package
 // manager pulls packages itself) all reach it by the same reference.
+// Blobs live under dir (packages are tens of megabytes), manifests in
+// memory; requests are logged to dir/registry.log.
 func StartOn(dir, ip string) (*Registry, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "blobs"), 0o755); err != nil {
 		return nil, err

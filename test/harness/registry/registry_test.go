@@ -17,7 +17,7 @@ import (
 )
 
 func TestRegistryServesTLSFromItsCA(t *testing.T) {
-	r, err := Start(t.TempDir())
+	r, err := StartOn(t.TempDir(), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestPushWithTheCrossplaneCLI(t *testing.T) {
 	if out, err := exec.Command(cli, "xpkg", "build", "--package-root", pkg, "--examples-root", filepath.Join(dir, "none"), "-o", file).CombinedOutput(); err != nil {
 		t.Fatalf("xpkg build: %v\n%s", err, out)
 	}
-	r, err := Start(filepath.Join(dir, "registry"))
+	r, err := StartOn(filepath.Join(dir, "registry"), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@
 package standin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -53,6 +54,9 @@ type Azure struct {
 	// Forbidden lists subscriptions (by ProviderConfig name) that refuse
 	// every request with 403, as Azure does for an identity without rights.
 	Forbidden map[string]bool
+	// Host is where provisioned clusters' Kusto servers listen unless
+	// ServeOn says otherwise; loopback when empty.
+	Host string
 
 	mu       sync.Mutex
 	external map[string]string // kind/name -> "exists" | "deleted"
@@ -286,7 +290,7 @@ func (a *Azure) reconcile(ctx context.Context, mr *unstructured.Unstructured) {
 			host, ok := a.hosts[ext]
 			a.mu.Unlock()
 			if !ok {
-				host = "127.0.0.1"
+				host = cmp.Or(a.Host, "127.0.0.1")
 			}
 			if err := s.Start(host + ":0"); err != nil {
 				return

@@ -2,6 +2,7 @@ package standin
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -85,10 +86,27 @@ func clusterID(subscription, resourceGroup, cluster string) string {
 
 // NewAzureAPI starts the stand-in; Close stops it.
 func NewAzureAPI() *AzureAPI {
-	a := &AzureAPI{skus: map[string][]map[string]any{}, metrics: map[string]map[string]float64{}, failing: map[string]string{}}
-	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
-	a.URL = a.srv.URL
+	a, err := NewAzureAPIOn("127.0.0.1")
+	if err != nil {
+		panic(err) // as httptest.NewServer does
+	}
 	return a
+}
+
+// NewAzureAPIOn is NewAzureAPI listening on host: a node network's
+// HostIP, where a provider in a pod reaches it.
+func NewAzureAPIOn(host string) (*AzureAPI, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return nil, err
+	}
+	a := &AzureAPI{skus: map[string][]map[string]any{}, metrics: map[string]map[string]float64{}, failing: map[string]string{}}
+	a.srv = httptest.NewUnstartedServer(http.HandlerFunc(a.serve))
+	_ = a.srv.Listener.Close()
+	a.srv.Listener = l
+	a.srv.Start()
+	a.URL = a.srv.URL
+	return a, nil
 }
 
 // Close stops the server.
