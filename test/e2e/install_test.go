@@ -1,9 +1,15 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"strings"
 	"testing"
+
+	pkgv1 "github.com/crossplane/crossplane/apis/v2/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetplane/fleetplane/test/harness/environment"
 )
@@ -54,6 +60,49 @@ func TestInstalled(t *testing.T) {
 	for _, s := range []string{"xpkg.upbound.io/upbound/provider-family-azure@v2.3.0", "xpkg.upbound.io/upbound/provider-gcp-container@v2.0.0", "xpkg.upbound.io/upbound/provider-gcp-compute@v2.0.0", environment.ProviderKubernetesSource + "@v1.0.0"} {
 		if !strings.Contains(lock, s+"\n") {
 			t.Errorf("the Lock lacks %s:\n%s", s, lock)
+		}
+	}
+	packagePods(t)
+}
+
+// packagePods: the function, the provider and provider-kubernetes run as
+// pods of the revisions the package manager created, each of the very
+// image the registry holds for its revision's package (the runtime image
+// the package embeds).
+func packagePods(t *testing.T) {
+	t.Helper()
+	ctx := t.Context()
+	for _, pkg := range []string{environment.FunctionName, environment.ProviderName, environment.PackageName(environment.ProviderKubernetesSource)} {
+		pod, err := env.PackagePod(ctx, pkg)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		var rev pkgv1.PackageRevision = &pkgv1.ProviderRevision{}
+		if pkg == environment.FunctionName {
+			rev = &pkgv1.FunctionRevision{}
+		}
+		if err := env.Kube.Get(ctx, client.ObjectKey{Name: pod.Labels[pkgv1.LabelRevision]}, rev); err != nil {
+			t.Errorf("%s's pod %s: its revision: %v", pkg, pod.Name, err)
+			continue
+		}
+		// The source as the mirror's ImageConfig rewrote it, where the
+		// node pulled it from.
+		src := cmp.Or(rev.GetResolvedSource(), rev.GetSource())
+		if !strings.HasPrefix(src, env.Registry.Host+"/") {
+			src = env.Registry.Mirror(src)
+		}
+		ref, err := name.ParseReference(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := remote.Head(ref, remote.WithContext(ctx), remote.WithTransport(env.Registry.Transport()))
+		if err != nil {
+			t.Errorf("%s: the registry's %s: %v", pkg, ref, err)
+			continue
+		}
+		if got := pod.Status.ContainerStatuses[0].ImageID; !strings.HasSuffix(got, "@"+d.Digest.String()) {
+			t.Errorf("%s's pod %s runs %s, want %s of %s (revision %s)", pkg, pod.Name, got, d.Digest, ref, rev.GetName())
 		}
 	}
 }

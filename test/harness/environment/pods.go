@@ -197,9 +197,9 @@ func (e *Env) packagePodsSay(ctx context.Context) string {
 	return controlplane.DescribePods(pods)
 }
 
-// readyPackagePod is the ready pod of the package named pkg (a Function
-// or a Provider), of its active revision once an upgrade is through.
-func (e *Env) readyPackagePod(ctx context.Context, pkg string) (*corev1.Pod, error) {
+// PackagePod is the ready pod of the package named pkg (a Function or a
+// Provider), of its active revision once an upgrade is through.
+func (e *Env) PackagePod(ctx context.Context, pkg string) (*corev1.Pod, error) {
 	pods, err := e.packagePods(ctx)
 	if err != nil {
 		return nil, err
@@ -229,7 +229,7 @@ func (e *Env) MetricsOf(ctx context.Context, pkg string) (string, error) {
 // PackagePodIP is the IP of the ready pod of the package pkg, which this
 // machine reaches on the nodes' pod network.
 func (e *Env) PackagePodIP(ctx context.Context, pkg string) (string, error) {
-	p, err := e.readyPackagePod(ctx, pkg)
+	p, err := e.PackagePod(ctx, pkg)
 	if err != nil {
 		return "", err
 	}
