@@ -9,6 +9,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -144,7 +145,7 @@ func run(ctx context.Context, exit bool, interval, check time.Duration, audit bo
 		}
 		sayf("crossplane beta trace adxcluster %s -n fleet\n%s", name, out)
 	}
-	if err := printFunctions(ctx, hub.URL); err != nil {
+	if err := printFunctions(ctx, hub.URL, env.PodHost()); err != nil {
 		return err
 	}
 	// What the operator fleetplane replaces takes up to two 10-minute
@@ -275,9 +276,10 @@ spec:
 	return out
 }
 
-// printFunctions shows the hub's functions as Kusto lists them.
-func printFunctions(ctx context.Context, endpoint string) error {
-	c, err := kusto.New(endpoint, nil, kusto.Options{})
+// printFunctions shows the hub's functions as Kusto lists them. The hub
+// listens on host, where the provider's pod reaches it.
+func printFunctions(ctx context.Context, endpoint, host string) error {
+	c, err := kusto.New(endpoint, nil, kusto.Options{PlainHTTP: &kusto.PlainHTTP{Networks: []netip.Prefix{netip.MustParsePrefix(host + "/32")}}})
 	if err != nil {
 		return err
 	}
