@@ -224,8 +224,7 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	e.cancel = cancel
 	e.Azure = standin.New(e.Kube)
 	// Provisioned clusters' Kusto servers and Azure's APIs listen where
-	// the provider reaches them: on the node network's host address when
-	// it runs in a pod.
+	// the provider's pod reaches them: the node network's host address.
 	e.Azure.Host = e.PodHost()
 	go e.Azure.Run(sctx)
 	if e.AzureAPI, err = standin.NewAzureAPIOn(e.PodHost()); err != nil {
@@ -263,8 +262,7 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 
 type built struct {
 	// dir holds the six .xpkg files, as _output/ does after make package.
-	dir                      string
-	functionBin, providerBin string
+	dir string
 }
 
 // buildPackages runs tools/package.sh, the same script `make package`
@@ -278,10 +276,7 @@ func buildPackages(root, dir string) (built, error) {
 	if _, err := cmd.Output(); err != nil {
 		return built{}, fmt.Errorf("tools/package.sh: %w\n%s", err, stderr.String())
 	}
-	return built{
-		dir:         out,
-		functionBin: filepath.Join(out, "bin", "function-fleetplane"), providerBin: filepath.Join(out, "bin", "provider-fleetplane"),
-	}, nil
+	return built{dir: out}, nil
 }
 
 // Alive returns an error for the first of the function's and the

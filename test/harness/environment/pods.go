@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -44,7 +45,7 @@ const (
 // package is healthy and the Lock lists them all.
 func (e *Env) install(ctx context.Context) error {
 	for _, f := range []string{"crossplane-adxmon.yaml", "crossplane-placement.yaml", "crossplane-tenancy.yaml"} {
-		if err := e.CP.ApplyRBAC(ctx, e.Root+"/package/rbac/"+f); err != nil {
+		if err := e.CP.ApplyRBAC(ctx, filepath.Join(e.Root, "package", "rbac", f)); err != nil {
 			return err
 		}
 	}
