@@ -232,6 +232,10 @@ func TestFederatedFleet(t *testing.T) {
 		})
 	})
 
+	t.Run("the provider's pod killed mid-cycle loses nothing", func(t *testing.T) {
+		providerPodKilled(t, hub, parts[1], endpoints)
+	})
+
 	t.Run("crossplane beta trace shows every resource Ready", func(t *testing.T) {
 		eventually(t, time.Minute, "every XR and composed resource Ready", func() (bool, string) {
 			for _, n := range []string{"hub", "partition-0", "partition-1", "partition-2"} {
@@ -816,4 +820,61 @@ func composedOf(t *testing.T, ns, xrName string) []string {
 		}
 	}
 	return left
+}
+
+// providerPodKilled: the provider's pod goes, with no grace (as a node
+// lost, or an eviction that cannot wait), while the hub holds the
+// federation script a new partition table caused. The Deployment's next
+// pod carries on: the new table's function reaches the hub, every other
+// function and every member stay, each once.
+func providerPodKilled(t *testing.T, hub, part *kustoserver.Server, endpoints []string) {
+	t.Helper()
+	ctx := t.Context()
+	before := hub.Functions("Metrics")
+	hits := make(chan string, 1)
+	if err := hub.InjectFault(kustoserver.Fault{Match: `create-or-alter function`, Delay: 5 * time.Minute, Hit: hits}); err != nil {
+		t.Fatal(err)
+	}
+	support.KustoExec(t, part, "Metrics", ".create table ['disk'] (['v']:real)")
+	select {
+	case <-hits:
+	case <-time.After(time.Minute):
+		hub.ClearFaults()
+		t.Fatal("the hub never held the federation script")
+	}
+	pod, err := env.PackagePod(ctx, environment.ProviderName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Kube.Delete(ctx, pod, client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	hub.ClearFaults()
+	eventually(t, 3*time.Minute, "function disk on the hub, from the provider's next pod", func() (bool, string) {
+		fns := hub.Functions("Metrics")
+		_, ok := fns["disk"]
+		return ok && len(fns) == len(before)+1, fmt.Sprintf("%d functions (%d before)", len(fns), len(before))
+	})
+	t.Logf("the new table's function reached the hub %s after the pod was killed", time.Since(killed).Round(100*time.Millisecond))
+	for name := range before {
+		if _, ok := hub.Functions("Metrics")[name]; !ok {
+			t.Errorf("function %s is gone", name)
+		}
+	}
+	if got := members(hub, "Metrics"); strings.Join(got, ",") != strings.Join(endpoints, ",") {
+		t.Errorf("members %v, want %v", got, endpoints)
+	}
+	// The held script died with the pod: its connection closed unanswered.
+	eventually(t, time.Minute, "the held script abandoned by the killed pod", func() (bool, string) {
+		for _, c := range hub.Commands() {
+			if c.Status == 499 && strings.Contains(c.Text, "create-or-alter function") {
+				return true, ""
+			}
+		}
+		return false, "no abandoned script recorded"
+	})
+	if next, err := env.PackagePod(ctx, environment.ProviderName); err != nil || next.UID == pod.UID {
+		t.Errorf("the provider's pod after the kill: %v (the killed one was %s)", err, pod.Name)
+	}
 }
