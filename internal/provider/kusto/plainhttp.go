@@ -98,6 +98,17 @@ func (p PlainHTTP) Trust() {
 		// azkustodata reads the override without a lock.
 		trustedendpoints.Instance.SetOverridePolicy(trustsHost)
 	})
+	// New calls this for every client without credentials: once the
+	// networks are in, it only reads.
+	trusted.mu.RLock()
+	known := true
+	for _, n := range p.Networks {
+		known = known && slices.Contains(trusted.networks, n)
+	}
+	trusted.mu.RUnlock()
+	if known {
+		return
+	}
 	trusted.mu.Lock()
 	defer trusted.mu.Unlock()
 	for _, n := range p.Networks {
