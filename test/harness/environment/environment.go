@@ -153,7 +153,9 @@ func (e *Env) phase(name string, start time.Time) {
 }
 
 // Start brings the environment up in dir. root is the repository root.
-func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
+// When it fails, the Env it returns (when it got as far as making one) is
+// stopped and of use only for its Logs, which say why.
+func Start(ctx context.Context, root, dir string, o Options) (started *Env, err error) {
 	if o.Interval == 0 {
 		o.Interval = 10 * time.Second
 	}
@@ -172,10 +174,10 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 		return nil, err
 	}
 	ctrllog.SetLogger(zap.New(zap.WriteTo(harnessLog)))
-	ok := false
 	defer func() {
-		if !ok {
+		if err != nil {
 			e.Stop()
+			started = e
 		}
 	}()
 
@@ -256,7 +258,6 @@ func Start(ctx context.Context, root, dir string, o Options) (*Env, error) {
 	if err := e.configure(ctx, o); err != nil {
 		return nil, err
 	}
-	ok = true
 	return e, nil
 }
 

@@ -3,7 +3,9 @@ package environment
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -251,11 +253,38 @@ func (e *Env) podsAlive() error {
 	for _, p := range pods {
 		for _, c := range p.Status.ContainerStatuses {
 			if c.RestartCount > 0 {
-				return fmt.Errorf("pod %s restarted %d times: %s", p.Name, c.RestartCount, controlplane.DescribePods([]corev1.Pod{p}))
+				return fmt.Errorf("pod %s restarted %d times: %s\nits container's last run ended with:\n%s",
+					p.Name, c.RestartCount, controlplane.DescribePods([]corev1.Pod{p}), e.previousRun(p, c, 20))
 			}
 		}
 	}
 	return nil
+}
+
+// previousRun is the last n lines the container c of pod p wrote in its
+// run before the current one, from the log its node's kubelet keeps
+// (pod-logs/<namespace>_<pod>_<uid>/<container>/<restart>.log): the
+// container's status says only how it exited, its log says why.
+func (e *Env) previousRun(p corev1.Pod, c corev1.ContainerStatus, n int) string {
+	pod := fmt.Sprintf("%s_%s_%s", p.Namespace, p.Name, p.UID)
+	want := filepath.Join(pod, c.Name, fmt.Sprintf("%d.log", c.RestartCount-1))
+	var found string
+	_ = filepath.WalkDir(filepath.Join(e.Dir, "cluster"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, string(filepath.Separator)+want) {
+			found = path
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if found == "" {
+		return "(no log of that run on any node)"
+	}
+	b, err := os.ReadFile(found)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // WaitFunctionRevision waits until the Function's active revision is the
