@@ -136,6 +136,10 @@ type Env struct {
 	cancel  context.CancelFunc
 	servers []*kustoserver.Server
 	logf    func(string, ...any)
+	// startRestarts are the restarts of provider-kubernetes' containers
+	// (by pod UID and container name) that install found explained by its
+	// known start-up race, which Alive does not count.
+	startRestarts map[string]int32
 	// Timings of start-up phases, for reports.
 	Timings []Timing
 }
