@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -185,6 +186,36 @@ type ExperimentsPolicy struct {
 	// are refused.
 	// +optional
 	GCP *GCPPolicy `json:"gcp,omitempty"`
+
+	// VCluster lets Experiments run virtual clusters (vcluster) in their
+	// own namespace on the hub, from the images named here. Without it,
+	// vcluster targets are refused.
+	// +optional
+	VCluster *VClusterPolicy `json:"vcluster,omitempty"`
+}
+
+// VClusterPolicy is what a vcluster target runs. A tenant never chooses
+// an image: the virtual cluster's service account holds the rights of
+// package/rbac/vcluster-roles.yaml in the tenant's namespace, and the
+// images are the platform's to trust.
+type VClusterPolicy struct {
+	// Image of vcluster's control plane (its syncer), as the platform
+	// mirrors it, such as ghcr.io/loft-sh/vcluster-oss:0.30.0.
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$`
+	Image string `json:"image"`
+
+	// KubernetesImage holds the Kubernetes binaries the virtual control
+	// plane runs (vcluster's k8s distribution copies them from
+	// /kubernetes), such as ghcr.io/loft-sh/kubernetes:v1.34.2.
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$`
+	KubernetesImage string `json:"kubernetesImage"`
+
+	// Resources of the control plane's container. Default: vcluster's
+	// chart's (256Mi and 200m requested, 2Gi memory limit).
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 }
 
 // GCPPolicy is where and as whom Experiments create GKE clusters.

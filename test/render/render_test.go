@@ -114,7 +114,7 @@ func suites(root string) []suite {
 			composition: filepath.Join(root, "package", "configuration", "compositions", "experiment.yaml"),
 			xrd:         filepath.Join(root, "package", "configuration", "xrds", "experiments.experiments.fleetplane.io.yaml"),
 			required:    filepath.Join(root, "examples", "experiment", "components"),
-			kinds:       []string{"Network", "Subnetwork", "Cluster", "NodePool", "ProjectIAMMember", "ClusterRegistration", "Object", "WorkflowRun", "Expiry", "Usage"},
+			kinds:       []string{"Network", "Subnetwork", "Cluster", "NodePool", "ProjectIAMMember", "ClusterRegistration", "Object", "WorkflowRun", "Expiry", "Usage", "ServiceAccount", "RoleBinding", "Secret", "Service", "StatefulSet"},
 			asCreated:   true,
 		},
 		{

@@ -15,11 +15,14 @@ const (
 	ClusterGKE ClusterType = "gke"
 	// ClusterHub is the cluster Crossplane and Argo CD run on.
 	ClusterHub ClusterType = "hub"
-	// ClusterVCluster and ClusterTalos are accepted for compatibility with
-	// the operator this replaces and refused by the composition until
-	// their resources can be composed whole.
+	// ClusterVCluster is a virtual cluster (vcluster) the Experiment runs
+	// in its own namespace on the hub, as the ClusterProviderConfig's
+	// spec.experiments.vcluster allows.
 	ClusterVCluster ClusterType = "vcluster"
-	ClusterTalos    ClusterType = "talos"
+	// ClusterTalos is accepted for compatibility with the operator this
+	// replaces and refused by the composition until its resources can be
+	// composed whole.
+	ClusterTalos ClusterType = "talos"
 )
 
 // ExperimentSpec is what the user asks for.
@@ -79,6 +82,7 @@ type Target struct {
 //
 // +kubebuilder:validation:XValidation:rule="self.type != 'gke' || has(self.zone)",message="cluster.zone is required for gke clusters",fieldPath=".zone"
 // +kubebuilder:validation:XValidation:rule="self.type != 'hub' || !(has(self.zone) || has(self.nodeCount) || has(self.machineType) || has(self.diskSizeGb) || has(self.network))",message="a hub target runs on the control plane's cluster: zone, nodeCount, machineType, diskSizeGb and network do not apply"
+// +kubebuilder:validation:XValidation:rule="self.type != 'vcluster' || !(has(self.zone) || has(self.nodeCount) || has(self.machineType) || has(self.diskSizeGb) || has(self.network) || has(self.preemptible))",message="a vcluster target runs in the Experiment's namespace on the hub: zone, nodeCount, machineType, diskSizeGb, preemptible and network do not apply"
 type ClusterSpec struct {
 	// Type of cluster.
 	Type ClusterType `json:"type"`

@@ -25,6 +25,8 @@ type Config struct {
 	GCP                  xpv2.ProviderConfigReference
 	Kubernetes           xpv2.ProviderConfigReference
 	WatchApplications    bool
+	// VCluster is what vcluster targets run, when the policy allows them.
+	VCluster fpv1alpha1.VClusterPolicy
 	// Fleetplane is the config ClusterRegistrations, WorkflowRuns and
 	// Expiries name: the one that governs the namespace, which the
 	// provider checks again.
@@ -61,6 +63,9 @@ func (cfg Config) withPolicy(config string, e tenancy.Experiments) Config {
 	if g := e.GCP; g != nil {
 		cfg.GCP = ref(*g.ProviderConfigRef)
 		cfg.GCPProject, cfg.ArgoCDServiceAccount, cfg.ArgoCDRole = g.Project, g.ArgoCDServiceAccount, g.ArgoCDRole
+	}
+	if v := e.VCluster; v != nil {
+		cfg.VCluster = *v
 	}
 	return cfg
 }

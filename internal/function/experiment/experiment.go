@@ -115,7 +115,11 @@ func granted(xr *v1alpha1.Experiment, e tenancy.Experiments) error {
 			if !slices.Contains(e.ArgoCD.AllowedExecCommands, gkeExecCommand) {
 				return fmt.Errorf("target %s is a GKE cluster, which Argo CD reaches with %s, an exec plugin the policy does not allow (spec.argocd.allowedExecCommands)", t.Name, gkeExecCommand)
 			}
-		case v1alpha1.ClusterVCluster, v1alpha1.ClusterTalos:
+		case v1alpha1.ClusterVCluster:
+			if e.VCluster == nil {
+				return fmt.Errorf("target %s is a vcluster, which the policy does not grant: the cluster admin adds spec.experiments.vcluster (the images a virtual cluster runs) and applies package/rbac/vcluster-roles.yaml", t.Name)
+			}
+		case v1alpha1.ClusterTalos:
 			// Not composed at all: the target fails on its own.
 		}
 	}
@@ -240,7 +244,9 @@ func (p *planner) plan() error {
 
 // targetResources are a target's composed resources in creation order.
 func targetResources(t string) []resource.Name {
-	return []resource.Name{networkName(t), subnetName(t), clusterName(t), nodePoolName(t), registrationName(t), applicationName(t)}
+	return []resource.Name{networkName(t), subnetName(t),
+		vclusterAccountName(t), vclusterBindingName(t), vclusterConfigName(t), vclusterServiceName(t), vclusterHeadlessName(t),
+		clusterName(t), nodePoolName(t), registrationName(t), applicationName(t)}
 }
 
 // target composes one target's resources and records its state. Targets
@@ -289,6 +295,12 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 			p.set.Add(registrationName(t.Name), reg, nodePoolName(t.Name))
 		}
 		after = append(after, registrationName(t.Name), argocdAccessName)
+	case v1alpha1.ClusterVCluster:
+		var err error
+		if server, err = p.vclusterTarget(t, st); err != nil {
+			return err
+		}
+		after = append(after, registrationName(t.Name))
 	default:
 		st.Phase = targetFailed
 		st.Message = fmt.Sprintf("cluster type %s is not supported yet: fleetplane composes gke and hub clusters, and will not half-provision a %s one", t.Cluster.Type, t.Cluster.Type)
@@ -420,6 +432,18 @@ func (p *planner) targetPhase(t v1alpha1.Target, st *v1alpha1.TargetStatus, serv
 		case !p.ready(argocdAccessName):
 			st.Phase = targetRegistering
 			p.waitOnf(st, "granting Argo CD's service account %s %s on project %s", p.cfg.ArgoCDServiceAccount, p.cfg.ArgoCDRole, p.cfg.GCPProject)
+			return
+		}
+	}
+	if t.Cluster.Type == v1alpha1.ClusterVCluster {
+		switch {
+		case !p.ready(clusterName(t.Name)):
+			st.Phase = targetProvisioning
+			p.waitOnf(st, "virtual cluster %s is starting (StatefulSet %s/%s)", st.ClusterName, p.xr.Namespace, st.ClusterName)
+			return
+		case !p.ready(registrationName(t.Name)):
+			st.Phase = targetRegistering
+			p.waitOnf(st, "registering virtual cluster %s with Argo CD (kubeconfig Secret %s/vc-%s)", st.ClusterName, p.xr.Namespace, st.ClusterName)
 			return
 		}
 	}

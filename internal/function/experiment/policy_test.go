@@ -88,6 +88,15 @@ func TestPolicyRefuses(t *testing.T) {
 			policy:  without(func(s *fpv1alpha1.ClusterProviderConfigSpec) { s.ArgoCD.AllowedExecCommands = nil }),
 			message: []string{"Argo CD reaches with argocd-k8s-auth, an exec plugin the policy does not allow (spec.argocd.allowedExecCommands)"},
 		},
+		"no vcluster": {
+			policy: labPolicy(),
+			xr: func() *v1alpha1.Experiment {
+				xr := gatewayTutorial()
+				xr.Spec.Targets[0].Cluster = v1alpha1.ClusterSpec{Type: v1alpha1.ClusterVCluster}
+				return xr
+			}(),
+			message: []string{"target app is a vcluster, which the policy does not grant: the cluster admin adds spec.experiments.vcluster", "package/rbac/vcluster-roles.yaml"},
+		},
 		"a template not allowed": {
 			policy: labPolicy(),
 			xr: func() *v1alpha1.Experiment {

@@ -305,7 +305,7 @@ func standInNames() []string {
 func (e *Env) applyProviderRBAC(ctx context.Context, args []string) (string, error) {
 	dir := filepath.Join(e.Root, "package", "rbac")
 	// The roles adx-mon's components run with, which an ADXMon binds.
-	for _, f := range []string{"provider-fleetplane.yaml", "adxmon-roles.yaml"} {
+	for _, f := range []string{"provider-fleetplane.yaml", "adxmon-roles.yaml", "vcluster-roles.yaml"} {
 		if err := e.CP.ApplyRBAC(ctx, filepath.Join(dir, f)); err != nil {
 			return "", err
 		}

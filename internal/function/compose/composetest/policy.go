@@ -18,7 +18,7 @@ const (
 // policy: ClusterProviderConfig "default" for every namespace, granting
 // provisioning in the test subscriptions (any resource group, identity
 // and principal, with upjet's ClusterProviderConfig "default"),
-// Experiments on the hub and GKE, and Placement of every kind anywhere.
+// Experiments on the hub, GKE and vclusters, and Placement of every kind anywhere.
 // Tests of refusals write their own.
 func Permissive() *fpv1alpha1.ClusterProviderConfig {
 	azure := func(sub string) fpv1alpha1.AzureProvisioning {
@@ -43,6 +43,7 @@ func Permissive() *fpv1alpha1.ClusterProviderConfig {
 			Experiments: &fpv1alpha1.ExperimentsPolicy{
 				AllowHubTargets: true,
 				GCP:             &fpv1alpha1.GCPPolicy{Project: "lab-project", ArgoCDServiceAccount: "argocd@lab-project.iam.gserviceaccount.com"},
+				VCluster:        &fpv1alpha1.VClusterPolicy{Image: "ghcr.io/loft-sh/vcluster-oss:0.30.0", KubernetesImage: "ghcr.io/loft-sh/kubernetes:v1.34.2"},
 			},
 			Placement: &fpv1alpha1.PlacementPolicy{
 				Kinds: []string{"/*", "apps/*", "batch/*", "policy/*"}, ReportedStateKinds: []string{"apps/*", "batch/*"},

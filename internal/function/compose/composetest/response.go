@@ -3,6 +3,7 @@ package composetest
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -58,7 +59,7 @@ func (r Response) ReadyOf(name string) fnv1.Ready {
 }
 
 // Value reads a dotted path of a desired resource, or of the desired XR
-// when name is "". Absent paths are nil.
+// when name is "". A number indexes a list. Absent paths are nil.
 func (r Response) Value(name, path string) any {
 	r.T.Helper()
 	var v any
@@ -72,11 +73,18 @@ func (r Response) Value(name, path string) any {
 		v = res.GetResource().AsMap()
 	}
 	for p := range strings.SplitSeq(path, ".") {
-		m, ok := v.(map[string]any)
-		if !ok {
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[p]
+		case []any:
+			i, err := strconv.Atoi(p)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			v = c[i]
+		default:
 			return nil
 		}
-		v = m[p]
 	}
 	return v
 }
