@@ -130,6 +130,19 @@ func (w *watcher) timeline(start time.Time) string {
 	return b.String()
 }
 
+// goneKind is when the last object of a kind went, zero if none did.
+func (w *watcher) goneKind(kind string) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var last time.Time
+	for k, at := range w.gone {
+		if strings.HasPrefix(k, kind+"/") && at.After(last) {
+			last = at
+		}
+	}
+	return last
+}
+
 func (w *watcher) goneAt(key string) (time.Time, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -436,8 +449,8 @@ func TestExperimentOutcomes(t *testing.T) {
 	}
 	until("failing", "Failed", "failed: child 'validate' failed")
 	until("hub-smoke", "Running", "waits for `argo resume -n argo "+ns+"-hub-smoke-validation-")
-	until("on-vcluster", "Failed", "cluster type vcluster is not supported yet")
-	if c := composedByResourceName(t, ns, "on-vcluster"); len(c) != 1 || c["expiry"] == nil {
+	until("on-talos", "Failed", "cluster type talos is not supported yet")
+	if c := composedByResourceName(t, ns, "on-talos"); len(c) != 1 || c["expiry"] == nil {
 		t.Errorf("an unsupported target composed %d resources: %v", len(c), keysOf(c))
 	}
 	x := get(t, experimentAPI, "Experiment", ns, "failing")

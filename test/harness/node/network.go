@@ -80,6 +80,13 @@ func NewNetwork(name string) (_ *Network, err error) {
 			nw.Close()
 		}
 	}()
+	// The machine routes between the nodes' pod subnets (a pod on one
+	// node asks the cluster DNS on another), which it does only when it
+	// forwards. A fresh machine does not: set, as kind and every node
+	// image do, and left set, since other nodes may be routing through it.
+	if err := os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1\n"), 0o644); err != nil {
+		return nil, fmt.Errorf("forwarding between nodes: %w", err)
+	}
 	// A namespace left by a run that was killed goes first: its name is
 	// this node's.
 	_ = exec.Command("ip", "netns", "del", nw.Namespace).Run()
