@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery"
@@ -78,7 +79,14 @@ func TestExperimentVCluster(t *testing.T) {
 	policy := environment.DefaultProviderConfig()
 	policy.Name = "vcluster-lab"
 	policy.Spec.NamespaceSelector = metav1.LabelSelector{MatchLabels: map[string]string{"fleetplane.io/policy": policy.Name}}
-	policy.Spec.Experiments.VCluster = &v1alpha1.VClusterPolicy{Image: controlPlane, KubernetesImage: kubernetes}
+	// The chart's default resources request ephemeral storage, which
+	// these nodes do not account (their kubelets run without local
+	// storage capacity isolation): the admin's resources, as a platform
+	// sizes its virtual clusters.
+	policy.Spec.Experiments.VCluster = &v1alpha1.VClusterPolicy{Image: controlPlane, KubernetesImage: kubernetes, Resources: &corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
+	}}
 	if err := env.Kube.Create(ctx, policy); err != nil {
 		t.Fatal(err)
 	}
@@ -225,6 +233,11 @@ func describeVCluster(ctx context.Context, ns string) string {
 	var b strings.Builder
 	for _, p := range pods.Items {
 		b.WriteString("[pod " + p.Name + " " + string(p.Status.Phase))
+		for _, c := range p.Status.Conditions {
+			if c.Status != corev1.ConditionTrue {
+				b.WriteString(" " + string(c.Type) + "=" + string(c.Status) + " " + c.Reason + " " + c.Message)
+			}
+		}
 		for _, c := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
 			b.WriteString(" " + c.Name)
 			if c.State.Waiting != nil {
