@@ -3,6 +3,10 @@ package experiment
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,4 +200,38 @@ func equalJSON(a, b any) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
+}
+
+// TestVClusterShippedRoles: the ClusterRole a vcluster target binds ships
+// in package/rbac/vcluster-roles.yaml, and Crossplane holds bind on it and
+// on nothing else (crossplane-vcluster.yaml), never the rules it grants.
+func TestVClusterShippedRoles(t *testing.T) {
+	read := func(f string) map[string]any {
+		b, err := os.ReadFile(filepath.Join("..", "..", "..", "package", "rbac", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		return m
+	}
+	if name := read("vcluster-roles.yaml")["metadata"].(map[string]any)["name"]; name != VClusterRole {
+		t.Errorf("vcluster-roles.yaml ships %v, the function binds %s", name, VClusterRole)
+	}
+	var bindable []any
+	for _, r := range read("crossplane-vcluster.yaml")["rules"].([]any) {
+		rule := r.(map[string]any)
+		res, _ := rule["resources"].([]any)
+		switch {
+		case fmt.Sprint(rule["verbs"]) == "[bind]":
+			bindable = append(bindable, rule["resourceNames"].([]any)...)
+		case slices.Contains(res, any("clusterroles")) || slices.Contains(res, any("roles")):
+			t.Errorf("Crossplane holds more than bind on roles: %v", rule)
+		}
+	}
+	if !equalJSON(bindable, []any{VClusterRole}) {
+		t.Errorf("Crossplane may bind %v, a vcluster target binds %s", bindable, VClusterRole)
+	}
 }
