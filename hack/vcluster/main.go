@@ -148,8 +148,11 @@ func run(ctx context.Context) error {
 		return fmt.Errorf("%s: exportKubeConfig.server is not set", configFile)
 	}
 	copied, err := os.ReadDir(binariesDir)
-	if err != nil || len(copied) == 0 {
-		return fmt.Errorf("%s holds no Kubernetes binaries (the init container copies them): %v", binariesDir, err)
+	if err != nil {
+		return fmt.Errorf("the Kubernetes binaries the init container copies: %w", err)
+	}
+	if len(copied) == 0 {
+		return fmt.Errorf("%s holds no Kubernetes binaries (the init container copies them)", binariesDir)
 	}
 
 	hosts := []string{name, name + "." + namespace, name + "." + namespace + ".svc", name + "." + namespace + ".svc.cluster.local", "localhost"}
