@@ -172,12 +172,15 @@ func TestCrossplaneRBAC(t *testing.T) {
 		}
 	})
 	// Created, not read: crossplane-placement.yaml, which the install
-	// applies too, lets Crossplane read StatefulSets, never write them.
-	eventually(t, time.Minute, "a StatefulSet refused without package/rbac/crossplane-adxmon.yaml", func() (bool, string) {
-		sts := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": map[string]any{"name": "probe", "namespace": target},
+	// applies too, lets Crossplane read workloads, never write them. A
+	// DaemonSet, the collector's: crossplane-vcluster.yaml lets Crossplane
+	// write StatefulSets too (a vcluster target's), DaemonSets only this
+	// file does.
+	eventually(t, time.Minute, "a DaemonSet refused without package/rbac/crossplane-adxmon.yaml", func() (bool, string) {
+		ds := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": map[string]any{"name": "probe", "namespace": target},
 		}}
-		err := asCrossplane.Create(ctx, sts, client.DryRunAll)
+		err := asCrossplane.Create(ctx, ds, client.DryRunAll)
 		return err != nil && strings.Contains(err.Error(), "forbidden"), fmt.Sprintf("create: %v", err)
 	})
 }
