@@ -43,7 +43,7 @@ func run(m *testing.M) int {
 	root := support.Root()
 	dir, err := os.MkdirTemp("", "fleetplane-e2e-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		support.SetupFailedf("%v", err)
 		return 1
 	}
 	if os.Getenv("FLEETPLANE_E2E_KEEP") == "" {
@@ -59,7 +59,7 @@ func run(m *testing.M) int {
 		Logf:  func(f string, a ...any) { fmt.Fprintf(os.Stderr, "e2e: "+f+"\n", a...) },
 	})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: cannot start the environment: %v\n", err)
+		support.SetupFailedf("e2e: cannot start the environment: %v", err)
 		if env != nil {
 			fmt.Fprintln(os.Stderr, env.Logs(3000))
 		} else {

@@ -51,13 +51,13 @@ func TestMain(m *testing.M) {
 func run(m *testing.M) int {
 	var err error
 	if dir, err = os.MkdirTemp("", "fleetplane-node-test-"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		support.SetupFailedf("%v", err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
 	c, err := node.StartCluster(context.Background(), support.Root(), dir, nodeName, controlplane.Options{})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		support.SetupFailedf("%v", err)
 		return 1
 	}
 	defer c.Stop()
@@ -65,7 +65,7 @@ func run(m *testing.M) int {
 	fmt.Fprintf(os.Stderr, "node: control plane, registry and a Ready node in %s\n", c.Started.Round(100*time.Millisecond))
 
 	if kube, err = kubernetes.NewForConfig(cp.Config); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		support.SetupFailedf("%v", err)
 		return 1
 	}
 	return m.Run()

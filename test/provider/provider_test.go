@@ -53,14 +53,14 @@ func run(m *testing.M) int {
 	root := support.Root()
 	dir, err := os.MkdirTemp("", "fleetplane-provider-test-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		support.SetupFailedf("%v", err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	cp, err := controlplane.Start(ctx, root, dir)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		support.SetupFailedf("%v", err)
 		return 1
 	}
 	defer cp.Stop()
@@ -69,20 +69,20 @@ func run(m *testing.M) int {
 	// writes is validated by their schemas.
 	argo, err := support.ArgoCRDs(root)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		support.SetupFailedf("%v", err)
 		return 1
 	}
 	crds := append(support.ProviderCRDs(root), argo...)
 	crds = append(crds, filepath.Join(root, "test", "provider", "testdata", "experiments-crd.yaml"), filepath.Join(root, "test", "provider", "testdata", "placements-crd.yaml"))
 	if err := controlplane.InstallCRDs(ctx, cp.Config, crds...); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		support.SetupFailedf("%v", err)
 		return 1
 	}
 	bin := filepath.Join(dir, "provider-fleetplane")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/provider-fleetplane")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build ./cmd/provider-fleetplane: %v\n%s", err, out)
+		support.SetupFailedf("go build ./cmd/provider-fleetplane: %v\n%s", err, out)
 		return 1
 	}
 	// The provider runs as its ServiceAccount under exactly the RBAC a
@@ -90,14 +90,14 @@ func run(m *testing.M) int {
 	// provider, and the ClusterRole fleetplane ships (package/rbac).
 	providerKubeconfig, err := providerIdentity(ctx, cp, root)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		support.SetupFailedf("%v", err)
 		return 1
 	}
 	azureAPI = standin.NewAzureAPI()
 	defer azureAPI.Close()
 	metricsPort, err := controlplane.FreePort()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		support.SetupFailedf("%v", err)
 		return 1
 	}
 	metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
@@ -107,7 +107,7 @@ func run(m *testing.M) int {
 		"--azure-resource-manager-endpoint", azureAPI.URL, "--imds-endpoint", azureAPI.URL, "--scrape-loopback-pods",
 	}, nil)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		support.SetupFailedf("%v", err)
 		return 1
 	}
 	cp.Track(provider)
@@ -118,7 +118,7 @@ func run(m *testing.M) int {
 	}
 	kube, err = client.New(cp.Config, client.Options{Scheme: scheme})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		support.SetupFailedf("%v", err)
 		return 1
 	}
 	pc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Spec: v1alpha1.ClusterProviderConfigSpec{
@@ -131,7 +131,7 @@ func run(m *testing.M) int {
 		},
 	}}
 	if err := kube.Create(ctx, pc); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		support.SetupFailedf("%v", err)
 		return 1
 	}
 	code := m.Run()

@@ -46,22 +46,30 @@ func InstallCRDs(ctx context.Context, cfg *rest.Config, files ...string) error {
 		}
 		names = append(names, crd.Name)
 	}
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+	// Three minutes: an API server busy on two cores takes its time
+	// establishing large CRDs (Argo's, the providers').
+	var waiting []string
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		waiting = waiting[:0]
 		for _, n := range names {
 			crd, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, n, metav1.GetOptions{})
-			if err != nil {
-				return false, nil //nolint:nilerr // keep polling until the deadline
-			}
-			established := false
-			for _, c := range crd.Status.Conditions {
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					established = true
-				}
-			}
-			if !established {
-				return false, nil
+			if err != nil || !crdEstablished(crd) {
+				waiting = append(waiting, n)
 			}
 		}
-		return true, nil
+		return len(waiting) == 0, nil
 	})
+	if err != nil {
+		return fmt.Errorf("CRDs not established: %v: %w", waiting, err)
+	}
+	return nil
+}
+
+func crdEstablished(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }

@@ -21,7 +21,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -513,17 +512,12 @@ func (e *Env) Logs(n int) string {
 	}
 	// The package manager's pods: Crossplane's, the function's and the
 	// providers', as each node's kubelet keeps their logs.
-	_ = filepath.WalkDir(filepath.Join(e.Dir, "cluster"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.Contains(p, "/pod-logs/"+controlplane.CrossplaneNamespace+"_") && strings.HasSuffix(p, ".log") {
-			files = append(files, p)
-		}
-		return nil
-	})
+	for _, dir := range e.podLogDirs() {
+		more, _ := filepath.Glob(filepath.Join(dir, controlplane.CrossplaneNamespace+"_*", "*", "*.log"))
+		files = append(files, more...)
+	}
 	for _, f := range files {
-		data, _ := os.ReadFile(f)
-		if len(data) > n {
-			data = data[len(data)-n:]
-		}
+		data, _ := tail(f, int64(n))
 		name, err := filepath.Rel(e.Dir, f)
 		if err != nil {
 			name = filepath.Base(f)

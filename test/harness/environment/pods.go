@@ -2,7 +2,9 @@ package environment
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -221,10 +223,14 @@ func (e *Env) waitPackages(ctx context.Context) error {
 			return fmt.Errorf("%w; pods: %s", err, e.packagePodsSay(ctx))
 		}
 	}
-	if err := e.waitLocked(ctx, time.Minute); err != nil {
+	// As long as the packages had: the XRDs' CRDs are established by an
+	// API server that, on two busy cores, is still establishing the
+	// providers' and Argo's large CRDs (one CI run most likely failed
+	// on the one-minute wait this had).
+	if err := e.waitLocked(ctx, 4*time.Minute); err != nil {
 		return err
 	}
-	return e.Crossplane.WaitXRDsEstablished(ctx, time.Minute)
+	return e.Crossplane.WaitXRDsEstablished(ctx, 4*time.Minute)
 }
 
 // packagePods are the pods the package manager runs in Crossplane's
@@ -309,27 +315,49 @@ func (e *Env) podsAlive() error {
 // previousRun is the last n lines the container c of pod p wrote in its
 // run before the current one, from the log its node's kubelet keeps
 // (pod-logs/<namespace>_<pod>_<uid>/<container>/<restart>.log): the
-// container's status says only how it exited, its log says why.
+// container's status says only how it exited, its log says why. It reads
+// at most the log's last 64 KiB.
 func (e *Env) previousRun(p corev1.Pod, c corev1.ContainerStatus, n int) string {
-	pod := fmt.Sprintf("%s_%s_%s", p.Namespace, p.Name, p.UID)
-	want := filepath.Join(pod, c.Name, fmt.Sprintf("%d.log", c.RestartCount-1))
-	var found string
-	_ = filepath.WalkDir(filepath.Join(e.Dir, "cluster"), func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(path, string(filepath.Separator)+want) {
-			found = path
-			return fs.SkipAll
+	rel := filepath.Join(fmt.Sprintf("%s_%s_%s", p.Namespace, p.Name, p.UID), c.Name, fmt.Sprintf("%d.log", c.RestartCount-1))
+	for _, dir := range e.podLogDirs() {
+		b, err := tail(filepath.Join(dir, rel), 64<<10)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
 		}
+		if err != nil {
+			return err.Error()
+		}
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		return strings.Join(lines[max(0, len(lines)-n):], "\n")
+	}
+	return "(no log of that run on any node)"
+}
+
+// podLogDirs are the pod-logs directories of the environment's nodes.
+func (e *Env) podLogDirs() []string {
+	if e.Cluster == nil {
 		return nil
-	})
-	if found == "" {
-		return "(no log of that run on any node)"
 	}
-	b, err := os.ReadFile(found)
+	var dirs []string
+	for _, n := range e.Cluster.Nodes {
+		dirs = append(dirs, n.PodLogs())
+	}
+	return dirs
+}
+
+// tail reads at most the last limit bytes of the file at path.
+func tail(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return err.Error()
+		return nil, err
 	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	off := max(0, fi.Size()-limit)
+	return io.ReadAll(io.LimitReader(io.NewSectionReader(f, off, fi.Size()-off), limit))
 }
 
 // WaitFunctionRevision waits until the Function's active revision is the

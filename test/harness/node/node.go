@@ -75,6 +75,10 @@ type Node struct {
 	containerd, kubelet, proxy, scheduler *controlplane.Process
 }
 
+// PodLogs is the directory where the node's kubelet keeps its
+// containers' logs: <namespace>_<pod>_<uid>/<container>/<restarts>.log.
+func (n *Node) PodLogs() string { return filepath.Join(n.dir, "pod-logs") }
+
 // Supported says why containers cannot run here, or nil when they can.
 func Supported() error {
 	if os.Geteuid() != 0 {
@@ -274,7 +278,7 @@ clusterDNS: [%s]
 clusterDomain: %s
 podLogsDir: %s
 cgroupRoot: %s
-`, n.IP, port, n.socket, cp.KubeletClientCA, ClusterDNS, ClusterDomain, filepath.Join(n.dir, "pod-logs"), n.cgroupRoot())
+`, n.IP, port, n.socket, cp.KubeletClientCA, ClusterDNS, ClusterDomain, n.PodLogs(), n.cgroupRoot())
 	n.KubeletURL = "https://" + net.JoinHostPort(n.IP, strconv.Itoa(port))
 	if err := grantKubeletAPI(cp); err != nil {
 		return err

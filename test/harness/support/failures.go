@@ -2,9 +2,11 @@ package support
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"strings"
+	"sync"
 )
 
 // failureEcho passes a test binary's standard output through unchanged
@@ -74,4 +76,35 @@ func (e *failureEcho) stop() string {
 	_ = e.w.Close()
 	<-e.done
 	return e.kept.String()
+}
+
+// setupFailures keeps what SetupFailed reported, for Harness to print once
+// more at the end.
+var setupFailures struct {
+	sync.Mutex
+	strings.Builder
+}
+
+// SetupFailedf reports why a harness could not set up (start a control
+// plane, build a binary) on standard error, as it happens, and again
+// after everything else the failing binary prints (the component logs):
+// no test ran, so no "--- FAIL" block would say why.
+func SetupFailedf(format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	if !strings.HasSuffix(msg, "\n") {
+		msg += "\n"
+	}
+	_, _ = io.WriteString(os.Stderr, msg)
+	setupFailures.Lock()
+	defer setupFailures.Unlock()
+	const limit = 32 << 10
+	if setupFailures.Len()+len(msg) <= limit {
+		setupFailures.WriteString(msg)
+	}
+}
+
+func setupFailedText() string {
+	setupFailures.Lock()
+	defer setupFailures.Unlock()
+	return setupFailures.String()
 }

@@ -35,3 +35,22 @@ func TestFailureEchoKeepsFailureBlocks(t *testing.T) {
 		t.Errorf("passed through %q, want %q", b, out)
 	}
 }
+
+func TestSetupFailedKeepsWhatItReports(t *testing.T) {
+	orig := os.Stderr
+	sink, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Stderr = sink
+	defer func() { os.Stderr = orig }()
+	before := setupFailedText()
+	SetupFailedf("cannot start: %v", "pod p restarted 1 times")
+	b, _ := os.ReadFile(sink.Name())
+	if string(b) != "cannot start: pod p restarted 1 times\n" {
+		t.Errorf("printed %q", b)
+	}
+	if got := strings.TrimPrefix(setupFailedText(), before); got != "cannot start: pod p restarted 1 times\n" {
+		t.Errorf("kept %q", got)
+	}
+}

@@ -221,8 +221,12 @@ func Harness(m *testing.M, what string, run func(*testing.M) int) {
 		os.Exit(1)
 	}
 	code := run(m)
-	if failures := echo.stop(); code != 0 && failures != "" {
+	failures := echo.stop()
+	if code != 0 && failures != "" {
 		fmt.Fprintf(os.Stderr, "\n%s: the failures again, after the logs above:\n%s", what, failures)
+	}
+	if setup := setupFailedText(); code != 0 && setup != "" {
+		fmt.Fprintf(os.Stderr, "\n%s: could not set up, again after the logs above:\n%s", what, setup)
 	}
 	os.Exit(code)
 }
