@@ -288,7 +288,7 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 			// Argo CD cannot be told where the cluster is yet.
 			p.set.Keep(registrationName(t.Name))
 		} else {
-			reg, err := p.r.registration(t)
+			reg, err := p.r.gkeRegistration(t)
 			if err != nil {
 				return err
 			}

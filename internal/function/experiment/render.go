@@ -260,21 +260,30 @@ func (r renderer) fleetplaneSpec() xpv2.ManagedResourceSpec {
 	return xpv2.ManagedResourceSpec{ProviderConfigReference: &pc}
 }
 
-// registration registers a target's GKE cluster with Argo CD the way Argo
-// CD documents it for GKE: its argocd-k8s-auth helper gets a token for the
-// Google service account Argo CD runs as (workload identity on the hub);
-// the server and CA come from the cluster's kubeconfig. Where, and in
-// which project, is the ClusterProviderConfig's to say.
-func (r renderer) registration(t v1alpha1.Target) (*composed.Unstructured, error) {
+// registration registers a target's cluster with Argo CD as cluster,
+// from the kubeconfig in the Secret key ref, with exec (if any) as the
+// credential Argo CD runs instead of the kubeconfig's own.
+func (r renderer) registration(t v1alpha1.Target, cluster string, kubeconfig argocdv1alpha1.SecretKeyRef, exec *argocdv1alpha1.ExecCredential) (*composed.Unstructured, error) {
 	return compose.Typed(&argocdv1alpha1.ClusterRegistration{Spec: argocdv1alpha1.ClusterRegistrationSpec{
 		ManagedResourceSpec: r.fleetplaneSpec(),
 		ForProvider: argocdv1alpha1.ClusterRegistrationParameters{
-			ClusterName:         r.gkeName(t.Name),
-			KubeconfigSecretRef: argocdv1alpha1.SecretKeyRef{Name: r.kubeconfigSecret(t.Name), Key: "kubeconfig"},
-			ExecCredential:      &argocdv1alpha1.ExecCredential{Command: gkeExecCommand, Args: []string{"gcp"}, APIVersion: "client.authentication.k8s.io/v1beta1"},
+			ClusterName:         cluster,
+			KubeconfigSecretRef: kubeconfig,
+			ExecCredential:      exec,
 			Labels:              r.labels(t.Name),
 		},
 	}})
+}
+
+// gkeRegistration registers a target's GKE cluster the way Argo CD
+// documents it for GKE: its argocd-k8s-auth helper gets a token for the
+// Google service account Argo CD runs as (workload identity on the hub);
+// the server and CA come from the cluster's kubeconfig. Where, and in
+// which project, is the ClusterProviderConfig's to say.
+func (r renderer) gkeRegistration(t v1alpha1.Target) (*composed.Unstructured, error) {
+	return r.registration(t, r.gkeName(t.Name),
+		argocdv1alpha1.SecretKeyRef{Name: r.kubeconfigSecret(t.Name), Key: "kubeconfig"},
+		&argocdv1alpha1.ExecCredential{Command: gkeExecCommand, Args: []string{"gcp"}, APIVersion: "client.authentication.k8s.io/v1beta1"})
 }
 
 // argocdAccess grants Argo CD's Google service account its role on the

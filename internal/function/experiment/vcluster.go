@@ -17,7 +17,6 @@ import (
 
 	argocdv1alpha1 "github.com/fleetplane/fleetplane/apis/argocd/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
-	"github.com/fleetplane/fleetplane/internal/function/compose"
 )
 
 // A vcluster target is a virtual cluster in the Experiment's own namespace
@@ -291,12 +290,6 @@ func (r renderer) vclusterStatefulSet(target string) runtime.Object {
 // the kubeconfig vcluster exports (its admin client certificate, the
 // Service as server).
 func (r renderer) vclusterRegistration(t v1alpha1.Target) (*composed.Unstructured, error) {
-	return compose.Typed(&argocdv1alpha1.ClusterRegistration{Spec: argocdv1alpha1.ClusterRegistrationSpec{
-		ManagedResourceSpec: r.fleetplaneSpec(),
-		ForProvider: argocdv1alpha1.ClusterRegistrationParameters{
-			ClusterName:         r.vclusterName(t.Name),
-			KubeconfigSecretRef: argocdv1alpha1.SecretKeyRef{Name: "vc-" + r.vclusterName(t.Name), Key: vclusterKubeconfigKey},
-			Labels:              r.labels(t.Name),
-		},
-	}})
+	name := r.vclusterName(t.Name)
+	return r.registration(t, name, argocdv1alpha1.SecretKeyRef{Name: "vc-" + name, Key: vclusterKubeconfigKey}, nil)
 }
