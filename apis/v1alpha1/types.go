@@ -4,6 +4,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // ProviderConfigSpec is what a namespace may configure for itself: how
@@ -192,6 +193,79 @@ type ExperimentsPolicy struct {
 	// vcluster targets are refused.
 	// +optional
 	VCluster *VClusterPolicy `json:"vcluster,omitempty"`
+
+	// Talos lets Experiments provision Talos Linux clusters through
+	// Cluster API, on the infrastructure named here. Without it, talos
+	// targets are refused.
+	// +optional
+	Talos *TalosPolicy `json:"talos,omitempty"`
+}
+
+// TalosPolicy is how talos targets are provisioned: a Cluster API Cluster
+// with Sidero's Talos control plane (TalosControlPlane) and workers
+// (a MachineDeployment bootstrapped by a TalosConfigTemplate), on the
+// infrastructure provider the platform runs. A tenant chooses neither
+// the infrastructure nor the versions; Cluster API, its Talos providers
+// and the infrastructure provider run beside Crossplane, installed by
+// the cluster admin.
+type TalosPolicy struct {
+	// KubernetesVersion the clusters run, such as v1.34.2.
+	// +kubebuilder:validation:Pattern=`^v[0-9]+\.[0-9]+\.[0-9]+$`
+	// +kubebuilder:validation:MaxLength=32
+	KubernetesVersion string `json:"kubernetesVersion"`
+
+	// TalosVersion the machine configurations are generated for, such as
+	// v1.11.
+	// +kubebuilder:validation:Pattern=`^v[0-9]+\.[0-9]+(\.[0-9]+)?$`
+	// +kubebuilder:validation:MaxLength=32
+	TalosVersion string `json:"talosVersion"`
+
+	// ControlPlaneReplicas of each cluster's control plane. Default 1.
+	// +optional
+	// +kubebuilder:validation:Enum=1;3;5
+	ControlPlaneReplicas int32 `json:"controlPlaneReplicas,omitempty"`
+
+	// Infrastructure the machines run on.
+	Infrastructure TalosInfrastructure `json:"infrastructure"`
+}
+
+// TalosInfrastructure is the Cluster API infrastructure provider's part
+// of a talos target: its cluster object, and the machine template the
+// control plane and the workers are made from. Each target gets its own
+// of both, in the Experiment's namespace, with the specs written here.
+type TalosInfrastructure struct {
+	// APIVersion of the infrastructure provider's kinds, such as
+	// infrastructure.cluster.x-k8s.io/v1beta1 (Cluster API's group for
+	// them). Crossplane composes them: grant it their resources as
+	// docs/experiment.md shows.
+	// +kubebuilder:validation:Pattern=`^infrastructure\.cluster\.x-k8s\.io/v[0-9]+((alpha|beta)[0-9]+)?$`
+	APIVersion string `json:"apiVersion"`
+
+	// ClusterKind is the infrastructure's cluster kind, such as
+	// DockerCluster or AWSCluster.
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Za-z0-9]{0,62}$`
+	ClusterKind string `json:"clusterKind"`
+
+	// ClusterSpec is the spec of each target's cluster object. Default
+	// empty.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	ClusterSpec *runtime.RawExtension `json:"clusterSpec,omitempty"`
+
+	// MachineTemplateKind is the infrastructure's machine template kind,
+	// such as DockerMachineTemplate or AWSMachineTemplate.
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Za-z0-9]{0,62}$`
+	MachineTemplateKind string `json:"machineTemplateKind"`
+
+	// MachineSpec is the spec of each machine (the template's
+	// spec.template.spec). Default empty.
+	// +optional
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	MachineSpec *runtime.RawExtension `json:"machineSpec,omitempty"`
 }
 
 // VClusterPolicy is what a vcluster target runs. A tenant never chooses

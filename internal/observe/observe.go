@@ -20,10 +20,14 @@ import (
 const MaxMessage = 512
 
 // Ready reports whether a composed resource is ready: for Crossplane
-// resources, that it carries Ready=True; for the Kubernetes kinds composed
-// directly, what their controllers report (see workload.go).
+// resources, that it carries Ready=True; for the Kubernetes and Cluster
+// API kinds composed directly, what their controllers report (see
+// workload.go and clusterapi.go).
 func Ready(o *composed.Unstructured) bool {
 	if r, ok := kubernetesReady(o); ok {
+		return r
+	}
+	if r, ok := clusterAPIReady(o); ok {
 		return r
 	}
 	return condition(o, xpv2.TypeReady).Status == corev1.ConditionTrue

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fleetplane/fleetplane/apis/v1alpha1"
 	"github.com/fleetplane/fleetplane/test/harness/environment"
 	"github.com/fleetplane/fleetplane/test/harness/standin"
 )
@@ -113,6 +114,61 @@ func (w *watcher) watchKind(t *testing.T, ctx context.Context, apiVersion, kind,
 	}()
 }
 
+// watchKinds watches each kind (apiVersion, kind) in ns until ctx is done.
+func watchKinds(t *testing.T, ctx context.Context, ns string, kinds ...[2]string) *watcher {
+	t.Helper()
+	w := newWatcher()
+	for _, k := range kinds {
+		w.watchKind(t, ctx, k[0], k[1], ns)
+	}
+	return w
+}
+
+// grantNamespace creates policy, a ClusterProviderConfig of its own, for
+// ns alone (a label selects it), as an admin grants one team more than
+// the default policy does; it goes when the test ends.
+func grantNamespace(t *testing.T, ns string, policy *v1alpha1.ClusterProviderConfig) {
+	t.Helper()
+	ctx := t.Context()
+	policy.Spec.NamespaceSelector = metav1.LabelSelector{MatchLabels: map[string]string{"fleetplane.io/policy": policy.Name}}
+	if err := env.Kube.Create(ctx, policy); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Kube.Delete(context.Background(), policy) })
+	n := &corev1.Namespace{}
+	if err := env.Kube.Get(ctx, client.ObjectKey{Name: ns}, n); err != nil {
+		t.Fatal(err)
+	}
+	n.Labels = map[string]string{"fleetplane.io/policy": policy.Name}
+	if err := env.Kube.Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// untilComplete waits until the one-target Experiment ns/name is
+// Complete, failing at once when a package pod restarted, and returns
+// its target's status; describe says where things are on a timeout.
+func untilComplete(t *testing.T, ns, name string, describe func() string) map[string]any {
+	t.Helper()
+	var target map[string]any
+	eventually(t, 4*time.Minute, "experiment "+name+" Complete", func() (bool, string) {
+		if err := env.Alive(); err != nil {
+			t.Fatal(err)
+		}
+		x := get(t, experimentAPI, "Experiment", ns, name)
+		if x == nil {
+			return false, "no experiment"
+		}
+		targets, _, _ := unstructured.NestedSlice(x.Object, "status", "targets")
+		if len(targets) == 1 {
+			target, _ = targets[0].(map[string]any)
+		}
+		p, msg := phaseOf(x)
+		return p == "Complete", p + ": " + msg + " " + describe()
+	})
+	return target
+}
+
 func (w *watcher) seen() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -161,6 +217,9 @@ func composedByResourceName(t *testing.T, ns, xrName string) map[string]*unstruc
 		{"argocd.m.fleetplane.io/v1alpha1", "ClusterRegistration"}, {"kubernetes.m.crossplane.io/v1alpha1", "Object"},
 		{"workflows.m.fleetplane.io/v1alpha1", "WorkflowRun"}, {"lifecycle.m.fleetplane.io/v1alpha1", "Expiry"},
 		{"protection.crossplane.io/v1beta1", "Usage"},
+		{"cluster.x-k8s.io/v1beta2", "Cluster"}, {"cluster.x-k8s.io/v1beta2", "MachineDeployment"},
+		{"controlplane.cluster.x-k8s.io/v1alpha3", "TalosControlPlane"}, {"bootstrap.cluster.x-k8s.io/v1alpha3", "TalosConfigTemplate"},
+		{"infrastructure.cluster.x-k8s.io/v1beta2", "DockerCluster"}, {"infrastructure.cluster.x-k8s.io/v1beta2", "DockerMachineTemplate"},
 	} {
 		l := &unstructured.UnstructuredList{}
 		l.SetAPIVersion(k.api)
@@ -424,8 +483,9 @@ func TestExperimentGatewayTutorial(t *testing.T) {
 
 // TestExperimentOutcomes covers the endings other than success: a failing
 // validation workflow fails the experiment; a missing template in manual
-// mode runs a workflow that waits for `argo resume`; an unsupported
-// cluster type fails its target without composing anything for it.
+// mode runs a workflow that waits for `argo resume`; a cluster type the
+// namespace's policy does not grant (talos) is refused without composing
+// anything.
 func TestExperimentOutcomes(t *testing.T) {
 	ns := namespace(t)
 	applyComponents(t)
@@ -435,7 +495,7 @@ func TestExperimentOutcomes(t *testing.T) {
 	failing.SetName("failing")
 	_ = unstructured.SetNestedField(failing.Object, "always-fails", "spec", "workflow", "template")
 	_ = unstructured.SetNestedField(failing.Object, "workflow", "spec", "workflow", "completion", "mode")
-	apply(t, failing, example(t, "experiment/hub-smoke.yaml", ns), example(t, "experiment/unsupported-cluster.yaml", ns))
+	apply(t, failing, example(t, "experiment/hub-smoke.yaml", ns), example(t, "experiment/talos-edge.yaml", ns))
 
 	until := func(name, phase, want string) {
 		eventually(t, 3*time.Minute, name+" "+phase, func() (bool, string) {
@@ -449,9 +509,9 @@ func TestExperimentOutcomes(t *testing.T) {
 	}
 	until("failing", "Failed", "failed: child 'validate' failed")
 	until("hub-smoke", "Running", "waits for `argo resume -n argo "+ns+"-hub-smoke-validation-")
-	until("on-talos", "Failed", "cluster type talos is not supported yet")
-	if c := composedByResourceName(t, ns, "on-talos"); len(c) != 1 || c["expiry"] == nil {
-		t.Errorf("an unsupported target composed %d resources: %v", len(c), keysOf(c))
+	refused(t, experimentAPI, "Experiment", ns, "talos-edge", "experiment.fleetplane.io", "is a talos cluster, which the policy does not grant", "spec.experiments.talos")
+	if c := composedByResourceName(t, ns, "talos-edge"); len(c) != 0 {
+		t.Errorf("a target the policy does not grant composed %d resources: %v", len(c), keysOf(c))
 	}
 	x := get(t, experimentAPI, "Experiment", ns, "failing")
 	if ready, _, _ := condition(x, "Ready"); ready == "True" {

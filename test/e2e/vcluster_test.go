@@ -14,8 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,7 +76,6 @@ func TestExperimentVCluster(t *testing.T) {
 	ns := namespace(t)
 	policy := environment.DefaultProviderConfig()
 	policy.Name = "vcluster-lab"
-	policy.Spec.NamespaceSelector = metav1.LabelSelector{MatchLabels: map[string]string{"fleetplane.io/policy": policy.Name}}
 	// The chart's default resources request ephemeral storage, which
 	// these nodes do not account (their kubelets run without local
 	// storage capacity isolation): the admin's resources, as a platform
@@ -87,47 +84,16 @@ func TestExperimentVCluster(t *testing.T) {
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
 		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
 	}}
-	if err := env.Kube.Create(ctx, policy); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Kube.Delete(context.Background(), policy) })
-	n := &corev1.Namespace{}
-	if err := env.Kube.Get(ctx, client.ObjectKey{Name: ns}, n); err != nil {
-		t.Fatal(err)
-	}
-	n.Labels = map[string]string{"fleetplane.io/policy": policy.Name}
-	if err := env.Kube.Update(ctx, n); err != nil {
-		t.Fatal(err)
-	}
+	grantNamespace(t, ns, policy)
 
-	w := newWatcher()
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
-	for _, k := range []struct{ api, kind string }{
-		{experimentAPI, "Experiment"}, {"apps/v1", "StatefulSet"},
-		{"argocd.m.fleetplane.io/v1alpha1", "ClusterRegistration"}, {"kubernetes.m.crossplane.io/v1alpha1", "Object"},
-	} {
-		w.watchKind(t, wctx, k.api, k.kind, ns)
-	}
+	w := watchKinds(t, wctx, ns, [2]string{experimentAPI, "Experiment"}, [2]string{"apps/v1", "StatefulSet"},
+		[2]string{"argocd.m.fleetplane.io/v1alpha1", "ClusterRegistration"}, [2]string{"kubernetes.m.crossplane.io/v1alpha1", "Object"})
 
 	xr := example(t, "experiment/vcluster-sandbox.yaml", ns)
 	apply(t, xr)
-	var target map[string]any
-	eventually(t, 4*time.Minute, "the vcluster experiment Complete", func() (bool, string) {
-		if err := env.Alive(); err != nil {
-			t.Fatal(err)
-		}
-		x := get(t, experimentAPI, "Experiment", ns, xr.GetName())
-		if x == nil {
-			return false, "no experiment"
-		}
-		targets, _, _ := unstructured.NestedSlice(x.Object, "status", "targets")
-		if len(targets) == 1 {
-			target, _ = targets[0].(map[string]any)
-		}
-		p, msg := phaseOf(x)
-		return p == "Complete", p + ": " + msg + " " + describeVCluster(ctx, ns)
-	})
+	target := untilComplete(t, ns, xr.GetName(), func() string { return describeVCluster(ctx, ns) })
 	name, _ := target["clusterName"].(string)
 	server := "https://" + name + "." + ns + ".svc:443"
 	if target["endpoint"] != server {

@@ -114,8 +114,9 @@ func suites(root string) []suite {
 			composition: filepath.Join(root, "package", "configuration", "compositions", "experiment.yaml"),
 			xrd:         filepath.Join(root, "package", "configuration", "xrds", "experiments.experiments.fleetplane.io.yaml"),
 			required:    filepath.Join(root, "examples", "experiment", "components"),
-			kinds:       []string{"Network", "Subnetwork", "Cluster", "NodePool", "ProjectIAMMember", "ClusterRegistration", "Object", "WorkflowRun", "Expiry", "Usage", "ServiceAccount", "RoleBinding", "Secret", "Service", "StatefulSet"},
-			asCreated:   true,
+			kinds: []string{"Network", "Subnetwork", "Cluster", "NodePool", "ProjectIAMMember", "ClusterRegistration", "Object", "WorkflowRun", "Expiry", "Usage", "ServiceAccount", "RoleBinding", "Secret", "Service", "StatefulSet",
+				"TalosConfigTemplate", "MachineDeployment", "AWSMachineTemplate"},
+			asCreated: true,
 		},
 		{
 			name:        "adxmon",
@@ -235,11 +236,16 @@ func TestRenderExamples(t *testing.T) {
 	addr := startFunction(t, root)
 	upjet := tool(t, root, "upjet-azure-crds")
 	providerKubernetes := tool(t, root, "provider-kubernetes-crds")
+	capi, capa := tool(t, root, "capi-crds"), tool(t, root, "capa-crds")
+	talosBootstrap := tool(t, root, "talos-bootstrap-crds")
 
 	// The schemas composed resources must satisfy: the real upjet Azure
-	// CRDs and provider-kubernetes CRDs of the kinds we compose, the GKE
-	// stand-in CRDs (provider-upjet-gcp is not on the module proxy),
-	// provider-fleetplane's CRDs and our XRDs.
+	// CRDs and provider-kubernetes CRDs of the kinds we compose, those of
+	// Cluster API, Sidero's Talos bootstrap provider and Cluster API
+	// Provider AWS (the example policy's infrastructure) a talos target
+	// composes directly, the GKE stand-in CRDs
+	// (provider-upjet-gcp is not on the module proxy), provider-fleetplane's
+	// CRDs and our XRDs.
 	schemas := t.TempDir()
 	for _, f := range []string{
 		filepath.Join(upjet, "azure.m.upbound.io_resourcegroups.yaml"),
@@ -247,6 +253,10 @@ func TestRenderExamples(t *testing.T) {
 		filepath.Join(upjet, "kusto.azure.m.upbound.io_databases.yaml"),
 		filepath.Join(upjet, "kusto.azure.m.upbound.io_databaseprincipalassignments.yaml"),
 		filepath.Join(providerKubernetes, "kubernetes.m.crossplane.io_objects.yaml"),
+		filepath.Join(capi, "cluster.x-k8s.io_clusters.yaml"),
+		filepath.Join(capi, "cluster.x-k8s.io_machinedeployments.yaml"),
+		filepath.Join(talosBootstrap, "bootstrap.cluster.x-k8s.io_talosconfigtemplates.yaml"),
+		filepath.Join(capa, "infrastructure.cluster.x-k8s.io_awsmachinetemplates.yaml"),
 	} {
 		copyFile(t, f, filepath.Join(schemas, filepath.Base(f)))
 	}

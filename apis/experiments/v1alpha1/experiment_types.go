@@ -19,9 +19,9 @@ const (
 	// in its own namespace on the hub, as the ClusterProviderConfig's
 	// spec.experiments.vcluster allows.
 	ClusterVCluster ClusterType = "vcluster"
-	// ClusterTalos is accepted for compatibility with the operator this
-	// replaces and refused by the composition until its resources can be
-	// composed whole.
+	// ClusterTalos is a Talos Linux cluster Cluster API provisions in the
+	// Experiment's namespace, as the ClusterProviderConfig's
+	// spec.experiments.talos allows.
 	ClusterTalos ClusterType = "talos"
 )
 
@@ -82,6 +82,7 @@ type Target struct {
 //
 // +kubebuilder:validation:XValidation:rule="self.type != 'gke' || has(self.zone)",message="cluster.zone is required for gke clusters",fieldPath=".zone"
 // +kubebuilder:validation:XValidation:rule="self.type != 'hub' || !(has(self.zone) || has(self.nodeCount) || has(self.machineType) || has(self.diskSizeGb) || has(self.network))",message="a hub target runs on the control plane's cluster: zone, nodeCount, machineType, diskSizeGb and network do not apply"
+// +kubebuilder:validation:XValidation:rule="self.type != 'talos' || !(has(self.zone) || has(self.machineType) || has(self.diskSizeGb) || has(self.network) || has(self.preemptible))",message="a talos target's machines are the platform's (spec.experiments.talos of the ClusterProviderConfig): only nodeCount, its workers, applies"
 // +kubebuilder:validation:XValidation:rule="self.type != 'vcluster' || !(has(self.zone) || has(self.nodeCount) || has(self.machineType) || has(self.diskSizeGb) || has(self.network) || has(self.preemptible))",message="a vcluster target runs in the Experiment's namespace on the hub: zone, nodeCount, machineType, diskSizeGb, preemptible and network do not apply"
 type ClusterSpec struct {
 	// Type of cluster.
@@ -93,7 +94,8 @@ type ClusterSpec struct {
 	// +kubebuilder:validation:MaxLength=64
 	Zone string `json:"zone,omitempty"`
 
-	// NodeCount of the node pool; 1 when unset.
+	// NodeCount of the node pool (a talos cluster's workers); 1 when
+	// unset.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100

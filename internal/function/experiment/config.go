@@ -27,6 +27,9 @@ type Config struct {
 	WatchApplications    bool
 	// VCluster is what vcluster targets run, when the policy allows them.
 	VCluster fpv1alpha1.VClusterPolicy
+	// Talos is how talos targets are provisioned, when the policy allows
+	// them.
+	Talos fpv1alpha1.TalosPolicy
 	// Fleetplane is the config ClusterRegistrations, WorkflowRuns and
 	// Expiries name: the one that governs the namespace, which the
 	// provider checks again.
@@ -66,6 +69,9 @@ func (cfg Config) withPolicy(config string, e tenancy.Experiments) Config {
 	}
 	if v := e.VCluster; v != nil {
 		cfg.VCluster = *v
+	}
+	if t := e.Talos; t != nil {
+		cfg.Talos = *t
 	}
 	return cfg
 }

@@ -120,7 +120,9 @@ func granted(xr *v1alpha1.Experiment, e tenancy.Experiments) error {
 				return fmt.Errorf("target %s is a vcluster, which the policy does not grant: the cluster admin adds spec.experiments.vcluster (the images a virtual cluster runs) and applies package/rbac/vcluster-roles.yaml", t.Name)
 			}
 		case v1alpha1.ClusterTalos:
-			// Not composed at all: the target fails on its own.
+			if e.Talos == nil {
+				return fmt.Errorf("target %s is a talos cluster, which the policy does not grant: the cluster admin adds spec.experiments.talos (the versions, and the Cluster API infrastructure the machines run on) and applies package/rbac/crossplane-talos.yaml", t.Name)
+			}
 		}
 	}
 	if tmpl := xr.Spec.Workflow.Template; !tenancy.TemplateAllowed(e.Workflows, tmpl) {
@@ -246,6 +248,7 @@ func (p *planner) plan() error {
 func targetResources(t string) []resource.Name {
 	return []resource.Name{networkName(t), subnetName(t),
 		vclusterAccountName(t), vclusterBindingName(t), vclusterConfigName(t), vclusterServiceName(t), vclusterHeadlessName(t),
+		talosInfraName(t), talosMachinesName(t), talosControlPlaneName(t), talosWorkerConfigName(t),
 		clusterName(t), nodePoolName(t), registrationName(t), applicationName(t)}
 }
 
@@ -262,37 +265,10 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 		server = p.cfg.HubServer
 		st.ClusterName, st.Endpoint = "hub", server
 	case v1alpha1.ClusterGKE:
-		st.ClusterName = p.r.gkeName(t.Name)
-		n, problem := p.networkOf(t)
-		if problem != "" {
-			st.Phase, st.Message = targetFailed, problem
-			p.failf("target %s: %s", t.Name, st.Message)
-			p.set.Keep(targetResources(t.Name)...)
-			return nil
-		}
-		p.set.Add(argocdAccessName, p.r.argocdAccess())
-		if !n.dedicated {
-			p.set.Add(clusterName(t.Name), p.r.cluster(t, n))
-		} else {
-			// The VPC, then its subnet, then the cluster in it.
-			p.set.Add(networkName(t.Name), p.r.vpc(t))
-			p.set.Add(subnetName(t.Name), p.r.vpcSubnet(t, n), networkName(t.Name))
-			p.set.Add(clusterName(t.Name), p.r.cluster(t, n), subnetName(t.Name))
-		}
-		p.set.Add(nodePoolName(t.Name), p.r.nodePool(t), clusterName(t.Name))
-		if ep := p.clusterEndpoint(t.Name); ep != "" {
-			server = "https://" + strings.TrimPrefix(ep, "https://")
-			st.Endpoint = server
-		}
-		if server == "" {
-			// Argo CD cannot be told where the cluster is yet.
-			p.set.Keep(registrationName(t.Name))
-		} else {
-			reg, err := p.r.gkeRegistration(t)
-			if err != nil {
-				return err
-			}
-			p.set.Add(registrationName(t.Name), reg, nodePoolName(t.Name))
+		var failed bool
+		var err error
+		if server, failed, err = p.gkeTarget(t, st); err != nil || failed {
+			return err
 		}
 		after = append(after, registrationName(t.Name), argocdAccessName)
 	case v1alpha1.ClusterVCluster:
@@ -301,9 +277,17 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 			return err
 		}
 		after = append(after, registrationName(t.Name))
+	case v1alpha1.ClusterTalos:
+		var failed bool
+		var err error
+		if server, failed, err = p.talosTarget(t, st); err != nil || failed {
+			return err
+		}
+		// Argo CD deploys once the workers are up, too.
+		after = append(after, registrationName(t.Name), nodePoolName(t.Name))
 	default:
 		st.Phase = targetFailed
-		st.Message = fmt.Sprintf("cluster type %s is not supported yet: fleetplane composes gke and hub clusters, and will not half-provision a %s one", t.Cluster.Type, t.Cluster.Type)
+		st.Message = fmt.Sprintf("cluster type %s is not one fleetplane composes (gke, hub, vcluster, talos)", t.Cluster.Type)
 		p.failf("target %s: %s", t.Name, st.Message)
 		p.set.Keep(targetResources(t.Name)...)
 		return nil
@@ -372,6 +356,47 @@ func (p *planner) networkOf(t v1alpha1.Target) (network, string) {
 	return made, ""
 }
 
+// gkeTarget composes a GKE target's network, cluster, node pool, Argo
+// CD's access and, once the cluster has an endpoint, its registration.
+// It returns the server Argo CD reaches the cluster at, empty until GKE
+// reports the endpoint; failed when the target failed (its status says
+// why) and nothing more is to be composed for it.
+func (p *planner) gkeTarget(t v1alpha1.Target, st *v1alpha1.TargetStatus) (server string, failed bool, err error) {
+	st.ClusterName = p.r.gkeName(t.Name)
+	n, problem := p.networkOf(t)
+	if problem != "" {
+		st.Phase, st.Message = targetFailed, problem
+		p.failf("target %s: %s", t.Name, st.Message)
+		p.set.Keep(targetResources(t.Name)...)
+		return "", true, nil
+	}
+	p.set.Add(argocdAccessName, p.r.argocdAccess())
+	if !n.dedicated {
+		p.set.Add(clusterName(t.Name), p.r.cluster(t, n))
+	} else {
+		// The VPC, then its subnet, then the cluster in it.
+		p.set.Add(networkName(t.Name), p.r.vpc(t))
+		p.set.Add(subnetName(t.Name), p.r.vpcSubnet(t, n), networkName(t.Name))
+		p.set.Add(clusterName(t.Name), p.r.cluster(t, n), subnetName(t.Name))
+	}
+	p.set.Add(nodePoolName(t.Name), p.r.nodePool(t), clusterName(t.Name))
+	if ep := p.clusterEndpoint(t.Name); ep != "" {
+		server = "https://" + strings.TrimPrefix(ep, "https://")
+		st.Endpoint = server
+	}
+	if server == "" {
+		// Argo CD cannot be told where the cluster is yet.
+		p.set.Keep(registrationName(t.Name))
+	} else {
+		reg, err := p.r.gkeRegistration(t)
+		if err != nil {
+			return "", false, err
+		}
+		p.set.Add(registrationName(t.Name), reg, nodePoolName(t.Name))
+	}
+	return server, false, nil
+}
+
 // clusterEndpoint is the endpoint GKE reports for a target's cluster.
 func (p *planner) clusterEndpoint(t string) string {
 	o := p.observed(clusterName(t))
@@ -410,40 +435,10 @@ func (p *planner) resolve(t v1alpha1.Target, st *v1alpha1.TargetStatus) ([]Resol
 // targetPhase says what a target waits for: the first step, in creation
 // order, that is not Ready.
 func (p *planner) targetPhase(t v1alpha1.Target, st *v1alpha1.TargetStatus, server string) {
-	if t.Cluster.Type == v1alpha1.ClusterGKE {
-		n, _ := p.networkOf(t)
-		switch {
-		case n.dedicated && (!p.ready(networkName(t.Name)) || !p.ready(subnetName(t.Name))):
-			st.Phase = targetProvisioning
-			p.waitOnf(st, "network of cluster %s is provisioning (VPC %s, subnet %s)", st.ClusterName, p.r.vpcName(t.Name), p.r.subnetName(t.Name))
-			return
-		case !p.ready(clusterName(t.Name)):
-			st.Phase = targetProvisioning
-			p.waitOnf(st, "cluster %s is provisioning", st.ClusterName)
-			return
-		case !p.ready(nodePoolName(t.Name)) || server == "":
-			st.Phase = targetProvisioning
-			p.waitOnf(st, "node pool of cluster %s is provisioning", st.ClusterName)
-			return
-		case !p.ready(registrationName(t.Name)):
-			st.Phase = targetRegistering
-			p.waitOnf(st, "registering cluster %s with Argo CD", st.ClusterName)
-			return
-		case !p.ready(argocdAccessName):
-			st.Phase = targetRegistering
-			p.waitOnf(st, "granting Argo CD's service account %s %s on project %s", p.cfg.ArgoCDServiceAccount, p.cfg.ArgoCDRole, p.cfg.GCPProject)
-			return
-		}
-	}
-	if t.Cluster.Type == v1alpha1.ClusterVCluster {
-		switch {
-		case !p.ready(clusterName(t.Name)):
-			st.Phase = targetProvisioning
-			p.waitOnf(st, "virtual cluster %s is starting (StatefulSet %s/%s)", st.ClusterName, p.xr.Namespace, st.ClusterName)
-			return
-		case !p.ready(registrationName(t.Name)):
-			st.Phase = targetRegistering
-			p.waitOnf(st, "registering virtual cluster %s with Argo CD (kubeconfig Secret %s/vc-%s)", st.ClusterName, p.xr.Namespace, st.ClusterName)
+	for _, s := range p.clusterSteps(t, st.ClusterName, server) {
+		if !s.done {
+			st.Phase = s.phase
+			p.waitOnf(st, "%s", s.waits())
 			return
 		}
 	}
@@ -468,6 +463,47 @@ func (p *planner) targetPhase(t v1alpha1.Target, st *v1alpha1.TargetStatus, serv
 	default:
 		st.Phase = targetReady
 	}
+}
+
+// clusterStep is a step of a target's cluster before its application:
+// done, or the phase of a target waiting on it and what it waits for.
+type clusterStep struct {
+	done  bool
+	phase string
+	waits func() string
+}
+
+// clusterSteps are the steps of a target's cluster, in creation order.
+func (p *planner) clusterSteps(t v1alpha1.Target, cluster, server string) []clusterStep {
+	ns, ready := p.xr.Namespace, func(n resource.Name) bool { return p.ready(n) }
+	say := func(format string, a ...any) func() string { return func() string { return fmt.Sprintf(format, a...) } }
+	switch t.Cluster.Type {
+	case v1alpha1.ClusterGKE:
+		n, _ := p.networkOf(t)
+		return []clusterStep{
+			{!n.dedicated || ready(networkName(t.Name)) && ready(subnetName(t.Name)), targetProvisioning,
+				say("network of cluster %s is provisioning (VPC %s, subnet %s)", cluster, p.r.vpcName(t.Name), p.r.subnetName(t.Name))},
+			{ready(clusterName(t.Name)), targetProvisioning, say("cluster %s is provisioning", cluster)},
+			{ready(nodePoolName(t.Name)) && server != "", targetProvisioning, say("node pool of cluster %s is provisioning", cluster)},
+			{ready(registrationName(t.Name)), targetRegistering, say("registering cluster %s with Argo CD", cluster)},
+			{ready(argocdAccessName), targetRegistering,
+				say("granting Argo CD's service account %s %s on project %s", p.cfg.ArgoCDServiceAccount, p.cfg.ArgoCDRole, p.cfg.GCPProject)},
+		}
+	case v1alpha1.ClusterVCluster:
+		return []clusterStep{
+			{ready(clusterName(t.Name)), targetProvisioning, say("virtual cluster %s is starting (StatefulSet %s/%s)", cluster, ns, cluster)},
+			{ready(registrationName(t.Name)), targetRegistering, say("registering virtual cluster %s with Argo CD (kubeconfig Secret %s/vc-%s)", cluster, ns, cluster)},
+		}
+	case v1alpha1.ClusterTalos:
+		return []clusterStep{
+			{ready(clusterName(t.Name)), targetProvisioning, say("Cluster API is provisioning talos cluster %s's control plane (Cluster %s/%s)", cluster, ns, cluster)},
+			{ready(nodePoolName(t.Name)), targetProvisioning, say("the workers of talos cluster %s are starting (MachineDeployment %s/%s-workers)", cluster, ns, cluster)},
+			{ready(registrationName(t.Name)), targetRegistering, say("registering talos cluster %s with Argo CD (kubeconfig Secret %s/%s-kubeconfig)", cluster, ns, cluster)},
+		}
+	case v1alpha1.ClusterHub:
+		// Argo CD's own cluster: nothing to wait for.
+	}
+	return nil
 }
 
 // workflow composes the validation run once every application is ready,
@@ -566,6 +602,8 @@ func (p *planner) usages() {
 		add(subnetName(t.Name), clusterName(t.Name), "the cluster goes before its subnet")
 		add(clusterName(t.Name), nodePoolName(t.Name), "the node pool goes before its cluster")
 		add(clusterName(t.Name), registrationName(t.Name), "Argo CD forgets the cluster before it goes")
+		add(talosInfraName(t.Name), clusterName(t.Name), "Cluster API takes the cluster down through its infrastructure")
+		add(talosControlPlaneName(t.Name), clusterName(t.Name), "Cluster API takes the cluster down through its control plane")
 		add(registrationName(t.Name), applicationName(t.Name), "the application is removed while Argo CD can still reach the cluster")
 		for _, d := range t.Depends {
 			add(applicationName(d), applicationName(t.Name), t.Name+" depends on "+d)

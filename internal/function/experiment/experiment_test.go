@@ -476,12 +476,6 @@ func TestFailures(t *testing.T) {
 			required: map[string][]runtime.Object{"component-k6": {k6Component()}},
 			want:     "Component k6 is of type workflow, referenced as app",
 		},
-		"talos is refused whole": {
-			xr:       hubOnly(v1alpha1.Target{Name: "v", Cluster: v1alpha1.ClusterSpec{Type: v1alpha1.ClusterTalos}, Components: []v1alpha1.ComponentRef{{App: "x"}}}),
-			input:    conventionInput,
-			required: map[string][]runtime.Object{"component-x": nil},
-			want:     "cluster type talos is not supported yet",
-		},
 		"dependency cycle": {
 			xr:       hubOnly(cycleA, cycleB),
 			input:    conventionInput,

@@ -97,6 +97,15 @@ func TestPolicyRefuses(t *testing.T) {
 			}(),
 			message: []string{"target app is a vcluster, which the policy does not grant: the cluster admin adds spec.experiments.vcluster", "package/rbac/vcluster-roles.yaml"},
 		},
+		"no talos": {
+			policy: labPolicy(),
+			xr: func() *v1alpha1.Experiment {
+				xr := gatewayTutorial()
+				xr.Spec.Targets[0].Cluster = v1alpha1.ClusterSpec{Type: v1alpha1.ClusterTalos}
+				return xr
+			}(),
+			message: []string{"target app is a talos cluster, which the policy does not grant: the cluster admin adds spec.experiments.talos", "package/rbac/crossplane-talos.yaml"},
+		},
 		"a template not allowed": {
 			policy: labPolicy(),
 			xr: func() *v1alpha1.Experiment {

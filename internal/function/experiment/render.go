@@ -322,12 +322,8 @@ func (r renderer) appName(target string) string {
 }
 
 // application wraps one multi-source Argo CD Application per target in a
-// provider-kubernetes Object, ready when Argo CD reports it Healthy and
-// Synced.
-//
-// Until the Object has created the Application it may only create it:
-// an Application of that name, another Experiment's or anyone's, is
-// observed, never overwritten nor deleted (created).
+// provider-kubernetes Object (see kubernetesObject), ready when Argo CD
+// reports it Healthy and Synced.
 func (r renderer) application(t v1alpha1.Target, server string, comps []Resolved, created bool) *composed.Unstructured {
 	var sources []any
 	for _, c := range comps {
@@ -355,15 +351,26 @@ func (r renderer) application(t v1alpha1.Target, server string, comps []Resolved
 			},
 		},
 	}
+	return r.kubernetesObject(app, healthyAndSynced, r.cfg.WatchApplications, created)
+}
+
+// kubernetesObject wraps manifest in a provider-kubernetes Object, ready
+// when celQuery holds for the object it delivers; watch has
+// provider-kubernetes watch that object rather than poll it.
+//
+// Until the Object has created its object it may only create it: an
+// object of that name that exists, anyone's, is observed, never
+// overwritten nor deleted (created).
+func (r renderer) kubernetesObject(manifest map[string]any, celQuery string, watch, created bool) *composed.Unstructured {
 	o := composed.New()
 	o.SetAPIVersion("kubernetes.m.crossplane.io/v1alpha1")
 	o.SetKind("Object")
 	spec := map[string]any{
-		"forProvider":       map[string]any{"manifest": app},
-		"readiness":         map[string]any{"policy": "DeriveFromCelQuery", "celQuery": healthyAndSynced},
+		"forProvider":       map[string]any{"manifest": manifest},
+		"readiness":         map[string]any{"policy": "DeriveFromCelQuery", "celQuery": celQuery},
 		"providerConfigRef": map[string]any{"kind": r.cfg.Kubernetes.Kind, "name": r.cfg.Kubernetes.Name},
 	}
-	if r.cfg.WatchApplications {
+	if watch {
 		spec["watch"] = true
 	}
 	if !created {

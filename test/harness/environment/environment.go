@@ -237,11 +237,11 @@ func Start(ctx context.Context, root, dir string, o Options) (started *Env, err 
 	}
 	e.AzureAPI.ServeClusters(e.Azure.Capacity)
 
-	// Argo's CRDs are large: the API server takes half a minute on two
-	// cores to establish them, which it does while Crossplane installs
-	// the packages rather than after.
-	argoCRDs := make(chan error, 1)
-	go func() { argoCRDs <- e.installArgoCRDs(ctx) }()
+	// Argo's and Cluster API's CRDs are large: the API server takes half
+	// a minute on two cores to establish them, which it does while
+	// Crossplane installs the packages rather than after.
+	standInCRDs := make(chan error, 1)
+	go func() { standInCRDs <- e.installStandInCRDs(ctx) }()
 
 	t = time.Now()
 	if err := e.install(ctx); err != nil {
@@ -250,13 +250,13 @@ func Start(ctx context.Context, root, dir string, o Options) (started *Env, err 
 	e.phase("packages installed and healthy", t)
 
 	t = time.Now()
-	if err := <-argoCRDs; err != nil {
+	if err := <-standInCRDs; err != nil {
 		return nil, err
 	}
 	if e.Experiments, err = e.startExperiments(ctx, sctx); err != nil {
 		return nil, err
 	}
-	e.phase("Argo CD, Argo Workflows and GKE stand-ins ready", t)
+	e.phase("Argo CD, Argo Workflows, GKE and Cluster API stand-ins ready", t)
 
 	if err := e.configure(ctx, o); err != nil {
 		return nil, err

@@ -25,39 +25,46 @@ const (
 
 // Experiments is what Experiments need besides fleetplane's packages and
 // their dependencies: Argo CD and Argo Workflows (their real CRDs,
-// stand-in controllers) and a GKE stand-in (its kinds come with the
-// stand-in provider-gcp packages).
+// stand-in controllers), a GKE stand-in (its kinds come with the
+// stand-in provider-gcp packages) and a Cluster API stand-in (the real
+// CRDs of Cluster API, its Talos providers and CAPD).
 type Experiments struct {
-	GKE       *standin.GKE
-	ArgoCD    *standin.ArgoCD
-	Workflows *standin.Workflows
+	GKE        *standin.GKE
+	ClusterAPI *standin.ClusterAPI
+	ArgoCD     *standin.ArgoCD
+	Workflows  *standin.Workflows
 }
 
 // startExperiments starts the stand-ins Experiments need, once
-// installArgoCRDs has installed the kinds they serve.
+// installStandInCRDs has installed the kinds they serve.
 func (e *Env) startExperiments(ctx context.Context, sctx context.Context) (*Experiments, error) {
 	for _, ns := range []string{ArgoCDNamespace, WorkflowsNamespace} {
 		if err := e.Kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !kerrors.IsAlreadyExists(err) {
 			return nil, err
 		}
 	}
-	x := &Experiments{GKE: standin.NewGKE(e.Kube), ArgoCD: standin.NewArgoCD(e.Kube, ArgoCDNamespace), Workflows: standin.NewWorkflows(e.Kube)}
+	x := &Experiments{GKE: standin.NewGKE(e.Kube), ClusterAPI: standin.NewClusterAPI(e.Kube), ArgoCD: standin.NewArgoCD(e.Kube, ArgoCDNamespace), Workflows: standin.NewWorkflows(e.Kube)}
 	// Long enough for a poll of the provider to see the workflow Running.
 	x.Workflows.RunFor = 8 * time.Second
 	go x.GKE.Run(sctx)
+	go x.ClusterAPI.Run(sctx)
 	go x.ArgoCD.Run(sctx)
 	go x.Workflows.Run(sctx)
 	return x, nil
 }
 
-// installArgoCRDs installs Argo CD's and Argo Workflows' CRDs, which the
-// stand-ins serve, and waits until they are established.
-func (e *Env) installArgoCRDs(ctx context.Context) error {
+// installStandInCRDs installs the real CRDs of the kinds the Argo and
+// Cluster API stand-ins serve, and waits until they are established.
+func (e *Env) installStandInCRDs(ctx context.Context) error {
 	crds, err := support.ArgoCRDs(e.Root)
 	if err != nil {
 		return err
 	}
-	return controlplane.InstallCRDs(ctx, e.CP.Config, crds...)
+	capi, err := support.ClusterAPICRDs(e.Root)
+	if err != nil {
+		return err
+	}
+	return controlplane.InstallCRDs(ctx, e.CP.Config, append(crds, capi...)...)
 }
 
 // WorkflowTemplate creates a WorkflowTemplate in the workflow namespace

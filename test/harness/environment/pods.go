@@ -48,7 +48,7 @@ const (
 // the stand-ins as pods of the pushed packages; it waits until every
 // package is healthy and the Lock lists them all.
 func (e *Env) install(ctx context.Context) error {
-	for _, f := range []string{"crossplane-adxmon.yaml", "crossplane-placement.yaml", "crossplane-tenancy.yaml", "crossplane-vcluster.yaml"} {
+	for _, f := range []string{"crossplane-adxmon.yaml", "crossplane-placement.yaml", "crossplane-tenancy.yaml", "crossplane-vcluster.yaml", "crossplane-talos.yaml"} {
 		if err := e.CP.ApplyRBAC(ctx, filepath.Join(e.Root, "package", "rbac", f)); err != nil {
 			return err
 		}

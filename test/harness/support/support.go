@@ -185,6 +185,30 @@ func ArgoCRDs(root string) ([]string, error) {
 	return crds, nil
 }
 
+// ClusterAPICRDs are the real CRDs of the kinds a talos target composes,
+// with Cluster API's Docker infrastructure provider (CAPD) as the
+// infrastructure: Cluster API's Cluster and MachineDeployment, Sidero's
+// TalosControlPlane and TalosConfigTemplate, CAPD's DockerCluster and
+// DockerMachineTemplate.
+func ClusterAPICRDs(root string) ([]string, error) {
+	var crds []string
+	for _, c := range []struct{ tool, file string }{
+		{"capi-crds", "cluster.x-k8s.io_clusters.yaml"},
+		{"capi-crds", "cluster.x-k8s.io_machinedeployments.yaml"},
+		{"talos-controlplane-crds", "controlplane.cluster.x-k8s.io_taloscontrolplanes.yaml"},
+		{"talos-bootstrap-crds", "bootstrap.cluster.x-k8s.io_talosconfigtemplates.yaml"},
+		{"capd-crds", "infrastructure.cluster.x-k8s.io_dockerclusters.yaml"},
+		{"capd-crds", "infrastructure.cluster.x-k8s.io_dockermachinetemplates.yaml"},
+	} {
+		dir, err := controlplane.Tool(root, c.tool)
+		if err != nil {
+			return nil, err
+		}
+		crds = append(crds, filepath.Join(dir, c.file))
+	}
+	return crds, nil
+}
+
 // UpjetAzureCRDs are the real upjet CRDs of the Azure kinds ADXCluster
 // composes.
 func UpjetAzureCRDs(root string) ([]string, error) {

@@ -44,6 +44,9 @@ func Permissive() *fpv1alpha1.ClusterProviderConfig {
 				AllowHubTargets: true,
 				GCP:             &fpv1alpha1.GCPPolicy{Project: "lab-project", ArgoCDServiceAccount: "argocd@lab-project.iam.gserviceaccount.com"},
 				VCluster:        &fpv1alpha1.VClusterPolicy{Image: "ghcr.io/loft-sh/vcluster-oss:0.30.0", KubernetesImage: "ghcr.io/loft-sh/kubernetes:v1.34.2"},
+				Talos: &fpv1alpha1.TalosPolicy{KubernetesVersion: "v1.34.2", TalosVersion: "v1.11", Infrastructure: fpv1alpha1.TalosInfrastructure{
+					APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", ClusterKind: "DockerCluster", MachineTemplateKind: "DockerMachineTemplate",
+				}},
 			},
 			Placement: &fpv1alpha1.PlacementPolicy{
 				Kinds: []string{"/*", "apps/*", "batch/*", "policy/*"}, ReportedStateKinds: []string{"apps/*", "batch/*"},
