@@ -169,6 +169,21 @@ func untilComplete(t *testing.T, ns, name string, describe func() string) map[st
 	return target
 }
 
+// wantRegistered checks that Argo CD has a cluster Secret for server.
+func wantRegistered(t *testing.T, server string) {
+	t.Helper()
+	secrets := &corev1.SecretList{}
+	if err := env.Kube.List(t.Context(), secrets, client.InNamespace(environment.ArgoCDNamespace), client.MatchingLabels{"argocd.argoproj.io/secret-type": "cluster"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets.Items {
+		if string(s.Data["server"]) == server {
+			return
+		}
+	}
+	t.Errorf("no Argo CD cluster Secret for %s", server)
+}
+
 func (w *watcher) seen() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()

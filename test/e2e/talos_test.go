@@ -111,17 +111,7 @@ func TestExperimentTalos(t *testing.T) {
 	if cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig.Data["value"]); err != nil || cfg.Host != server {
 		t.Errorf("Cluster API's kubeconfig names %v (%v), want %s", cfg, err, server)
 	}
-	registered := false
-	secrets := &corev1.SecretList{}
-	if err := env.Kube.List(ctx, secrets, client.InNamespace(environment.ArgoCDNamespace), client.MatchingLabels{"argocd.argoproj.io/secret-type": "cluster"}); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range secrets.Items {
-		registered = registered || string(s.Data["server"]) == server
-	}
-	if !registered {
-		t.Errorf("no Argo CD cluster Secret for %s", server)
-	}
+	wantRegistered(t, server)
 
 	// Teardown: the application, the registration, the workers, then the
 	// cluster, whose kubeconfig goes with it, then the Objects that

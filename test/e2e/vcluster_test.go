@@ -149,17 +149,7 @@ func TestExperimentVCluster(t *testing.T) {
 			t.Error("the virtual cluster's API answered a client without its credentials")
 		}
 	}
-	registered := false
-	secrets := &corev1.SecretList{}
-	if err := env.Kube.List(ctx, secrets, client.InNamespace(environment.ArgoCDNamespace), client.MatchingLabels{"argocd.argoproj.io/secret-type": "cluster"}); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range secrets.Items {
-		registered = registered || string(s.Data["server"]) == server
-	}
-	if !registered {
-		t.Errorf("no Argo CD cluster Secret for %s", server)
-	}
+	wantRegistered(t, server)
 
 	// Teardown: the application, then the registration, then the virtual
 	// cluster; its kubeconfig Secret goes with it.
