@@ -235,9 +235,11 @@ type TalosPolicy struct {
 // of both, in the Experiment's namespace, with the specs written here.
 type TalosInfrastructure struct {
 	// APIVersion of the infrastructure provider's kinds, such as
-	// infrastructure.cluster.x-k8s.io/v1beta1 (Cluster API's group for
-	// them). Crossplane composes them: grant it their resources as
-	// docs/experiment.md shows.
+	// infrastructure.cluster.x-k8s.io/v1beta2 (Cluster API's group for
+	// them). Crossplane writes the machine template, and
+	// provider-kubernetes the cluster object (Cluster API must be its
+	// controller): package/rbac/crossplane-talos.yaml grants Crossplane
+	// the group.
 	// +kubebuilder:validation:Pattern=`^infrastructure\.cluster\.x-k8s\.io/v[0-9]+((alpha|beta)[0-9]+)?$`
 	APIVersion string `json:"apiVersion"`
 
