@@ -286,9 +286,7 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 		// Argo CD deploys once the workers are up, too.
 		after = append(after, registrationName(t.Name), nodePoolName(t.Name))
 	default:
-		st.Phase = targetFailed
-		st.Message = fmt.Sprintf("cluster type %s is not one fleetplane composes (gke, hub, vcluster, talos)", t.Cluster.Type)
-		p.failf("target %s: %s", t.Name, st.Message)
+		p.failTarget(t.Name, st, fmt.Sprintf("cluster type %s is not one fleetplane composes (gke, hub, vcluster, talos)", t.Cluster.Type))
 		p.set.Keep(targetResources(t.Name)...)
 		return nil
 	}
@@ -299,8 +297,7 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 	comps, err := p.resolve(t, st)
 	switch {
 	case err != nil:
-		st.Phase, st.Message = targetFailed, err.Error()
-		p.failf("target %s: %v", t.Name, err)
+		p.failTarget(t.Name, st, err.Error())
 		p.set.Keep(applicationName(t.Name))
 		return nil
 	case comps == nil || server == "":
@@ -309,9 +306,7 @@ func (p *planner) target(t v1alpha1.Target, st *v1alpha1.TargetStatus, appsReady
 		app := applicationName(t.Name)
 		p.set.Add(app, p.r.application(t, server, comps, observe.CreatedHere(p.observed(app))), after...)
 		if observe.FoundObject(p.observed(app)) {
-			st.Phase = targetFailed
-			st.Message = fmt.Sprintf("Argo CD Application %s/%s existed before this Experiment, which never takes over what it did not create; it is left as it is", p.cfg.ArgoCDNamespace, p.r.appName(t.Name))
-			p.failf("target %s: %s", t.Name, st.Message)
+			p.failTarget(t.Name, st, existedBefore("Argo CD Application", p.cfg.ArgoCDNamespace, p.r.appName(t.Name)))
 			return nil
 		}
 	}
@@ -356,6 +351,18 @@ func (p *planner) networkOf(t v1alpha1.Target) (network, string) {
 	return made, ""
 }
 
+// failTarget fails a target with msg, in its status and the Experiment's.
+func (p *planner) failTarget(target string, st *v1alpha1.TargetStatus, msg string) {
+	st.Phase, st.Message = targetFailed, msg
+	p.failf("target %s: %s", target, msg)
+}
+
+// existedBefore says why a target fails on an object of its name that it
+// did not create.
+func existedBefore(kind, ns, name string) string {
+	return fmt.Sprintf("%s %s/%s existed before this Experiment, which never takes over what it did not create; it is left as it is", kind, ns, name)
+}
+
 // gkeTarget composes a GKE target's network, cluster, node pool, Argo
 // CD's access and, once the cluster has an endpoint, its registration.
 // It returns the server Argo CD reaches the cluster at, empty until GKE
@@ -365,8 +372,7 @@ func (p *planner) gkeTarget(t v1alpha1.Target, st *v1alpha1.TargetStatus) (serve
 	st.ClusterName = p.r.gkeName(t.Name)
 	n, problem := p.networkOf(t)
 	if problem != "" {
-		st.Phase, st.Message = targetFailed, problem
-		p.failf("target %s: %s", t.Name, st.Message)
+		p.failTarget(t.Name, st, problem)
 		p.set.Keep(targetResources(t.Name)...)
 		return "", true, nil
 	}

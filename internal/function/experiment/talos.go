@@ -101,10 +101,7 @@ func (p *planner) talosTarget(t v1alpha1.Target, st *v1alpha1.TargetStatus) (ser
 		{talosControlPlaneName(t.Name), p.r.talosControlPlane(t.Name), controlPlaneReady},
 	} {
 		if observe.FoundObject(p.observed(o.name)) {
-			st.Phase = targetFailed
-			st.Message = fmt.Sprintf("%s %s/%s existed before this Experiment, which never takes over what it did not create; it is left as it is",
-				o.manifest.GetKind(), o.manifest.GetNamespace(), o.manifest.GetName())
-			p.failf("target %s: %s", t.Name, st.Message)
+			p.failTarget(t.Name, st, existedBefore(o.manifest.GetKind(), o.manifest.GetNamespace(), o.manifest.GetName()))
 			p.set.Keep(targetResources(t.Name)...)
 			return "", true, nil
 		}
@@ -138,7 +135,9 @@ func capiEndpoint(o *composed.Unstructured) string {
 	}
 	host, _ := observe.String(o, "spec", "controlPlaneEndpoint", "host")
 	port, _ := observe.Int(o, "spec", "controlPlaneEndpoint", "port")
-	if host == "" || port <= 0 || port > 65535 || strings.ContainsAny(host, "/?#@ ") {
+	// The endpoint is copied into status and the Application: a host
+	// name is at most 253 characters, and anything longer is no endpoint.
+	if host == "" || len(host) > 253 || port <= 0 || port > 65535 || strings.ContainsAny(host, "/?#@ ") {
 		return ""
 	}
 	return "https://" + net.JoinHostPort(host, strconv.FormatInt(port, 10))

@@ -249,6 +249,7 @@ func TestCAPIEndpoint(t *testing.T) {
 		{"10.0.0.5", 70000, ""},
 		{"evil.example.com/path", 443, ""},
 		{"user@evil.example.com", 443, ""},
+		{strings.Repeat("a", 254), 443, ""},
 	} {
 		o := kube("cluster.x-k8s.io/v1beta2", "Cluster", "c").Set("spec.controlPlaneEndpoint.host", c.host).Set("spec.controlPlaneEndpoint.port", c.port)
 		if got := capiEndpoint(&composed.Unstructured{Unstructured: unstructured.Unstructured{Object: o.Object()}}); got != c.want {
