@@ -659,6 +659,15 @@ metadata: {name: invalid-range}
 spec:
   ingestor: {service: {type: LoadBalancer, loadBalancerSourceRanges: [10.0.0.0]}}
 `, "loadBalancerSourceRanges are CIDRs"},
+		"a CA to verify an ingestor that speaks plain http": {`
+apiVersion: adx.fleetplane.io/v1alpha1
+kind: ADXMon
+metadata: {name: invalid-ca}
+spec:
+  collector:
+    ingestorEndpoint: http://ingestor.adx-mon.svc.cluster.local
+    ingestorCA: {name: ingestor-ca, key: ca.crt}
+`, "ingestorCA verifies the ingestor's certificate: the ingestorEndpoint must be https://"},
 		"a GKE subnet range that is no network": {`
 apiVersion: experiments.fleetplane.io/v1alpha1
 kind: Experiment

@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -47,22 +48,32 @@ func pushAdxMonImages(t *testing.T) map[string]string {
 	return refs
 }
 
-// composedWorkloads are the objects of the golden that run the
-// components (Deployments, StatefulSets, their ServiceAccounts, bindings,
-// Services and ConfigMaps) for the components named, with adx-mon's
-// images from the registry in place of ghcr.io's and the Kusto endpoint
-// kusto in place of the example's. Owner references go:
-// the ADXMon that owned them is not on this control plane, and the
-// garbage collector would delete what an absent owner owns.
+// composedWorkloads are the objects of the complete example's golden
+// that run the components named, with the Kusto endpoint kusto in place
+// of the example's (composedFrom).
 func composedWorkloads(t *testing.T, images map[string]string, kusto string, components ...string) []*unstructured.Unstructured {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(support.Root(), adxmonGolden))
+	// The example's ADX cluster is the Kusto stand-in, as if the ADXMon
+	// had named it (spec.adx.clusters[].endpoint).
+	return composedFrom(t, adxmonGolden, map[string]string{adxmonEndpoint: kusto}, images, components...)
+}
+
+// composedFrom are the objects of a render golden that run the
+// components named (Deployments, StatefulSets, DaemonSets, their
+// ServiceAccounts, bindings, Services and ConfigMaps), with each key of
+// replace replaced by its value, and adx-mon's images from the registry
+// in place of ghcr.io's. Owner references go: the ADXMon that owned them
+// is not on this control plane, and the garbage collector would delete
+// what an absent owner owns.
+func composedFrom(t *testing.T, golden string, replace, images map[string]string, components ...string) []*unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(support.Root(), golden))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The example's ADX cluster is the Kusto stand-in, as if the ADXMon
-	// had named it (spec.adx.clusters[].endpoint).
-	b = []byte(strings.ReplaceAll(string(b), adxmonEndpoint, kusto))
+	for from, to := range replace {
+		b = []byte(strings.ReplaceAll(string(b), from, to))
+	}
 	var out []*unstructured.Unstructured
 	for doc := range strings.SplitSeq(string(b), "\n---\n") {
 		u := &unstructured.Unstructured{}
@@ -92,6 +103,24 @@ func composedWorkloads(t *testing.T, images map[string]string, kusto string, com
 		out = append(out, u)
 	}
 	return out
+}
+
+// adxmonPrerequisites are what a stack's components need of a cluster
+// before they start, and what the platform or the stack puts there:
+// fleetplane's roles for them (package/rbac/adxmon-roles.yaml) and
+// adx-mon's CRDs, which the ingestor and alerter read.
+func adxmonPrerequisites(t *testing.T, c *controlplane.ControlPlane) {
+	t.Helper()
+	if err := c.ApplyRBAC(t.Context(), filepath.Join(support.Root(), "package", "rbac", "adxmon-roles.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	crds, err := controlplane.Tool(support.Root(), "adx-mon-crds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := controlplane.InstallCRDs(t.Context(), c.Config, filepath.Join(crds, "alertrules_crd.yaml"), filepath.Join(crds, "functions_crd.yaml"), filepath.Join(crds, "managementcommands_crd.yaml"), filepath.Join(crds, "summaryrules_crd.yaml"), filepath.Join(crds, "metricsexporters_crd.yaml")); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestADXMonRunsAdxMon: the ingestor, collector and alerter an ADXMon
@@ -125,16 +154,7 @@ func TestADXMonRunsAdxMon(t *testing.T) {
 	t.Cleanup(release)
 	images := pushAdxMonImages(t)
 	t.Logf("adx-mon's ingestor, collector and alerter built and pushed in %s", time.Since(start).Round(100*time.Millisecond))
-	if err := cp.ApplyRBAC(ctx, filepath.Join(support.Root(), "package", "rbac", "adxmon-roles.yaml")); err != nil {
-		t.Fatal(err)
-	}
-	crds, err := controlplane.Tool(support.Root(), "adx-mon-crds")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := controlplane.InstallCRDs(ctx, cp.Config, filepath.Join(crds, "alertrules_crd.yaml"), filepath.Join(crds, "functions_crd.yaml"), filepath.Join(crds, "managementcommands_crd.yaml"), filepath.Join(crds, "summaryrules_crd.yaml"), filepath.Join(crds, "metricsexporters_crd.yaml")); err != nil {
-		t.Fatal(err)
-	}
+	adxmonPrerequisites(t, cp)
 	kc, err := client.New(cp.Config, client.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -194,44 +214,10 @@ func TestADXMonRunsAdxMon(t *testing.T) {
 	// (TLS, the composed token), which uploads it to Kusto (.ingest
 	// inline, as adx-mon does for a single-node Kusto).
 	collector := pods(t, kc, "adxmon", "collector")[0]
-	body := remoteWrite("fleetplane_node_test", map[string]string{"test": t.Name()}, 42, time.Now())
-	rsp, err := http.Post("http://"+collector.Status.PodIP+":8080/receive", "application/x-protobuf", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = rsp.Body.Close()
-	if rsp.StatusCode/100 != 2 {
-		t.Fatalf("the collector answered the remote write with %s", rsp.Status)
-	}
-	support.Eventually(t, 2*time.Minute, "the sample in Kusto", func() (bool, string) {
-		for table := range ks.Tables("Metrics") {
-			if !strings.EqualFold(table, "FleetplaneNodeTest") {
-				continue
-			}
-			for _, row := range ks.Rows("Metrics", table) {
-				// The value, and the label the sample carried (in the
-				// dynamic Labels column, kept as JSON).
-				var value, labels bool
-				for _, v := range row {
-					switch v := v.(type) {
-					case json.RawMessage:
-						labels = labels || strings.Contains(string(v), `"test":"`+t.Name()+`"`)
-					default:
-						value = value || fmt.Sprint(v) == "42"
-					}
-				}
-				if value && labels {
-					return true, ""
-				}
-			}
-		}
-		var cmds []string
-		for _, c := range ks.Commands() {
-			cmds = append(cmds, c.Text[:min(len(c.Text), 80)])
-		}
-		return false, fmt.Sprintf("rows %v; tables %v; commands %q\ncollector: %s\ningestor: %s", ks.Rows("Metrics", "FleetplaneNodeTest"), slices.Collect(maps.Keys(ks.Tables("Metrics"))), cmds,
-			logTail(ctx, collector.Name), logTail(ctx, "ingestor-0"))
-	})
+	postSample(t, collector.Status.PodIP)
+	support.Eventually(t, 2*time.Minute, "the sample in Kusto", sampleInKusto(ks, t.Name(), func() string {
+		return fmt.Sprintf("collector: %s\ningestor: %s", logTail(ctx, collector.Name), logTail(ctx, "ingestor-0"))
+	}))
 
 	// The ingestor reached Kusto at the composed endpoint, for the
 	// metrics database the composed flags name: it made the functions
@@ -256,6 +242,41 @@ func TestADXMonRunsAdxMon(t *testing.T) {
 		if len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].RestartCount != 0 {
 			t.Errorf("the alerter restarted: %s", controlplane.DescribePods(pods.Items))
 		}
+	}
+}
+
+// sampleInKusto is a condition: the sample remoteWrite made for test
+// (fleetplane_node_test, value 42, label test=<test>) is a row of
+// Metrics' FleetplaneNodeTest table. Until it is, it says what Kusto has
+// and saw, and what diag adds.
+func sampleInKusto(ks *kustoserver.Server, test string, diag func() string) func() (bool, string) {
+	return func() (bool, string) {
+		for table := range ks.Tables("Metrics") {
+			if !strings.EqualFold(table, "FleetplaneNodeTest") {
+				continue
+			}
+			for _, row := range ks.Rows("Metrics", table) {
+				// The value, and the label the sample carried (in the
+				// dynamic Labels column, kept as JSON).
+				var value, labels bool
+				for _, v := range row {
+					switch v := v.(type) {
+					case json.RawMessage:
+						labels = labels || strings.Contains(string(v), `"test":"`+test+`"`)
+					default:
+						value = value || fmt.Sprint(v) == "42"
+					}
+				}
+				if value && labels {
+					return true, ""
+				}
+			}
+		}
+		var cmds []string
+		for _, c := range ks.Commands() {
+			cmds = append(cmds, c.Text[:min(len(c.Text), 80)])
+		}
+		return false, fmt.Sprintf("rows %v; tables %v; commands %q\n%s", ks.Rows("Metrics", "FleetplaneNodeTest"), slices.Collect(maps.Keys(ks.Tables("Metrics"))), cmds, diag())
 	}
 }
 
@@ -316,14 +337,29 @@ func ingestorWithoutStorage(t *testing.T, kc client.Client, images map[string]st
 	t.Fatal("the ingestor without its storage mount neither crashed nor turned Ready in 45s")
 }
 
-// readyPod is a condition: a pod labelled label=value in monitoring is
-// Ready. Until it is, it says what the pods do, with the last run's log
-// of any that restarted.
+// readyPod is readyPodIn for the monitoring namespace of the suite's
+// cluster.
 func readyPod(kc client.Client, label, value string) func() (bool, string) {
+	return stackOn{kc, kube, "monitoring"}.readyPod(label, value)
+}
+
+// stackOn is where a test's adx-mon pods run: a cluster's clients and a
+// namespace.
+type stackOn struct {
+	kc   client.Client
+	kube kubernetes.Interface
+	ns   string
+}
+
+// readyPod is a condition: a pod labelled label=value is Ready. Until it
+// is, it says what the pods do, with the last run's log of any that
+// restarted.
+func (s stackOn) readyPod(label, value string) func() (bool, string) {
+	kc, kube := s.kc, s.kube
 	return func() (bool, string) {
 		ctx := context.Background()
 		pods := &corev1.PodList{}
-		if err := kc.List(ctx, pods, client.InNamespace("monitoring"), client.MatchingLabels{label: value}); err != nil {
+		if err := kc.List(ctx, pods, client.InNamespace(s.ns), client.MatchingLabels{label: value}); err != nil {
 			return false, err.Error()
 		}
 		for _, p := range pods.Items {
@@ -337,7 +373,7 @@ func readyPod(kc client.Client, label, value string) func() (bool, string) {
 		msg.WriteString(controlplane.DescribePods(pods.Items))
 		for _, p := range pods.Items {
 			if len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount > 0 {
-				b, _ := kube.CoreV1().Pods("monitoring").GetLogs(p.Name, &corev1.PodLogOptions{Previous: true, TailLines: new(int64(20))}).DoRaw(ctx)
+				b, _ := kube.CoreV1().Pods(s.ns).GetLogs(p.Name, &corev1.PodLogOptions{Previous: true, TailLines: new(int64(20))}).DoRaw(ctx)
 				msg.WriteString("\nits last run:\n" + string(b))
 			}
 		}
@@ -347,7 +383,12 @@ func readyPod(kc client.Client, label, value string) func() (bool, string) {
 
 // logTail is the end of a monitoring pod's log, for failure messages.
 func logTail(ctx context.Context, pod string) string {
-	b, err := kube.CoreV1().Pods("monitoring").GetLogs(pod, &corev1.PodLogOptions{TailLines: new(int64(15))}).DoRaw(ctx)
+	return stackOn{nil, kube, "monitoring"}.logTail(ctx, pod)
+}
+
+// logTail is the end of a pod's log, for failure messages.
+func (s stackOn) logTail(ctx context.Context, pod string) string {
+	b, err := s.kube.CoreV1().Pods(s.ns).GetLogs(pod, &corev1.PodLogOptions{TailLines: new(int64(15))}).DoRaw(ctx)
 	if err != nil {
 		return err.Error()
 	}
@@ -357,14 +398,35 @@ func logTail(ctx context.Context, pod string) string {
 // pods are the pods labelled label=value in monitoring.
 func pods(t *testing.T, kc client.Client, label, value string) []corev1.Pod {
 	t.Helper()
+	return stackOn{kc, kube, "monitoring"}.pods(t, label, value)
+}
+
+// pods are the pods labelled label=value.
+func (s stackOn) pods(t *testing.T, label, value string) []corev1.Pod {
+	t.Helper()
 	l := &corev1.PodList{}
-	if err := kc.List(t.Context(), l, client.InNamespace("monitoring"), client.MatchingLabels{label: value}); err != nil {
+	if err := s.kc.List(t.Context(), l, client.InNamespace(s.ns), client.MatchingLabels{label: value}); err != nil {
 		t.Fatal(err)
 	}
 	if len(l.Items) == 0 {
 		t.Fatalf("no pod %s=%s", label, value)
 	}
 	return l.Items
+}
+
+// postSample remote-writes the test's sample (sampleInKusto) to the
+// collector at the pod IP ip, as an application's Prometheus would.
+func postSample(t *testing.T, ip string) {
+	t.Helper()
+	body := remoteWrite("fleetplane_node_test", map[string]string{"test": t.Name()}, 42, time.Now())
+	rsp, err := http.Post("http://"+ip+":8080/receive", "application/x-protobuf", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = rsp.Body.Close()
+	if rsp.StatusCode/100 != 2 {
+		t.Fatalf("the collector answered the remote write with %s", rsp.Status)
+	}
 }
 
 // remoteWrite is a Prometheus remote-write request of one sample of the

@@ -184,10 +184,15 @@ func TestKubeletRefusesAnonymous(t *testing.T) {
 	}
 }
 
-// namespace makes namespace name and waits for its default
-// ServiceAccount, without which no pod is admitted.
 // deleteNamespace deletes a namespace and waits until its pods are gone.
 func deleteNamespace(t *testing.T, name string) {
+	t.Helper()
+	deleteNamespaceOn(t, kube, name)
+}
+
+// deleteNamespaceOn deletes a namespace of the cluster kube reaches and
+// waits for its pods to be gone.
+func deleteNamespaceOn(t *testing.T, kube kubernetes.Interface, name string) {
 	t.Helper()
 	ctx := context.Background()
 	if err := kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
@@ -203,6 +208,8 @@ func deleteNamespace(t *testing.T, name string) {
 	})
 }
 
+// namespace makes namespace name and waits for its default
+// ServiceAccount, without which no pod is admitted.
 func namespace(t *testing.T, name string) {
 	t.Helper()
 	ctx := t.Context()

@@ -285,6 +285,25 @@ type Ingestor struct {
 	// Default: a ClusterIP Service, reachable in this cluster only.
 	// +optional
 	Service *IngestorService `json:"service,omitempty"`
+
+	// TLS is the certificate the ingestor serves, for collectors that
+	// verify it (collector.ingestorCA), such as those of other clusters.
+	// Default: the certificate adx-mon's ingestor makes itself at every
+	// start, which nothing can verify.
+	// +optional
+	TLS *IngestorTLS `json:"tls,omitempty"`
+}
+
+// IngestorTLS names the ingestor's serving certificate.
+type IngestorTLS struct {
+	// SecretName is a Secret of type kubernetes.io/tls in the ADXMon's
+	// namespace, with keys tls.crt (the certificate, then its
+	// intermediates) and tls.key, as cert-manager writes them. Its names
+	// must include the address collectors dial: the load balancer's IP
+	// or DNS name for collectors elsewhere.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	SecretName string `json:"secretName"`
 }
 
 // IngestorService is how the ingestor's Service is exposed.
@@ -323,6 +342,7 @@ type AnnotationValue string
 // Collector settings.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.ingestorEndpoint) || !isURL(self.ingestorEndpoint) || url(self.ingestorEndpoint).getHostname().endsWith('.svc') || url(self.ingestorEndpoint).getHostname().endsWith('.svc.cluster.local') || has(self.ingestorAuth)",message="an ingestorEndpoint outside this cluster needs ingestorAuth",fieldPath=".ingestorAuth"
+// +kubebuilder:validation:XValidation:rule="!has(self.ingestorCA) || !has(self.ingestorEndpoint) || self.ingestorEndpoint.startsWith('https://')",message="ingestorCA verifies the ingestor's certificate: the ingestorEndpoint must be https://",fieldPath=".ingestorCA"
 type Collector struct {
 	Workload `json:",inline"`
 
@@ -338,6 +358,17 @@ type Collector struct {
 	// IngestorAuth is how collectors authenticate to the ingestor.
 	// +optional
 	IngestorAuth *IngestorAuth `json:"ingestorAuth,omitempty"`
+
+	// IngestorCA is the CA bundle (PEM) the collectors verify the
+	// ingestor's certificate with, besides the node's own CAs: a key of a
+	// ConfigMap in the ADXMon's namespace (trust-manager's bundles and
+	// kube-root-ca.crt are such ConfigMaps). Set, collectors verify every
+	// ingestor, their own stack's too, which must then serve a
+	// certificate of that CA (ingestor.tls). Unset, they verify an
+	// ingestor elsewhere against the node's CAs only, and skip
+	// verification for their own stack's self-signed one.
+	// +optional
+	IngestorCA *ConfigMapKeySelector `json:"ingestorCA,omitempty"`
 }
 
 // IngestorAuth is a collector's credential for the ingestor.
@@ -355,6 +386,16 @@ type IngestorAuth struct {
 
 // SecretKeySelector is a key of a Secret in the ADXMon's namespace.
 type SecretKeySelector struct {
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	Key string `json:"key"`
+}
+
+// ConfigMapKeySelector is a key of a ConfigMap in the ADXMon's namespace.
+type ConfigMapKeySelector struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	Name string `json:"name"`
@@ -493,7 +534,7 @@ type ADXMonStatus struct {
 
 	// Ingestor as observed.
 	// +optional
-	Ingestor *WorkloadStatus `json:"ingestor,omitempty"`
+	Ingestor *IngestorStatus `json:"ingestor,omitempty"`
 
 	// Collector as observed.
 	// +optional
@@ -544,6 +585,17 @@ type WorkloadStatus struct {
 	// Endpoint the component sends to (collector) or serves (ingestor).
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
+}
+
+// IngestorStatus is the ingestor's workload and where it is reached.
+type IngestorStatus struct {
+	WorkloadStatus `json:",inline"`
+	// ExternalEndpoint is the ingestor's address beyond its cluster, once
+	// the cloud's load balancer has one (spec.ingestor.service type
+	// LoadBalancer): what collectors of other clusters set as
+	// collector.ingestorEndpoint.
+	// +optional
+	ExternalEndpoint string `json:"externalEndpoint,omitempty"`
 }
 
 // Drift is one hand-made change to an owned field, undone.

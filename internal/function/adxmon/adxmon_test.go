@@ -367,6 +367,39 @@ func TestSubsets(t *testing.T) {
 			t.Error("an explicit endpoint is not checked for an in-cluster Service")
 		}
 	})
+	t.Run("collectors verifying the ingestor with the platform's CA", func(t *testing.T) {
+		ca := &v1alpha1.ConfigMapKeySelector{Name: "ingestor-ca", Key: "ca.pem"}
+		for endpoint, what := range map[string]string{
+			"https://10.10.0.4": "a load balancer elsewhere",
+			"":                  "their own stack's ingestor, which then serves the CA's certificate",
+		} {
+			x := xr(v1alpha1.ADXMonSpec{Collector: &v1alpha1.Collector{IngestorEndpoint: endpoint, IngestorCA: ca,
+				IngestorAuth: &v1alpha1.IngestorAuth{Type: "token", TokenSecretRef: &v1alpha1.SecretKeySelector{Name: "ingestor-auth", Key: "token"}}}})
+			obs := map[string]*ct.Resource{"namespace": namespace()}
+			rbacOf("collector", obs)
+			obs["collector-config"] = exists("ConfigMap")
+			rsp := ct.Run(t, Composer, ct.Call{XR: x, Observed: obs, Required: map[string][]runtime.Object{"ingestor-service": {}}})
+			if cfg := config(rsp); !strings.Contains(cfg, "insecure-skip-verify = false") {
+				t.Errorf("%s: collectors must verify:\n%s", what, cfg)
+			}
+			c := rsp.Value("collector", "spec.template.spec.containers.0").(map[string]any)
+			if env := fmt.Sprint(c["env"]); !strings.Contains(env, "map[name:SSL_CERT_DIR value:/etc/adx-mon/ingestor-ca]") {
+				t.Errorf("%s: env %s, want SSL_CERT_DIR at the CA's mount", what, env)
+			}
+			if m := fmt.Sprint(c["volumeMounts"]); !strings.Contains(m, "map[mountPath:/etc/adx-mon/ingestor-ca name:ingestor-ca readOnly:true]") || !strings.Contains(m, "mountPath:/etc/ssl/certs") {
+				t.Errorf("%s: mounts %s, want the CA besides the node's bundle", what, m)
+			}
+			var caVolume any
+			for _, v := range rsp.Value("collector", "spec.template.spec.volumes").([]any) {
+				if v.(map[string]any)["name"] == "ingestor-ca" {
+					caVolume = v.(map[string]any)["configMap"]
+				}
+			}
+			if got := fmt.Sprint(caVolume); got != "map[items:[map[key:ca.pem path:ca.crt]] name:ingestor-ca]" {
+				t.Errorf("%s: volume ingestor-ca's ConfigMap %s, want its key as ca.crt", what, got)
+			}
+		}
+	})
 	t.Run("collector sending to its own stack's ingestor by name", func(t *testing.T) {
 		// adx-mon's complete example names the in-cluster ingestor; it
 		// serves adx-mon's self-signed certificate as when unnamed.
@@ -653,6 +686,57 @@ func TestIngestorExposure(t *testing.T) {
 		rsp.Want("ingestor-service", "metadata.annotations", map[string]any{"service.beta.kubernetes.io/azure-load-balancer-internal": "true"})
 		rsp.Want("ingestor-service", "spec.loadBalancerSourceRanges", []any{"10.1.0.0/16", "10.2.0.0/16"})
 		rsp.Want("ingestor-service", "spec.ports", []any{map[string]any{"port": 443, "targetPort": 9090}})
+	})
+	t.Run("the ingestor serves the platform's certificate", func(t *testing.T) {
+		args := func(rsp ct.Response) string {
+			return fmt.Sprint(rsp.Value("ingestor", "spec.template.spec.containers.0.args"))
+		}
+		rsp := ct.Run(t, Composer, ct.Call{XR: x, Observed: through("ingestor")})
+		if a := args(rsp); strings.Contains(a, "--ca-cert") || strings.Contains(a, "--key") {
+			t.Errorf("without tls the ingestor makes its own certificate, args %s", a)
+		}
+		withTLS := x.DeepCopy()
+		withTLS.Spec.Ingestor.TLS = &v1alpha1.IngestorTLS{SecretName: "ingestor-tls"}
+		rsp = ct.Run(t, Composer, ct.Call{XR: withTLS, Observed: through("ingestor")})
+		if a := args(rsp); !strings.Contains(a, "--ca-cert=/etc/adx-mon/tls/tls.crt --key=/etc/adx-mon/tls/tls.key") || !strings.Contains(a, "--insecure-skip-verify") {
+			t.Errorf("args %s: want the mounted certificate and key, and peers still unverified", a)
+		}
+		rsp.Want("ingestor", "spec.template.spec.volumes.2", map[string]any{"name": "tls", "secret": map[string]any{
+			"secretName": "ingestor-tls",
+			"items":      []any{map[string]any{"key": "tls.crt", "path": "tls.crt"}, map[string]any{"key": "tls.key", "path": "tls.key"}},
+		}})
+		rsp.Want("ingestor", "spec.template.spec.containers.0.volumeMounts.3", map[string]any{"name": "tls", "mountPath": "/etc/adx-mon/tls", "readOnly": true})
+	})
+	t.Run("the load balancer's address in status, once the cloud gives one", func(t *testing.T) {
+		for _, tc := range []struct {
+			ingress any
+			want    string
+		}{
+			{nil, ""},
+			{[]any{map[string]any{"ip": "10.10.0.4"}}, "https://10.10.0.4"},
+			{[]any{map[string]any{"ip": "fd00::4"}}, "https://[fd00::4]"},
+			{[]any{map[string]any{"hostname": "ingestor.example.com"}}, "https://ingestor.example.com"},
+			{[]any{map[string]any{"ip": "10.10.0.4/evil"}}, ""},
+			{[]any{map[string]any{"hostname": "evil.com/path?x"}}, ""},
+			{[]any{map[string]any{"hostname": strings.Repeat("a", 254)}}, ""},
+		} {
+			obs := through("ingestor")
+			svc := exists("Service")
+			if tc.ingress != nil {
+				svc = svc.Set("status.loadBalancer.ingress", tc.ingress)
+			}
+			obs["ingestor-service"] = svc
+			rsp := ct.Run(t, Composer, ct.Call{XR: x, Observed: obs})
+			if got, _ := rsp.Value("", "status.ingestor.externalEndpoint").(string); got != tc.want {
+				t.Errorf("ingress %v: externalEndpoint %q, want %q", tc.ingress, got, tc.want)
+			}
+		}
+		// A ClusterIP Service has no address beyond the cluster, whatever
+		// its status says.
+		obs := through("ingestor")
+		obs["ingestor-service"] = exists("Service").Set("status.loadBalancer.ingress", []any{map[string]any{"ip": "10.10.0.4"}})
+		rsp := ct.Run(t, Composer, ct.Call{XR: complete(), Observed: obs})
+		rsp.Want("", "status.ingestor.externalEndpoint", nil)
 	})
 	t.Run("an annotation key Kubernetes refuses: the Service left as it is", func(t *testing.T) {
 		bad := x.DeepCopy()

@@ -148,7 +148,7 @@ func TestAutoscalerDecides(t *testing.T) {
 		// The StatefulSet still at 3, last composed 3: the apply of the
 		// decision, not drift.
 		x := scaledStack()
-		x.Status.Ingestor = &v1alpha1.WorkloadStatus{DesiredReplicas: ptr.To[int32](3)}
+		x.Status.Ingestor = &v1alpha1.IngestorStatus{WorkloadStatus: v1alpha1.WorkloadStatus{DesiredReplicas: ptr.To[int32](3)}}
 		rsp = ct.Run(t, Composer, ct.Call{XR: x, Observed: decided()})
 		rsp.WantCondition(v1alpha1.ConditionIngestorReady, fnv1.Status_STATUS_CONDITION_TRUE, ReasonInstalled)
 		rsp.Want("", "status.drift", nil)
@@ -163,7 +163,7 @@ func TestAutoscalerDecides(t *testing.T) {
 		obs := through("alerter")
 		obs["ingestor"] = workload("StatefulSet", 8, 8)
 		x := scaledStack()
-		x.Status.Ingestor = &v1alpha1.WorkloadStatus{DesiredReplicas: ptr.To[int32](8)}
+		x.Status.Ingestor = &v1alpha1.IngestorStatus{WorkloadStatus: v1alpha1.WorkloadStatus{DesiredReplicas: ptr.To[int32](8)}}
 		rsp := ct.Run(t, Composer, ct.Call{XR: x, Observed: obs})
 		rsp.Want("ingestor", "spec.replicas", 5)
 	})
@@ -184,7 +184,7 @@ func TestAutoscalerDecides(t *testing.T) {
 		obs := decided()
 		obs["ingestor"] = workload("StatefulSet", 9, 9).Set("metadata.generation", 2).Set("status.observedGeneration", 2)
 		x := scaledStack()
-		x.Status.Ingestor = &v1alpha1.WorkloadStatus{DesiredReplicas: ptr.To[int32](4)}
+		x.Status.Ingestor = &v1alpha1.IngestorStatus{WorkloadStatus: v1alpha1.WorkloadStatus{DesiredReplicas: ptr.To[int32](4)}}
 		rsp := ct.Run(t, Composer, ct.Call{XR: x, Observed: obs})
 		rsp.Want("ingestor", "spec.replicas", 4)
 		rsp.WantCondition(v1alpha1.ConditionIngestorReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonDrifted, "spec.replicas", "9", "restoring 4")
@@ -194,7 +194,7 @@ func TestAutoscalerDecides(t *testing.T) {
 		obs["autoscaler-ingestor"] = scaler(4, 9, "Hold", "hold: score 1.00, but at max 5")
 		obs["ingestor"] = workload("StatefulSet", 9, 9).Set("metadata.generation", 2).Set("status.observedGeneration", 2)
 		x := scaledStack()
-		x.Status.Ingestor = &v1alpha1.WorkloadStatus{DesiredReplicas: ptr.To[int32](4)}
+		x.Status.Ingestor = &v1alpha1.IngestorStatus{WorkloadStatus: v1alpha1.WorkloadStatus{DesiredReplicas: ptr.To[int32](4)}}
 		rsp := ct.Run(t, Composer, ct.Call{XR: x, Observed: obs})
 		rsp.Want("ingestor", "spec.replicas", 4)
 		rsp.WantCondition(v1alpha1.ConditionIngestorReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonDrifted, "spec.replicas", "9", "restoring 4")

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -15,8 +16,10 @@ import (
 	"github.com/crossplane/function-sdk-go/resource/composed"
 	corev1 "k8s.io/api/core/v1"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetplane/fleetplane/apis/adx/v1alpha1"
@@ -141,7 +144,11 @@ func (p *planner) ingestorPhase(ok bool, dbs []endpointDB) bool {
 	ws := p.workloadStatus("StatefulSet", "ingestor", o)
 	ws.Endpoint = p.ingestorURL()
 	ws.ReplicasOwner, ws.DesiredReplicas = owner, replicas
-	p.status.Ingestor = ws
+	st := &v1alpha1.IngestorStatus{WorkloadStatus: *ws}
+	if exposure != nil && exposure.Type == corev1.ServiceTypeLoadBalancer {
+		st.ExternalEndpoint = loadBalancerURL(p.set.Observed(NameIngestorService))
+	}
+	p.status.Ingestor = st
 
 	var drifts []v1alpha1.Drift
 	if d, ok := p.replicasDrift(o, replicas); ok && !adopted {
@@ -176,8 +183,9 @@ func (p *planner) collectorPhase(ok bool, dbs []endpointDB) bool {
 		}
 	}
 	// adx-mon's ingestor serves TLS with its own certificate: collectors
-	// skip verification for it, as adx-mon's manifests do, and only for it.
-	toml := collectorConfigTOML(endpoint, p.region(), p.ns, metricsDB, logsDB, inCluster)
+	// skip verification for it, as adx-mon's manifests do, and only for
+	// it, unless the stack names the CA to verify it with.
+	toml := collectorConfigTOML(endpoint, p.region(), p.ns, metricsDB, logsDB, inCluster && c.IngestorCA == nil)
 	cm := &corev1.ConfigMap{ObjectMeta: p.meta(collectorConfig), Data: map[string]string{"config.toml": toml}}
 	cm.Labels[labelApp] = "collector"
 	p.set.AddObjectWhen(ok, NameCollectorConfig, cm)
@@ -316,6 +324,36 @@ func (p *planner) workloadStatus(kind, name string, o *composed.Unstructured) *v
 	n, _ := observe.Int(o, "status", "readyReplicas")
 	ws.ReadyReplicas = int32(n) //nolint:gosec // a replica count
 	return ws
+}
+
+// loadBalancerURL is the address the cloud gave the ingestor's load
+// balancer, as collectors elsewhere dial it (the Service listens on 443),
+// or "" while it has none. The cloud controller writes it: what is
+// neither an IP nor a DNS name is not repeated into status.
+func loadBalancerURL(svc *composed.Unstructured) string {
+	if svc == nil {
+		return ""
+	}
+	ingress, _, _ := unstructured.NestedSlice(svc.Object, "status", "loadBalancer", "ingress")
+	if len(ingress) == 0 {
+		return ""
+	}
+	first, _ := ingress[0].(map[string]any)
+	if ip, _ := first["ip"].(string); ip != "" {
+		a, err := netip.ParseAddr(ip)
+		switch {
+		case err != nil:
+			return ""
+		case a.Is6():
+			return "https://[" + a.String() + "]"
+		default:
+			return "https://" + a.String()
+		}
+	}
+	if host, _ := first["hostname"].(string); host != "" && len(validation.IsDNS1123Subdomain(host)) == 0 {
+		return "https://" + host
+	}
+	return ""
 }
 
 func ptrInt32(n int64) *int32 {

@@ -42,6 +42,8 @@ const (
 	labelInstance    = "app.kubernetes.io/instance"
 	partOf           = "adx-mon"
 	tokenMountPath   = "/etc/adx-mon/ingestor-auth" //nolint:gosec // a mount path, not a credential
+	tlsMountPath     = "/etc/adx-mon/tls"
+	caMountPath      = "/etc/adx-mon/ingestor-ca"
 	collectorConfig  = "collector-config"
 	collectorCfgPath = "/etc/config"
 )
@@ -250,6 +252,13 @@ func (p *planner) ingestor(in *v1alpha1.Ingestor, dbs []endpointDB, replicas *in
 	if id := p.clientID(); id != "" {
 		env = append(env, corev1.EnvVar{Name: "AZURE_CLIENT_ID", Value: id})
 	}
+	if in.TLS != nil {
+		vols = append(vols, corev1.Volume{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: in.TLS.SecretName,
+			Items:      []corev1.KeyToPath{{Key: corev1.TLSCertKey, Path: corev1.TLSCertKey}, {Key: corev1.TLSPrivateKeyKey, Path: corev1.TLSPrivateKeyKey}},
+		}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "tls", MountPath: tlsMountPath, ReadOnly: true})
+	}
 	podLabels := map[string]string{labelApp: "ingestor"}
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: p.meta("ingestor"),
@@ -276,7 +285,7 @@ func (p *planner) ingestor(in *v1alpha1.Ingestor, dbs []endpointDB, replicas *in
 						},
 						Env:          env,
 						Command:      []string{"/ingestor"},
-						Args:         ingestorArgs(dbs),
+						Args:         append(ingestorArgs(dbs), tlsArgs(in.TLS)...),
 						VolumeMounts: append([]corev1.VolumeMount{{Name: "metrics", MountPath: "/mnt/data"}}, mounts...),
 						ReadinessProbe: &corev1.Probe{
 							ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/readyz", Port: intstrPort(ingestorPort), Scheme: corev1.URISchemeHTTPS}},
@@ -298,6 +307,19 @@ func (p *planner) ingestor(in *v1alpha1.Ingestor, dbs []endpointDB, replicas *in
 	}
 	override(&sts.Spec.Template.Spec, in.Workload)
 	return sts
+}
+
+// tlsArgs are the ingestor's flags for a serving certificate. adx-mon
+// calls the certificate's flag --ca-cert; given both, the ingestor serves
+// them instead of the certificate it makes itself. Its own transfers to
+// peers, which it addresses by pod IP, still skip verification
+// (--insecure-skip-verify above): a certificate for the load balancer's
+// name does not name the pods.
+func tlsArgs(t *v1alpha1.IngestorTLS) []string {
+	if t == nil {
+		return nil
+	}
+	return []string{"--ca-cert=" + tlsMountPath + "/" + corev1.TLSCertKey, "--key=" + tlsMountPath + "/" + corev1.TLSPrivateKeyKey}
 }
 
 // collectorConfigTOML is adx-mon's collector configuration, pointed at
@@ -370,6 +392,22 @@ func (p *planner) collector(c *v1alpha1.Collector, configHash string) *appsv1.Da
 		}}})
 		mounts = append(mounts, corev1.VolumeMount{Name: "ingestor-auth", MountPath: tokenMountPath, ReadOnly: true})
 	}
+	env := []corev1.EnvVar{
+		{Name: "LOG_LEVEL", Value: "INFO"},
+		{Name: "HOSTNAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+		{Name: "GODEBUG", Value: "http2client=0"},
+	}
+	if ca := c.IngestorCA; ca != nil {
+		// Go adds every file of SSL_CERT_DIR's directories to the roots
+		// it reads from the node's bundle (/etc/ssl/certs, mounted
+		// above), so the CA is trusted besides the node's, not instead.
+		vols = append(vols, corev1.Volume{Name: "ingestor-ca", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ca.Name},
+			Items:                []corev1.KeyToPath{{Key: ca.Key, Path: "ca.crt"}},
+		}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "ingestor-ca", MountPath: caMountPath, ReadOnly: true})
+		env = append(env, corev1.EnvVar{Name: "SSL_CERT_DIR", Value: caMountPath})
+	}
 	ds := &appsv1.DaemonSet{
 		ObjectMeta: p.meta("collector"),
 		Spec: appsv1.DaemonSetSpec{
@@ -393,16 +431,12 @@ func (p *planner) collector(c *v1alpha1.Collector, configHash string) *appsv1.Da
 						{Key: "node-role.kubernetes.io/master", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
 					},
 					Containers: []corev1.Container{{
-						Name:    "collector",
-						Image:   p.image(c.Workload, "collector"),
-						Command: []string{"/collector"},
-						Args:    []string{"--config=" + collectorCfgPath + "/config.toml", "--hostname=$(HOSTNAME)"},
-						Ports:   []corev1.ContainerPort{{ContainerPort: collectorPort, HostPort: collectorHost, Protocol: corev1.ProtocolTCP}},
-						Env: []corev1.EnvVar{
-							{Name: "LOG_LEVEL", Value: "INFO"},
-							{Name: "HOSTNAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
-							{Name: "GODEBUG", Value: "http2client=0"},
-						},
+						Name:         "collector",
+						Image:        p.image(c.Workload, "collector"),
+						Command:      []string{"/collector"},
+						Args:         []string{"--config=" + collectorCfgPath + "/config.toml", "--hostname=$(HOSTNAME)"},
+						Ports:        []corev1.ContainerPort{{ContainerPort: collectorPort, HostPort: collectorHost, Protocol: corev1.ProtocolTCP}},
+						Env:          env,
 						VolumeMounts: mounts,
 						Resources: corev1.ResourceRequirements{
 							Requests: quantities("50m", "100Mi"),
