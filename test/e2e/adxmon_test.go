@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +27,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetplane/fleetplane/test/harness/node"
+	"github.com/fleetplane/fleetplane/test/harness/sample"
+	"github.com/fleetplane/fleetplane/test/harness/standin"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
@@ -138,6 +143,18 @@ func TestADXMon(t *testing.T) {
 			map[string]any{"type": "SystemLoad", "scaleUpThreshold": int64(80), "scaleDownThreshold": int64(30), "weight": 0.4},
 		}},
 	}
+	// The ingestor reached from beyond its cluster, as collectors of other
+	// clusters reach it: a LoadBalancer Service admitting this machine
+	// (which plays the other clusters, through standin.LoadBalancer) and
+	// the platform's certificate, which the stack's own collectors verify
+	// with the platform's CA too.
+	spec["ingestor"].(map[string]any)["service"] = map[string]any{"type": "LoadBalancer", "loadBalancerSourceRanges": []any{env.PodHost() + "/32"}}
+	spec["ingestor"].(map[string]any)["tls"] = map[string]any{"secretName": "ingestor-tls"}
+	spec["collector"].(map[string]any)["ingestorCA"] = map[string]any{"name": "ingestor-ca", "key": "ca.crt"}
+	caPEM, certPEM, keyPEM, err := support.ServingCertificate("fleetplane e2e platform CA", []net.IP{net.ParseIP(env.PodHost())}, []string{"ingestor." + ns + ".svc.cluster.local"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	apply(t, stack)
 	mon := func() *unstructured.Unstructured { return get(t, adxmonAPI, "ADXMon", "", name) }
 
@@ -151,6 +168,16 @@ func TestADXMon(t *testing.T) {
 		"apiVersion": "v1", "kind": "Secret",
 		"metadata":   map[string]any{"name": "ingestor-auth", "namespace": ns},
 		"stringData": map[string]any{"token": "e2e-token"},
+	}}, &unstructured.Unstructured{Object: map[string]any{
+		// As cert-manager's Certificate writes it.
+		"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+		"metadata":   map[string]any{"name": "ingestor-tls", "namespace": ns},
+		"stringData": map[string]any{"tls.crt": string(certPEM), "tls.key": string(keyPEM)},
+	}}, &unstructured.Unstructured{Object: map[string]any{
+		// As trust-manager's Bundle writes it.
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata":   map[string]any{"name": "ingestor-ca", "namespace": ns},
+		"data":       map[string]any{"ca.crt": string(caPEM)},
 	}})
 
 	// Each phase condition turns True for the first time in order. (A
@@ -286,6 +313,42 @@ func TestADXMon(t *testing.T) {
 				t.Errorf("ingestor args lack the %s endpoint: %s", db, args)
 			}
 		}
+	})
+
+	// The platform puts a load balancer in front of the Service; the
+	// ADXMon reports its address for the other clusters' stacks, and
+	// what answers there serves the platform's certificate. A sample
+	// remote-written to a collector reaches Kusto: the collectors
+	// verified the ingestor's certificate with the CA they were given
+	// (they skip no verification, ingestorCA being set).
+	t.Run("the ingestor beyond its cluster, verified", func(t *testing.T) {
+		// The sample first: the collector ships it within half a minute,
+		// while the rest is checked.
+		collectors := &corev1.PodList{}
+		if err := env.Kube.List(ctx, collectors, client.InNamespace(ns), client.MatchingLabels{"adxmon": "collector"}); err != nil || len(collectors.Items) == 0 {
+			t.Fatalf("no collector pods: %v", err)
+		}
+		sample.Post(t, collectors.Items[0].Status.PodIP, "e2e-adxmon")
+		lb, err := standin.ExposeService(ctx, env.Kube, ns, "ingestor", env.PodHost(), env.Cluster.Network.NodeIP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lb.Close()
+		want := "https://" + env.PodHost()
+		eventually(t, time.Minute, "status.ingestor.externalEndpoint "+want, func() (bool, string) {
+			got, _, _ := unstructured.NestedString(mon().Object, "status", "ingestor", "externalEndpoint")
+			return got == want, fmt.Sprintf("%q", got)
+		})
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(caPEM)
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", net.JoinHostPort(env.PodHost(), "443"), &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12})
+		if err != nil {
+			t.Fatalf("through the load balancer: %v", err)
+		}
+		_ = conn.Close()
+		eventually(t, 2*time.Minute, "the sample in Kusto", sample.InKusto(env.Azure.ClusterServer(name+"01"), "e2e-adxmon", func() string {
+			return "pods " + podsIn(t, ns)
+		}))
 	})
 
 	// retune sets the ingestor Autoscaler's memory thresholds, as a

@@ -19,6 +19,7 @@ import (
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
 	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
 	"github.com/fleetplane/fleetplane/test/harness/node"
+	"github.com/fleetplane/fleetplane/test/harness/sample"
 	"github.com/fleetplane/fleetplane/test/harness/standin"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
@@ -185,8 +186,8 @@ func TestADXMonAcrossClusters(t *testing.T) {
 	}
 
 	collector := there.pods(t, "adxmon", "collector")[0]
-	postSample(t, collector.Status.PodIP)
-	support.Eventually(t, 2*time.Minute, "the sample in Kusto, through the other cluster's collector", sampleInKusto(ks, t.Name(), func() string {
+	sample.Post(t, collector.Status.PodIP, t.Name())
+	support.Eventually(t, 2*time.Minute, "the sample in Kusto, through the other cluster's collector", sample.InKusto(ks, t.Name(), func() string {
 		return fmt.Sprintf("balancer: %d admitted, %d refused\ncollector: %s\ningestor: %s", lb.Admitted.Load(), lb.Refused.Load(),
 			there.logTail(ctx, collector.Name), on.logTail(ctx, "ingestor-0"))
 	}))

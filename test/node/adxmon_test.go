@@ -1,13 +1,8 @@
 package node_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"maps"
-	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang/snappy"
-	"google.golang.org/protobuf/encoding/protowire"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,6 +20,7 @@ import (
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
 	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
 	"github.com/fleetplane/fleetplane/test/harness/node"
+	"github.com/fleetplane/fleetplane/test/harness/sample"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
@@ -214,8 +208,8 @@ func TestADXMonRunsAdxMon(t *testing.T) {
 	// (TLS, the composed token), which uploads it to Kusto (.ingest
 	// inline, as adx-mon does for a single-node Kusto).
 	collector := pods(t, kc, "adxmon", "collector")[0]
-	postSample(t, collector.Status.PodIP)
-	support.Eventually(t, 2*time.Minute, "the sample in Kusto", sampleInKusto(ks, t.Name(), func() string {
+	sample.Post(t, collector.Status.PodIP, t.Name())
+	support.Eventually(t, 2*time.Minute, "the sample in Kusto", sample.InKusto(ks, t.Name(), func() string {
 		return fmt.Sprintf("collector: %s\ningestor: %s", logTail(ctx, collector.Name), logTail(ctx, "ingestor-0"))
 	}))
 
@@ -242,41 +236,6 @@ func TestADXMonRunsAdxMon(t *testing.T) {
 		if len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].RestartCount != 0 {
 			t.Errorf("the alerter restarted: %s", controlplane.DescribePods(pods.Items))
 		}
-	}
-}
-
-// sampleInKusto is a condition: the sample remoteWrite made for test
-// (fleetplane_node_test, value 42, label test=<test>) is a row of
-// Metrics' FleetplaneNodeTest table. Until it is, it says what Kusto has
-// and saw, and what diag adds.
-func sampleInKusto(ks *kustoserver.Server, test string, diag func() string) func() (bool, string) {
-	return func() (bool, string) {
-		for table := range ks.Tables("Metrics") {
-			if !strings.EqualFold(table, "FleetplaneNodeTest") {
-				continue
-			}
-			for _, row := range ks.Rows("Metrics", table) {
-				// The value, and the label the sample carried (in the
-				// dynamic Labels column, kept as JSON).
-				var value, labels bool
-				for _, v := range row {
-					switch v := v.(type) {
-					case json.RawMessage:
-						labels = labels || strings.Contains(string(v), `"test":"`+test+`"`)
-					default:
-						value = value || fmt.Sprint(v) == "42"
-					}
-				}
-				if value && labels {
-					return true, ""
-				}
-			}
-		}
-		var cmds []string
-		for _, c := range ks.Commands() {
-			cmds = append(cmds, c.Text[:min(len(c.Text), 80)])
-		}
-		return false, fmt.Sprintf("rows %v; tables %v; commands %q\n%s", ks.Rows("Metrics", "FleetplaneNodeTest"), slices.Collect(maps.Keys(ks.Tables("Metrics"))), cmds, diag())
 	}
 }
 
@@ -412,50 +371,4 @@ func (s stackOn) pods(t *testing.T, label, value string) []corev1.Pod {
 		t.Fatalf("no pod %s=%s", label, value)
 	}
 	return l.Items
-}
-
-// postSample remote-writes the test's sample (sampleInKusto) to the
-// collector at the pod IP ip, as an application's Prometheus would.
-func postSample(t *testing.T, ip string) {
-	t.Helper()
-	body := remoteWrite("fleetplane_node_test", map[string]string{"test": t.Name()}, 42, time.Now())
-	rsp, err := http.Post("http://"+ip+":8080/receive", "application/x-protobuf", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = rsp.Body.Close()
-	if rsp.StatusCode/100 != 2 {
-		t.Fatalf("the collector answered the remote write with %s", rsp.Status)
-	}
-}
-
-// remoteWrite is a Prometheus remote-write request of one sample of the
-// gauge name with labels, as Prometheus sends it: a WriteRequest in
-// protobuf, snappy-compressed.
-func remoteWrite(name string, labels map[string]string, value float64, at time.Time) []byte {
-	var ts []byte
-	label := func(k, v string) {
-		var l []byte
-		l = protowire.AppendTag(l, 1, protowire.BytesType)
-		l = protowire.AppendString(l, k)
-		l = protowire.AppendTag(l, 2, protowire.BytesType)
-		l = protowire.AppendString(l, v)
-		ts = protowire.AppendTag(ts, 1, protowire.BytesType)
-		ts = protowire.AppendBytes(ts, l)
-	}
-	label("__name__", name)
-	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		label(k, labels[k])
-	}
-	var sample []byte
-	sample = protowire.AppendTag(sample, 1, protowire.Fixed64Type)
-	sample = protowire.AppendFixed64(sample, math.Float64bits(value))
-	sample = protowire.AppendTag(sample, 2, protowire.VarintType)
-	sample = protowire.AppendVarint(sample, uint64(at.UnixMilli()))
-	ts = protowire.AppendTag(ts, 2, protowire.BytesType)
-	ts = protowire.AppendBytes(ts, sample)
-	var req []byte
-	req = protowire.AppendTag(req, 1, protowire.BytesType)
-	req = protowire.AppendBytes(req, ts)
-	return snappy.Encode(nil, req)
 }
