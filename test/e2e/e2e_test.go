@@ -668,6 +668,15 @@ spec:
     ingestorEndpoint: http://ingestor.adx-mon.svc.cluster.local
     ingestorCA: {name: ingestor-ca, key: ca.crt}
 `, "ingestorCA verifies the ingestor's certificate: the ingestorEndpoint must be https://"},
+		"a CA to verify the stack's own ingestor, which serves adx-mon's certificate": {`
+apiVersion: adx.fleetplane.io/v1alpha1
+kind: ADXMon
+metadata: {name: invalid-own-ca}
+spec:
+  adx: {clusters: [{name: adopted, endpoint: "https://adopted.westeurope.kusto.windows.net"}]}
+  ingestor: {}
+  collector: {ingestorCA: {name: ingestor-ca, key: ca.crt}}
+`, "set spec.ingestor.tls"},
 		"a GKE subnet range that is no network": {`
 apiVersion: experiments.fleetplane.io/v1alpha1
 kind: Experiment
