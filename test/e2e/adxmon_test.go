@@ -176,8 +176,8 @@ func TestADXMon(t *testing.T) {
 	}}, &unstructured.Unstructured{Object: map[string]any{
 		// As trust-manager's Bundle writes it.
 		"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata":   map[string]any{"name": "ingestor-ca", "namespace": ns},
-		"data":       map[string]any{"ca.crt": string(caPEM)},
+		"metadata": map[string]any{"name": "ingestor-ca", "namespace": ns},
+		"data":     map[string]any{"ca.crt": string(caPEM)},
 	}})
 
 	// Each phase condition turns True for the first time in order. (A
