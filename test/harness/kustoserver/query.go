@@ -308,34 +308,105 @@ func without(cols []Column, skip ...int) []Column {
 	return out
 }
 
-// summarize computes aggregates over all rows, one row out whatever came
-// in (none included): summarize Name = expression, ... without by, where
-// expressions call the aggregates count() and make_list() (see scalar).
+// summarize computes aggregates: summarize Name = expression, ... over
+// all rows, one row out whatever came in (none included), or with
+// "by Col" one row per value of the column Col (first), in order of first
+// appearance. Expressions call the aggregates count() and make_list()
+// (see scalar).
 func summarize(rs *result, c *cursor) (*result, error) {
+	// The aggregates are compiled per group, and the group is known only
+	// from the by clause after them: find it first, at depth 0 before the
+	// next operator.
+	start, by := c.i, -1
+	for i, depth := c.i, 0; i < len(c.toks); i++ {
+		switch v := c.toks[i].Value; {
+		case v == "(":
+			depth++
+		case v == ")":
+			depth--
+		case depth == 0 && v == "|":
+			i = len(c.toks)
+		case depth == 0 && v == "by" && c.toks[i].Kind == kql.Word:
+			by = i
+		}
+	}
+	groups, keys := [][][]any{rs.rows}, []any{nil}
+	var key Column
+	if by >= 0 {
+		c.i = by + 1
+		name, err := c.name()
+		if err != nil {
+			return nil, err
+		}
+		ki := columnIndex(rs, name)
+		if ki < 0 {
+			return nil, badRequest("Semantic error: no column '%s'", name)
+		}
+		key = rs.columns[ki]
+		groups, keys = nil, nil
+		index := map[string]int{}
+		for _, r := range rs.rows {
+			k := toString(r[ki])
+			g, ok := index[k]
+			if !ok {
+				g = len(groups)
+				index[k] = g
+				groups, keys = append(groups, nil), append(keys, r[ki])
+			}
+			groups[g] = append(groups[g], r)
+		}
+	}
+	end := c.i
+	// With by and no rows there is no group and no row out, but the
+	// columns still: compiled once against an empty group, kept, and the
+	// row dropped.
+	empty := len(groups) == 0
+	if empty {
+		groups, keys = [][][]any{nil}, []any{nil}
+	}
 	out := &result{name: rs.name}
-	var row []any
-	for {
-		n, err := c.name()
-		if err != nil {
-			return nil, err
+	for g, group := range groups {
+		c.i = start
+		var row []any
+		if by >= 0 {
+			row = append(row, keys[g])
 		}
-		if err := c.expect("="); err != nil {
-			return nil, err
+		var cols []Column
+		for {
+			n, err := c.name()
+			if err != nil {
+				return nil, err
+			}
+			if err := c.expect("="); err != nil {
+				return nil, err
+			}
+			e, err := parseScalar(env{rs: rs, group: group, summarize: true}, c)
+			if err != nil {
+				return nil, err
+			}
+			cols = append(cols, Column{Name: n, Type: e.typ})
+			row = append(row, e.eval(nil))
+			if !c.accept(",") {
+				break
+			}
 		}
-		e, err := parseScalar(env{rs: rs, group: rs.rows, summarize: true}, c)
-		if err != nil {
-			return nil, err
+		if (by >= 0 && c.i != by) || (by < 0 && !c.done() && c.peek().Value != "|") {
+			return nil, badRequest("Syntax error: unexpected %s in summarize", c.peek())
 		}
-		out.columns = append(out.columns, Column{Name: n, Type: e.typ})
-		row = append(row, e.eval(nil))
-		if !c.accept(",") {
-			break
+		if out.columns == nil {
+			if by >= 0 {
+				out.columns = append(out.columns, key)
+			}
+			out.columns = append(out.columns, cols...)
 		}
+		out.rows = append(out.rows, row)
 	}
-	if c.peek().Value == "by" {
-		return nil, badRequest("Syntax error: this server summarizes without by only")
+	if by >= 0 {
+		c.i = end
 	}
-	out.rows = [][]any{row}
+	if empty {
+		out.rows = nil
+	}
 	return out, nil
 }
 

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"hash/fnv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,6 +48,14 @@ func parseScalar(e env, c *cursor) (scalar, error) {
 	if t.Kind == kql.String {
 		c.next()
 		return scalar{typ: "string", eval: func([]any) any { return t.Value }}, nil
+	}
+	if t.Kind == kql.Number {
+		c.next()
+		n, err := strconv.ParseInt(t.Value, 10, 64)
+		if err != nil {
+			return scalar{}, badRequest("Syntax error: %q is not a long", t.Value)
+		}
+		return scalar{typ: "long", eval: func([]any) any { return n }}, nil
 	}
 	name, err := c.name()
 	if err != nil {
@@ -110,6 +120,21 @@ func parseScalar(e env, c *cursor) (scalar, error) {
 		return scalar{typ: "string", eval: func(r []any) any {
 			sum := sha256.Sum256([]byte(toString(args[0].eval(r))))
 			return hex.EncodeToString(sum[:])
+		}}, nil
+	case "hash":
+		// hash(x, n): a bucket of x in [0, n). Kusto hashes with xxHash64;
+		// what callers rely on is only that equal values share a bucket.
+		if len(args) != 2 {
+			return scalar{}, badRequest("Semantic error: hash() takes a value and a modulo, got %d arguments", len(args))
+		}
+		return scalar{typ: "long", eval: func(r []any) any {
+			n, _ := args[1].eval(r).(int64)
+			if n <= 0 {
+				return nil
+			}
+			h := fnv.New64a()
+			_, _ = h.Write([]byte(toString(args[0].eval(r))))
+			return int64(h.Sum64() % uint64(n))
 		}}, nil
 	case "pack_array":
 		return scalar{typ: "dynamic", eval: func(r []any) any {

@@ -2,9 +2,11 @@ package kustoserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -314,12 +316,75 @@ func TestSummarizeAfterShow(t *testing.T) {
 		t.Errorf("function digest: %v", fn)
 	}
 	for _, bad := range []string{
-		".show tables | summarize Digest = make_list(TableName) by TableName",
+		".show tables | summarize Digest = make_list(TableName) by Nope",
+		".show tables | summarize Digest = make_list(TableName) by",
 		".show tables | summarize Digest = nope(TableName)",
 		".show tables | summarize make_list(TableName)",
 	} {
 		if _, err := c.Mgmt(context.Background(), "Metrics", stmt(bad)); err == nil {
 			t.Errorf("%s: accepted", bad)
+		}
+	}
+}
+
+// TestSummarizeBy: summarize by a column computed with hash(), as the
+// heartbeat digests are asked for in buckets: one row per bucket, the
+// bucket first, every row in exactly one bucket; none without rows.
+func TestSummarizeBy(t *testing.T) {
+	s, c := start(t, "D")
+	if err := s.Exec("D", ".create table ['T'] (['S']:string, ['N']:long)"); err != nil {
+		t.Fatal(err)
+	}
+	q := `['T'] | project E = pack_array(S, N), B = hash(S, 4) | summarize Es = tostring(make_list(E)), K = count() by B`
+	query := func() [][]string {
+		t.Helper()
+		it, err := c.IterativeQuery(context.Background(), "D", stmt(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out [][]string
+		for _, r := range primaryRows(t, it) {
+			if got := len(r.Values()); got != 3 {
+				t.Fatalf("%d columns, want B, Es, K", got)
+			}
+			var row []string
+			for _, v := range r.Values() {
+				row = append(row, v.String())
+			}
+			out = append(out, row)
+		}
+		return out
+	}
+	if rows := query(); len(rows) != 0 {
+		t.Errorf("no rows in, %v out", rows)
+	}
+	for i, v := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		if err := s.Exec("D", ".ingest inline into table ['T'] <| "+v+","+strings.Repeat("1", i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]int{}
+	total := 0
+	for _, r := range query() {
+		var entries [][]any
+		if err := json.Unmarshal([]byte(r[1]), &entries); err != nil {
+			t.Fatalf("bucket %s: %q is not a list of pairs: %v", r[0], r[1], err)
+		}
+		for _, e := range entries {
+			seen[e[0].(string)]++
+		}
+		n, _ := strconv.Atoi(r[2])
+		total += n
+		if b, _ := strconv.Atoi(r[0]); b < 0 || b > 3 || n != len(entries) {
+			t.Errorf("bucket %s of 4 with %d rows counted, %d listed", r[0], n, len(entries))
+		}
+	}
+	if len(seen) != 8 || total != 8 {
+		t.Errorf("every row once: seen %v, counted %d", seen, total)
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("%s in %d buckets", k, n)
 		}
 	}
 }

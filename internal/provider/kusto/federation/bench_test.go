@@ -136,11 +136,11 @@ func rowsOf(parts []heartbeat.Partition) []query.Row {
 func digestsOf(rows []query.Row) []DigestRow {
 	out := make([]DigestRow, len(rows))
 	for i, r := range rows {
-		d, err := readDigestRow(r)
+		h, err := readHeartbeatRow(r)
 		if err != nil {
 			panic(err)
 		}
-		out[i] = d
+		out[i] = DigestRow{Timestamp: h.Timestamp, Endpoint: h.Endpoint, Digest: h.Digest}
 	}
 	return out
 }

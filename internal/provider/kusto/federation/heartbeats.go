@@ -2,7 +2,6 @@ package federation
 
 import (
 	"context"
-	"fmt"
 	"hash/maphash"
 	"slices"
 	"strings"
@@ -79,6 +78,10 @@ type readKey struct {
 
 // entry is one partition's decoded heartbeat.
 type entry struct {
+	// endpoint is the partition's ClusterEndpoint as stored, the key the
+	// entry is kept under: a copy of its own, not a substring of a digest
+	// answer that would keep the whole answer in memory.
+	endpoint  string
 	digest    string
 	partition heartbeat.Partition
 	rejected  []heartbeat.Rejection
@@ -106,14 +109,12 @@ func (s *Schemas) Read(ctx context.Context, c Kusto, db, table string, window ti
 	if err != nil {
 		return nil, nil, ReadStats{}, err
 	}
-	var digests []DigestRow
+	digests := make([]DigestRow, 0, len(s.entries))
 	err = c.Query(ctx, db, q, func(r query.Row) error {
-		d, err := readDigestRow(r)
-		if err != nil {
-			return err
-		}
-		digests = append(digests, d)
-		return nil
+		return readDigests(r, func(d DigestRow) error {
+			digests = append(digests, d)
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, nil, ReadStats{Queries: 1}, err
@@ -131,26 +132,6 @@ func (s *Schemas) Read(ctx context.Context, c Kusto, db, table string, window ti
 	parts, rejected, stats, err := s.cycle(readKey{db: db, table: table, allowHTTP: allowHTTP}, digests, fetch)
 	stats.Queries++
 	return parts, rejected, stats, err
-}
-
-// readDigestRow reads one row of kql.HeartbeatDigests by column name,
-// without ToStruct's reflection: a steady cycle reads a row per partition.
-func readDigestRow(r query.Row) (DigestRow, error) {
-	var d DigestRow
-	ts, err := r.DateTimeByName("Timestamp")
-	if err == nil && ts != nil {
-		d.Timestamp = *ts
-	}
-	if err == nil {
-		d.Endpoint, err = r.StringByName("ClusterEndpoint")
-	}
-	if err == nil {
-		d.Digest, err = r.StringByName("Digest")
-	}
-	if err != nil {
-		return DigestRow{}, fmt.Errorf("unreadable heartbeat digest: %w", err)
-	}
-	return d, nil
 }
 
 // readHeartbeatRow reads one row of kql.HeartbeatRows.
@@ -182,7 +163,7 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 		// An endpoint no query can name is refused here, as decoding
 		// would refuse it, and remembered by digest like the rest.
 		if _, err := kql.Endpoint(d.Endpoint, key.allowHTTP); err != nil {
-			refused[d.Endpoint] = entry{digest: d.Digest, refused: true, rejected: []heartbeat.Rejection{{Endpoint: boundEndpoint(d.Endpoint), Reason: err.Error()}}}
+			refused[d.Endpoint] = entry{endpoint: strings.Clone(d.Endpoint), digest: strings.Clone(d.Digest), refused: true, rejected: []heartbeat.Rejection{{Endpoint: strings.Clone(boundEndpoint(d.Endpoint)), Reason: err.Error()}}}
 			continue
 		}
 		if !wanted[d.Endpoint] {
@@ -239,7 +220,7 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 			continue
 		}
 		if validDigest(e.digest) {
-			next[d.Endpoint] = e
+			next[e.endpoint] = e
 		}
 		rejected = append(rejected, e.rejected...)
 		if e.refused {
@@ -273,22 +254,20 @@ func (s *Schemas) Changed(ctx context.Context, c Kusto, db, table string, window
 	}
 	n, changed := 0, false
 	err = c.Query(ctx, db, q, func(r query.Row) error {
-		d, err := readDigestRow(r)
-		if err != nil {
-			return err
-		}
-		n++
-		if e, ok := s.entries[d.Endpoint]; !ok || e.digest != d.Digest {
-			changed = true
-		}
-		return nil
+		return readDigests(r, func(d DigestRow) error {
+			n++
+			if e, ok := s.entries[d.Endpoint]; !ok || e.digest != d.Digest {
+				changed = true
+			}
+			return nil
+		})
 	})
 	return changed || n != len(s.entries), err
 }
 
 // decode validates one whole row.
 func (s *Schemas) decode(dec *heartbeat.Decoder, h HeartbeatRow, allowHTTP bool) entry {
-	e := entry{digest: h.Digest}
+	e := entry{endpoint: h.Endpoint, digest: h.Digest}
 	p, rej, err := dec.DecodeBytes(time.Time{}, h.Endpoint, h.Schema, allowHTTP)
 	e.rejected = rej
 	if err != nil {

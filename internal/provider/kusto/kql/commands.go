@@ -340,14 +340,23 @@ func latestHeartbeats(table string, window time.Duration, endpoints []string) (s
 	return q + " | summarize arg_max(Timestamp, *) by ClusterEndpoint", nil
 }
 
-// HeartbeatDigests is the hub query for the time and digest of every
-// partition's latest heartbeat within window.
+// DigestBuckets is how many rows HeartbeatDigests answers with at most,
+// whatever the fleet's size: a row per partition costs the client more to
+// decode than the values it carries (a steady cycle reads nothing else),
+// one row for the whole fleet would grow without bound.
+const DigestBuckets = 16
+
+// HeartbeatDigests is the hub query for the endpoint, digest and time of
+// every partition's latest heartbeat within window, packed: at most
+// DigestBuckets rows (Bucket, Entries), each a JSON list of
+// [endpoint, digest, time] triples, partitions spread over the rows by
+// their endpoint's hash.
 func HeartbeatDigests(table string, window time.Duration) (string, error) {
 	q, err := latestHeartbeats(table, window, nil)
 	if err != nil {
 		return "", err
 	}
-	return q + " | project Timestamp, ClusterEndpoint, Digest = " + HeartbeatDigest, nil
+	return q + fmt.Sprintf(" | project Entry = pack_array(ClusterEndpoint, %s, Timestamp), Bucket = hash(ClusterEndpoint, %d) | summarize Entries = tostring(make_list(Entry)) by Bucket", HeartbeatDigest, DigestBuckets), nil
 }
 
 // HeartbeatRows is the hub query for the latest heartbeats within window,
