@@ -18,6 +18,7 @@ import (
 	"github.com/Azure/azure-kusto-go/azkustodata/query"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
+	"github.com/fleetplane/fleetplane/internal/provider/kusto/frames"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
 )
 
@@ -173,31 +174,31 @@ func (c *Client) Mgmt(ctx context.Context, db, command string) ([]query.Row, err
 }
 
 // Query runs a query and calls fn for every row of its primary results as
-// they stream in, so that large results never sit in memory whole.
-func (c *Client) Query(ctx context.Context, db, q string, fn func(query.Row) error) error {
+// they stream in, so that large results never sit in memory whole. The
+// SDK sends the request, asking for the answer IterativeQuery asks for;
+// package frames reads it, a row at a time, without a value per cell.
+func (c *Client) Query(ctx context.Context, db, q string, fn func(frames.Row) error) error {
 	ctx, cancel := context.WithTimeout(capLimit(ctx, c.maxQuery), c.timeout)
 	defer cancel()
-	ds, err := c.c.IterativeQuery(ctx, db, statement(q))
+	body, err := c.c.RawV2(ctx, db, statement(q), []azkustodata.QueryOption{
+		azkustodata.V2NewlinesBetweenFrames(),
+		azkustodata.V2FragmentPrimaryTables(),
+		azkustodata.ResultsErrorReportingPlacement(azkustodata.ResultsErrorReportingPlacementEndOfTable),
+	})
 	if err != nil {
 		return classify(c.endpoint, err)
 	}
-	defer ds.Close()
-	for tr := range ds.Tables() {
-		if err := tr.Err(); err != nil {
-			return classify(c.endpoint, err)
+	defer func() { _ = body.Close() }()
+	var failed bool
+	err = frames.Read(body, func(r frames.Row) error {
+		if err := fn(r); err != nil {
+			failed = true
+			return err
 		}
-		t := tr.Table()
-		if !t.IsPrimaryResult() {
-			continue
-		}
-		for rr := range t.Rows() {
-			if err := rr.Err(); err != nil {
-				return classify(c.endpoint, err)
-			}
-			if err := fn(rr.Row()); err != nil {
-				return err
-			}
-		}
+		return nil
+	})
+	if err != nil && !failed {
+		return classify(c.endpoint, err)
 	}
-	return nil
+	return err
 }

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-kusto-go/azkustodata/query"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
+	"github.com/fleetplane/fleetplane/internal/provider/kusto/frames"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
 	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
 )
@@ -111,7 +111,7 @@ func TestClassification(t *testing.T) {
 		t.Errorf("missing database = %v, want NotFound naming it", err)
 	}
 	q, _ := kql.CallFunction("GetBlockedPartitions")
-	err = c.Query(ctx, "Metrics", q, func(query.Row) error { return nil })
+	err = c.Query(ctx, "Metrics", q, func(frames.Row) error { return nil })
 	if ClassOf(err) != NotFound {
 		t.Errorf("missing function = %v, want NotFound", err)
 	}
@@ -155,8 +155,8 @@ func TestQueryStreamsRows(t *testing.T) {
 		}
 	}
 	var got []string
-	err := client(t, s, Options{}).Query(context.Background(), "Metrics", "['Blocked']", func(r query.Row) error {
-		v, err := r.StringByName("ClusterEndpoint")
+	err := client(t, s, Options{}).Query(context.Background(), "Metrics", "['Blocked']", func(r frames.Row) error {
+		v, err := r.String("ClusterEndpoint")
 		got = append(got, v)
 		return err
 	})
@@ -265,6 +265,36 @@ func TestErrorsQuoteNoSecrets(t *testing.T) {
 				if strings.Contains(err.Error(), secret) {
 					t.Errorf("error quotes a secret: %v", err)
 				}
+			}
+		})
+	}
+}
+
+// An answer that starts well and then fails quotes no secret either: a
+// cluster's error after the rows, and frames that are no Kusto answer.
+func TestQueryErrorsQuoteNoSecrets(t *testing.T) {
+	const jwt = "eyJhbGciOiJSUzI1NiJ9.eyJhdWQiOiJodHRwczovL2t1c3RvIn0.c2lnbmF0dXJlLXZhbHVl"
+	const header = `[{"FrameType":"DataSetHeader","IsProgressive":false,"Version":"v2.0","IsFragmented":true,"ErrorReportingPlacement":"EndOfTable"}` + "\n"
+	for name, text := range map[string]string{
+		"the cluster's error": header + `,{"FrameType":"DataSetCompletion","HasErrors":true,"Cancelled":false,"OneApiErrors":[{"error":{"code":"Internal","message":"token ` + jwt + ` refused"}}]}` + "\n]\n",
+		"an unknown frame":    header + `,{"FrameType":"Bearer ` + jwt + `"}` + "\n]\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(text))
+			}))
+			defer srv.Close()
+			c, err := New(srv.URL, nil, Options{Attempts: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = c.Query(context.Background(), "Metrics", "T", func(frames.Row) error { return nil })
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			if strings.Contains(err.Error(), "eyJhbGciOiJSUzI1NiJ9") {
+				t.Errorf("error quotes a secret: %v", err)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	kerrors "github.com/Azure/azure-kusto-go/azkustodata/errors"
 
 	"github.com/fleetplane/fleetplane/internal/observe"
+	"github.com/fleetplane/fleetplane/internal/provider/kusto/frames"
 )
 
 // Class tells callers what kind of failure a Kusto error is.
@@ -93,6 +94,7 @@ var notFoundPhrases = []string{"does not refer to any known", "was not found", "
 func classify(endpoint string, err error) *Error {
 	e := &Error{Endpoint: endpoint, err: err}
 	var he *kerrors.HttpError
+	var fe *frames.Error
 	switch {
 	case errors.As(err, &he):
 		e.Status = he.StatusCode
@@ -111,8 +113,14 @@ func classify(endpoint string, err error) *Error {
 		}
 	case errors.Is(err, context.DeadlineExceeded):
 		e.Class, e.Message = Transient, "timed out"
+	case errors.As(err, &fe):
+		// An error the cluster reported after the rows it had sent.
+		e.Code, e.Message = observe.Bound(Redact(fe.Code)), observe.Bound(Redact(fe.Message))
+		if strings.Contains(e.Code, "NotFound") || containsAny(e.Message, notFoundPhrases) {
+			e.Class = NotFound
+		}
 	default:
-		e.Message = observe.Bound(err.Error())
+		e.Message = observe.Bound(Redact(err.Error()))
 		var ke *kerrors.Error
 		if errors.As(err, &ke) && ke.Kind == kerrors.KHTTPError {
 			e.Class = Transient

@@ -108,6 +108,9 @@ func (s *Server) mgmt(dbName, text string) (*result, error) {
 		return nil, badRequest("Syntax error: a management command starts with a dot: %q", text)
 	}
 	if cmd.Value == ".show" && c.accept("databases") {
+		if c.accept("entities") {
+			return s.showEntities(c)
+		}
 		if err := c.end(); err != nil {
 			return nil, err
 		}
@@ -152,6 +155,31 @@ func (s *Server) mgmt(dbName, text string) (*result, error) {
 		return s.script(db, c)
 	}
 	return nil, badRequest("Syntax error: this server does not support %q", text)
+}
+
+// showEntities lists every database's tables, functions and entity
+// groups as .show databases entities does (its documented columns; a
+// table's Content is empty, a function's its body, an entity group's its
+// entities as JSON, which fleetplane does not rely on).
+func (s *Server) showEntities(c *cursor) (*result, error) {
+	r := newResult("DatabaseName", "string", "EntityType", "string", "EntityName", "string", "DocString", "string", "Folder", "string",
+		"CslInputSchema", "string", "Content", "string", "CslOutputSchema", "string", "Properties", "dynamic")
+	for _, k := range slices.Sorted(maps.Keys(s.dbs)) {
+		db := s.dbs[k]
+		for _, n := range slices.Sorted(maps.Keys(db.tables)) {
+			t := db.tables[n]
+			r.add(db.name, "Table", t.name, t.doc, t.folder, "", "", "", json.RawMessage("{}"))
+		}
+		for _, n := range slices.Sorted(maps.Keys(db.functions)) {
+			f := db.functions[n]
+			r.add(db.name, "Function", f.Name, f.DocString, f.Folder, cmp.Or(f.Parameters, "()"), f.Body, "", json.RawMessage("{}"))
+		}
+		for _, n := range slices.Sorted(maps.Keys(db.entityGroups)) {
+			b, _ := json.Marshal(db.entityGroups[n])
+			r.add(db.name, "EntityGroup", n, "", "", "", string(b), "", json.RawMessage("{}"))
+		}
+	}
+	return pipeline(r, c)
 }
 
 func (s *Server) show(db *database, c *cursor) (*result, error) {

@@ -10,11 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-kusto-go/azkustodata/query"
-	"github.com/Azure/azure-kusto-go/azkustodata/types"
-	"github.com/Azure/azure-kusto-go/azkustodata/value"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/fleetplane/fleetplane/internal/provider/kusto"
+	"github.com/fleetplane/fleetplane/internal/provider/kusto/frames"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
 	"github.com/fleetplane/fleetplane/test/harness/fleetgen"
@@ -106,34 +105,27 @@ func BenchmarkPlanOneNewTable1000x5x200(b *testing.B) {
 }
 
 // rowsOf are the heartbeat rows of a fleet as fleetplane's partitions
-// write them (names only), with the digests the hub would compute, typed
-// as the Kusto client hands them over: Schema and PartitionMetadata are
-// dynamic values.
-func rowsOf(parts []heartbeat.Partition) []query.Row {
-	cols := query.Columns{
-		query.NewColumn(0, "Timestamp", types.DateTime), query.NewColumn(1, "ClusterEndpoint", types.String),
-		query.NewColumn(2, "Digest", types.String), query.NewColumn(3, "Schema", types.Dynamic),
-		query.NewColumn(4, "PartitionMetadata", types.Dynamic),
+// write them (names only), with the digests the hub would compute, as the
+// Kusto client hands them over: each value the JSON text of its cell, the
+// dynamic Schema and PartitionMetadata inline.
+func rowsOf(parts []heartbeat.Partition) []frames.Row {
+	cols := []frames.Column{{Name: "Timestamp", Type: "datetime"}, {Name: "ClusterEndpoint", Type: "string"},
+		{Name: "Digest", Type: "string"}, {Name: "Schema", Type: "dynamic"}, {Name: "PartitionMetadata", Type: "dynamic"}}
+	quote := func(s string) jsontext.Value {
+		v, _ := jsontext.AppendQuote(nil, s)
+		return v
 	}
-	byName := func(name string) query.Column {
-		for _, c := range cols {
-			if c.Name() == name {
-				return c
-			}
-		}
-		return nil
-	}
-	out := make([]query.Row, len(parts))
+	out := make([]frames.Row, len(parts))
 	for i, r := range fleetgen.Rows(parts) {
-		out[i] = query.NewRowFromParts(cols, byName, i, value.Values{
-			value.NewDateTime(r.Timestamp), value.NewString(r.Endpoint), value.NewString(r.Digest),
-			value.NewDynamic(r.Schema), value.NewDynamic(r.Metadata),
-		})
+		out[i] = frames.Row{Columns: cols, Values: []jsontext.Value{
+			quote(r.Timestamp.Format(time.RFC3339Nano)), quote(r.Endpoint), quote(r.Digest),
+			jsontext.Value(r.Schema), jsontext.Value(r.Metadata),
+		}}
 	}
 	return out
 }
 
-func digestsOf(rows []query.Row) []DigestRow {
+func digestsOf(rows []frames.Row) []DigestRow {
 	out := make([]DigestRow, len(rows))
 	for i, r := range rows {
 		h, err := readHeartbeatRow(r)
@@ -147,14 +139,14 @@ func digestsOf(rows []query.Row) []DigestRow {
 
 // served answers a cycle's fetch from rows in memory, as the hub would,
 // read as Read reads them.
-func served(rows []query.Row) func([]string, func(HeartbeatRow, error)) error {
+func served(rows []frames.Row) func([]string, func(HeartbeatRow, error)) error {
 	return func(endpoints []string, fn func(HeartbeatRow, error)) error {
 		want := map[string]bool{}
 		for _, e := range endpoints {
 			want[e] = true
 		}
 		for _, r := range rows {
-			ep, _ := r.StringByName("ClusterEndpoint")
+			ep, _ := r.String("ClusterEndpoint")
 			if len(want) == 0 || want[ep] {
 				fn(readHeartbeatRow(r))
 			}
@@ -166,7 +158,7 @@ func served(rows []query.Row) func([]string, func(HeartbeatRow, error)) error {
 var benchKey = readKey{db: "FleetDiscovery", table: "Heartbeats"}
 
 // cycleOnce reads and plans one federation cycle from the hub's rows.
-func cycleOnce(b *testing.B, s *Schemas, rows []query.Row, hub Hub) (Plan, ReadStats) {
+func cycleOnce(b *testing.B, s *Schemas, rows []frames.Row, hub Hub) (Plan, ReadStats) {
 	b.Helper()
 	parts, rej, stats, err := s.cycle(benchKey, digestsOf(rows), served(rows))
 	if err != nil || len(rej) > 0 {
@@ -180,7 +172,7 @@ func cycleOnce(b *testing.B, s *Schemas, rows []query.Row, hub Hub) (Plan, ReadS
 // every cycle starts with an empty cache). After timing it runs one more
 // cycle to sample the heap's peak, and reports the heap still live with
 // input, cache and plan held.
-func benchmarkCycle(b *testing.B, versions [2][]query.Row, hub Hub, fresh bool) {
+func benchmarkCycle(b *testing.B, versions [2][]frames.Row, hub Hub, fresh bool) {
 	b.Helper()
 	s := NewSchemas()
 	if !fresh {
@@ -276,7 +268,7 @@ func BenchmarkCycle(b *testing.B) {
 		seen[sh] = true
 		name := sh.String()
 		var parts []heartbeat.Partition
-		var rows []query.Row
+		var rows []frames.Row
 		var hub Hub
 		setup := func() {
 			if parts == nil {
@@ -286,22 +278,22 @@ func BenchmarkCycle(b *testing.B) {
 		}
 		b.Run("fresh/"+name, func(b *testing.B) {
 			setup()
-			benchmarkCycle(b, [2][]query.Row{rows, rows}, emptyHub(sh.Databases), true)
+			benchmarkCycle(b, [2][]frames.Row{rows, rows}, emptyHub(sh.Databases), true)
 		})
 		b.Run("steady/"+name, func(b *testing.B) {
 			setup()
-			benchmarkCycle(b, [2][]query.Row{rows, rows}, hub, false)
+			benchmarkCycle(b, [2][]frames.Row{rows, rows}, hub, false)
 		})
 		if sh.Distinct {
 			continue
 		}
 		b.Run("one-new-table/"+name, func(b *testing.B) {
 			setup()
-			benchmarkCycle(b, [2][]query.Row{rowsOf(changed(parts, sh.Partitions)), rows}, hub, false)
+			benchmarkCycle(b, [2][]frames.Row{rowsOf(changed(parts, sh.Partitions)), rows}, hub, false)
 		})
 		b.Run("ten-percent/"+name, func(b *testing.B) {
 			setup()
-			benchmarkCycle(b, [2][]query.Row{rowsOf(changed(parts, 10)), rows}, hub, false)
+			benchmarkCycle(b, [2][]frames.Row{rowsOf(changed(parts, 10)), rows}, hub, false)
 		})
 	}
 }

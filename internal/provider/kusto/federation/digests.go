@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/Azure/azure-kusto-go/azkustodata/query"
+	"github.com/fleetplane/fleetplane/internal/provider/kusto/frames"
 )
 
 // readDigests reads one row of kql.HeartbeatDigests, a bucket of
@@ -16,8 +16,8 @@ import (
 // nothing is allocated for a triple without escapes, which is what keeps
 // a steady cycle's read of a large fleet cheap. A caller keeping one
 // beyond the cycle clones it.
-func readDigests(r query.Row, fn func(DigestRow) error) error {
-	entries, err := r.StringByName("Entries")
+func readDigests(r frames.Row, fn func(DigestRow) error) error {
+	entries, err := r.String("Entries")
 	if err != nil {
 		return fmt.Errorf("unreadable heartbeat digests: %w", err)
 	}

@@ -8,8 +8,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/Azure/azure-kusto-go/azkustodata/query"
-
+	"github.com/fleetplane/fleetplane/internal/provider/kusto/frames"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
 )
@@ -110,7 +109,7 @@ func (s *Schemas) Read(ctx context.Context, c Kusto, db, table string, window ti
 		return nil, nil, ReadStats{}, err
 	}
 	digests := make([]DigestRow, 0, len(s.entries))
-	err = c.Query(ctx, db, q, func(r query.Row) error {
+	err = c.Query(ctx, db, q, func(r frames.Row) error {
 		return readDigests(r, func(d DigestRow) error {
 			digests = append(digests, d)
 			return nil
@@ -124,7 +123,7 @@ func (s *Schemas) Read(ctx context.Context, c Kusto, db, table string, window ti
 		if err != nil {
 			return err
 		}
-		return c.Query(ctx, db, q, func(r query.Row) error {
+		return c.Query(ctx, db, q, func(r frames.Row) error {
 			fn(readHeartbeatRow(r))
 			return nil
 		})
@@ -134,10 +133,24 @@ func (s *Schemas) Read(ctx context.Context, c Kusto, db, table string, window ti
 	return parts, rejected, stats, err
 }
 
-// readHeartbeatRow reads one row of kql.HeartbeatRows.
-func readHeartbeatRow(r query.Row) (HeartbeatRow, error) {
+// readHeartbeatRow reads one row of kql.HeartbeatRows, copying what it
+// keeps.
+func readHeartbeatRow(r frames.Row) (HeartbeatRow, error) {
 	var h HeartbeatRow
-	err := r.ToStruct(&h)
+	var err error
+	if h.Timestamp, err = r.Time("Timestamp"); err != nil {
+		return h, err
+	}
+	if h.Endpoint, err = r.String("ClusterEndpoint"); err != nil {
+		return h, err
+	}
+	if h.Digest, err = r.String("Digest"); err != nil {
+		return h, err
+	}
+	if h.Schema, err = r.Dynamic("Schema"); err != nil {
+		return h, err
+	}
+	h.Metadata, err = r.Dynamic("PartitionMetadata")
 	return h, err
 }
 
@@ -253,7 +266,7 @@ func (s *Schemas) Changed(ctx context.Context, c Kusto, db, table string, window
 		return false, err
 	}
 	n, changed := 0, false
-	err = c.Query(ctx, db, q, func(r query.Row) error {
+	err = c.Query(ctx, db, q, func(r frames.Row) error {
 		return readDigests(r, func(d DigestRow) error {
 			n++
 			if e, ok := s.entries[d.Endpoint]; !ok || e.digest != d.Digest {

@@ -9,6 +9,7 @@ import (
 	"github.com/Azure/azure-kusto-go/azkustodata/query"
 
 	"github.com/fleetplane/fleetplane/internal/provider/kusto"
+	"github.com/fleetplane/fleetplane/internal/provider/kusto/frames"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
 )
@@ -16,7 +17,7 @@ import (
 // Kusto is what federation needs of a cluster; *kusto.Client has it.
 type Kusto interface {
 	Mgmt(ctx context.Context, db, command string) ([]query.Row, error)
-	Query(ctx context.Context, db, q string, fn func(query.Row) error) error
+	Query(ctx context.Context, db, q string, fn func(frames.Row) error) error
 }
 
 var _ Kusto = (*kusto.Client)(nil)
@@ -65,20 +66,23 @@ type HubStats struct {
 }
 
 // hubDatabase is a database as the last cycle read it, with the digests
-// the hub gave just before that read.
+// the hub gave just before that read: of its tables and functions, and of
+// its entity groups.
 type hubDatabase struct {
-	digest [3]string
+	digest [2]string
 	db     *Database
 }
 
 // ReadHub reads the live state of the hub as the package's ReadHub does,
-// but reads a database whole only when the digests of its tables,
-// functions and entity groups differ from those of the last read: a
-// steady hub costs a command for its databases and three one-row commands
-// per database. The digests are asked for before the objects, so a change
-// that lands in between is read now or, at worst, the next cycle; drift
-// (someone drops a function) is found the cycle after it happens. The
-// Databases returned may be those of an earlier cycle: they are read-only.
+// but reads a database whole only when the digests of its tables and
+// functions, or of its entity groups, differ from those of the last read:
+// a steady hub costs a command for its databases, one for the digests of
+// every database's tables and functions, and a one-row command per
+// database for its entity groups. The digests are asked for before the
+// objects, so a change that lands in between is read now or, at worst,
+// the next cycle; drift (someone drops a function) is found the cycle
+// after it happens. The Databases returned may be those of an earlier
+// cycle: they are read-only.
 func (s *Schemas) ReadHub(ctx context.Context, c Kusto) (Hub, HubStats, error) {
 	var stats HubStats
 	names, err := hubDatabases(ctx, c)
@@ -87,14 +91,20 @@ func (s *Schemas) ReadHub(ctx context.Context, c Kusto) (Hub, HubStats, error) {
 		return Hub{}, stats, err
 	}
 	stats.Databases = len(names)
+	entities, err := entitiesDigests(ctx, c, len(names))
+	stats.Commands++
+	if err != nil {
+		return Hub{}, stats, err
+	}
 	hub := Hub{Databases: map[string]*Database{}}
 	next := make(map[string]hubDatabase, len(names))
 	for _, name := range names {
-		digest, err := databaseDigest(ctx, c, name)
-		stats.Commands += 3
+		groups, err := entityGroupsDigest(ctx, c, name)
+		stats.Commands++
 		if err != nil {
 			return Hub{}, stats, err
 		}
+		digest := [2]string{entities[name], groups}
 		known, ok := s.hub[name]
 		if !ok || known.digest != digest {
 			db, err := readDatabase(ctx, c, name)
@@ -112,30 +122,54 @@ func (s *Schemas) ReadHub(ctx context.Context, c Kusto) (Hub, HubStats, error) {
 	return hub, stats, nil
 }
 
-// databaseDigest asks the hub for the digests of a database's tables,
-// functions and entity groups.
-func databaseDigest(ctx context.Context, c Kusto, name string) ([3]string, error) {
-	var out [3]string
-	// One row of 64 characters: read no more than a listing's budget.
-	ctx = kusto.WithLimit(ctx, kusto.MaxListBytes)
-	for i, cmd := range []string{kql.ShowTablesDigest, kql.ShowFunctionsDigest, kql.ShowEntityGroupsDigest} {
-		rows, err := c.Mgmt(ctx, name, cmd)
+// entitiesDigests asks the hub for the digest of each database's tables
+// and functions, by database name; a database with neither has none.
+func entitiesDigests(ctx context.Context, c Kusto, databases int) (map[string]string, error) {
+	// A row of a name and 64 characters per database: a listing's budget.
+	rows, err := c.Mgmt(kusto.WithLimit(ctx, kusto.MaxListBytes), "", kql.ShowEntitiesDigests)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the digests of the hub's databases: %w", err)
+	}
+	out := make(map[string]string, databases)
+	for _, r := range rows {
+		name, err := r.StringByName("DatabaseName")
 		if err != nil {
-			return out, fmt.Errorf("cannot read the digests of %s: %w", name, err)
+			return nil, fmt.Errorf("the digests of the hub's databases: %w", err)
 		}
-		if len(rows) != 1 {
-			return out, fmt.Errorf("the digest of %s came as %d rows, not one", name, len(rows))
-		}
-		d, err := rows[0].StringByName("Digest")
+		d, err := r.StringByName("Digest")
 		if err != nil {
-			return out, fmt.Errorf("the digest of %s: %w", name, err)
+			return nil, fmt.Errorf("the digest of %s: %w", name, err)
 		}
 		if !validDigest(d) {
-			return out, fmt.Errorf("the digest of %s is not a SHA-256 in hex", name)
+			return nil, fmt.Errorf("the digest of %s is not a SHA-256 in hex", name)
 		}
-		out[i] = d
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("the digests of the hub's databases name %s twice", name)
+		}
+		out[name] = d
 	}
 	return out, nil
+}
+
+// entityGroupsDigest asks the hub for the digest of a database's entity
+// groups.
+func entityGroupsDigest(ctx context.Context, c Kusto, name string) (string, error) {
+	// One row of 64 characters: read no more than a listing's budget.
+	rows, err := c.Mgmt(kusto.WithLimit(ctx, kusto.MaxListBytes), name, kql.ShowEntityGroupsDigest)
+	if err != nil {
+		return "", fmt.Errorf("cannot read the digests of %s: %w", name, err)
+	}
+	if len(rows) != 1 {
+		return "", fmt.Errorf("the digest of %s came as %d rows, not one", name, len(rows))
+	}
+	d, err := rows[0].StringByName("Digest")
+	if err != nil {
+		return "", fmt.Errorf("the digest of %s: %w", name, err)
+	}
+	if !validDigest(d) {
+		return "", fmt.Errorf("the digest of %s is not a SHA-256 in hex", name)
+	}
+	return d, nil
 }
 
 func readDatabase(ctx context.Context, c Kusto, name string) (*Database, error) {
@@ -304,14 +338,19 @@ func BlockedFromFunction(ctx context.Context, c Kusto, db, name string) (endpoin
 	if err != nil {
 		return nil, false, err
 	}
-	err = c.Query(ctx, db, q, func(r query.Row) error {
+	err = c.Query(ctx, db, q, func(r frames.Row) error {
 		for _, col := range []string{"ClusterEndpoint", "Endpoint"} {
-			if v, err := r.StringByName(col); err == nil {
-				if v != "" {
-					endpoints = append(endpoints, v)
-				}
-				return nil
+			if r.Index(col) < 0 {
+				continue
 			}
+			v, err := r.String(col)
+			if err != nil {
+				return fmt.Errorf("block-list function %s: %w", name, err)
+			}
+			if v != "" {
+				endpoints = append(endpoints, v)
+			}
+			return nil
 		}
 		return fmt.Errorf("block-list function %s returns neither a ClusterEndpoint nor an Endpoint column", name)
 	})

@@ -336,7 +336,7 @@ func TestReadHubByDigest(t *testing.T) {
 		if !reflect.DeepEqual(got, whole) {
 			t.Fatalf("cached read %+v, whole read %+v", got, whole)
 		}
-		if stats.Databases != 3 || stats.Read != wantRead || stats.Commands != 1+3*3+3*wantRead {
+		if stats.Databases != 3 || stats.Read != wantRead || stats.Commands != 1+1+3+3*wantRead {
 			t.Fatalf("stats %+v, want %d databases read", stats, wantRead)
 		}
 		return got
@@ -363,8 +363,13 @@ func TestReadHubByDigest(t *testing.T) {
 	if plan := Compute([]heartbeat.Partition{p1, p2}, live); plan.Count() != 2 {
 		t.Fatalf("drift: plan %v, want the function and the group back", plan.Commands)
 	}
-	// A body edited by hand is drift too.
+	// A body edited by hand is drift too, and so is a folder.
 	hubExec(t, h.s, "Metrics", ".create-or-alter function with (folder = 'fleetplane') cpu() { print 1 }")
+	read(1)
+	hubExec(t, h.s, "Metrics", ".create-or-alter function with (folder = 'elsewhere') cpu() { print 1 }")
+	read(1)
+	// A table dropped from a database that then has none is a change.
+	hubExec(t, h.s, "FleetDiscovery", ".drop table ['x']")
 	read(1)
 }
 

@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Azure/azure-kusto-go/azkustodata/query"
-
 	"github.com/fleetplane/fleetplane/internal/provider/kusto"
+	"github.com/fleetplane/fleetplane/internal/provider/kusto/frames"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
 	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
 )
@@ -48,16 +47,28 @@ func TestRecordRoundTripsThroughKusto(t *testing.T) {
 	}
 	q, _ := kql.HeartbeatRows("Heartbeats", time.Hour, nil)
 	var got []Partition
-	err = c.Query(ctx, "FleetDiscovery", q, func(r query.Row) error {
+	err = c.Query(ctx, "FleetDiscovery", q, func(r frames.Row) error {
 		var h struct {
-			Timestamp       time.Time `kusto:"Timestamp"`
-			ClusterEndpoint string    `kusto:"ClusterEndpoint"`
-			Schema          string    `kusto:"Schema"`
-			Meta            string    `kusto:"PartitionMetadata"`
+			Timestamp       time.Time
+			ClusterEndpoint string
+			Schema, Meta    string
 		}
-		if err := r.ToStruct(&h); err != nil {
+		var err error
+		if h.Timestamp, err = r.Time("Timestamp"); err != nil {
 			return err
 		}
+		if h.ClusterEndpoint, err = r.String("ClusterEndpoint"); err != nil {
+			return err
+		}
+		schema, err := r.Dynamic("Schema")
+		if err != nil {
+			return err
+		}
+		metadata, err := r.Dynamic("PartitionMetadata")
+		if err != nil {
+			return err
+		}
+		h.Schema, h.Meta = string(schema), string(metadata)
 		var meta map[string]string
 		if err := json.Unmarshal([]byte(h.Meta), &meta); err != nil || meta["note"] != `a,b"c` {
 			t.Errorf("metadata = %q, %v", h.Meta, err)

@@ -15,17 +15,22 @@ const (
 	ShowFunctions    = ".show functions"
 	ShowEntityGroups = ".show entity_groups"
 
-	// ShowTablesDigest, ShowFunctionsDigest and ShowEntityGroupsDigest
-	// are the digests of what ShowTables, ShowFunctions and
-	// ShowEntityGroups list of a database, computed by the hub: one
-	// row with a Digest column, which changes whenever a table comes or
-	// goes, a function's name, folder or body changes, or a group's
-	// entities do. Sorted before hashing, so the order Kusto lists them
-	// in does not count; each object is its JSON array, so no two differ
-	// only in where one field ends.
-	ShowTablesDigest       = ShowTables + " | summarize Digest = hash_sha256(tostring(array_sort_asc(make_list(TableName))))"
-	ShowFunctionsDigest    = ShowFunctions + " | summarize Digest = hash_sha256(tostring(array_sort_asc(make_list(tostring(pack_array(Name, Folder, Body))))))"
+	// ShowEntityGroupsDigest is the digest of what ShowEntityGroups
+	// lists of a database, computed by the hub: one row with a Digest
+	// column, which changes whenever a group comes or goes or its
+	// entities change. Sorted before hashing, so the order Kusto lists
+	// them in does not count; each group is its JSON array, so no two
+	// differ only in where one field ends.
 	ShowEntityGroupsDigest = ShowEntityGroups + " | summarize Digest = hash_sha256(tostring(array_sort_asc(make_list(tostring(pack_array(Name, Entities))))))"
+
+	// ShowEntitiesDigests is, in one command for every database of a
+	// cluster, what ShowTablesDigest and ShowFunctionsDigest say of one:
+	// a row per database that has tables or functions (DatabaseName,
+	// Digest) over each one's type, name, folder and content (a
+	// function's body). .show databases entities also lists entity
+	// groups, but what it says of their entities is not documented, so
+	// they keep ShowEntityGroupsDigest.
+	ShowEntitiesDigests = `.show databases entities | where EntityType in ("Table", "Function") | summarize Digest = hash_sha256(tostring(array_sort_asc(make_list(tostring(pack_array(EntityType, EntityName, Folder, Content)))))) by DatabaseName`
 )
 
 // ColumnTypes are the Kusto scalar types a column may have.

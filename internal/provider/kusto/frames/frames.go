@@ -1,0 +1,607 @@
+// Package frames reads Kusto's v2 query answers, the frames a cluster
+// sends for a query asked with fragmented primary tables, a newline
+// between frames and errors at the end of each table (what azkustodata's
+// IterativeQuery asks for), and hands over each row of the primary results
+// as its values' JSON text, without building a value per cell.
+//
+// It exists because the SDK's reader costs most of what a steady
+// federation cycle spends: it tokenizes every frame with encoding/json
+// and allocates a value per cell and a row per row, about 30 allocations
+// a row, where the hub's heartbeat digests are a few hundred KiB read
+// every few seconds (docs/performance.md). The SDK still builds and sends
+// the request (RawV2); only the answer is read here.
+package frames
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Column is a column of a table, as its header names it.
+type Column struct {
+	Name, Type string
+}
+
+// Row is one row of a primary result: the table's columns and the JSON
+// text of each value. Values are the reader's and valid only until the
+// callback that got the row returns; the accessors copy what they return.
+type Row struct {
+	Columns []Column
+	Values  []jsontext.Value
+}
+
+// Index is the position of the named column, -1 when there is none.
+func (r Row) Index(name string) int {
+	for i, c := range r.Columns {
+		if c.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Raw is the JSON text of the named column's value, valid only during the
+// callback.
+func (r Row) Raw(name string) (jsontext.Value, error) {
+	i := r.Index(name)
+	if i < 0 || i >= len(r.Values) {
+		return nil, fmt.Errorf("no column %q", name)
+	}
+	return r.Values[i], nil
+}
+
+// String is the named column's value, which must be a string or null
+// (""), as a string of its own.
+func (r Row) String(name string) (string, error) {
+	v, err := r.Raw(name)
+	if err != nil {
+		return "", err
+	}
+	b, err := unquote(v, nil)
+	if err != nil {
+		return "", fmt.Errorf("column %s: %w", name, err)
+	}
+	return string(b), nil
+}
+
+// Time is the named column's value, a datetime as Kusto writes it (RFC
+// 3339 with up to seven digits of fraction); null is the zero time.
+func (r Row) Time(name string) (time.Time, error) {
+	v, err := r.Raw(name)
+	if err != nil {
+		return time.Time{}, err
+	}
+	b, err := unquote(v, nil)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("column %s: %w", name, err)
+	}
+	if len(b) == 0 {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(b))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("column %s: not a datetime", name)
+	}
+	return t, nil
+}
+
+// Dynamic is the named column's value, a dynamic, as the JSON it holds,
+// copied: an object, array, number or boolean as it came, a string's
+// content (a dynamic written as a string of JSON), nil for null. It is
+// what azkustodata's dynamic value holds for the same cell.
+func (r Row) Dynamic(name string) ([]byte, error) {
+	v, err := r.Raw(name)
+	if err != nil {
+		return nil, err
+	}
+	switch v.Kind() {
+	case 'n':
+		return nil, nil
+	case '"':
+		b, err := unquote(v, nil)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", name, err)
+		}
+		return b, nil
+	}
+	return append([]byte(nil), v...), nil
+}
+
+// Unquote appends the content of the JSON string v (null: nothing) to
+// dst.
+func Unquote(v jsontext.Value, dst []byte) ([]byte, error) { return unquote(v, dst) }
+
+func unquote(v jsontext.Value, dst []byte) ([]byte, error) {
+	switch v.Kind() {
+	case 'n':
+		return dst, nil
+	case '"':
+		out, err := jsontext.AppendUnquote(dst, v)
+		if err == nil {
+			return out, nil
+		}
+		// Invalid UTF-8: encoding/json, and so the SDK, reads it as
+		// U+FFFD where jsontext refuses it.
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			return nil, err
+		}
+		return append(dst, s...), nil
+	}
+	return nil, fmt.Errorf("a %v where a string belongs", v.Kind())
+}
+
+// ErrFormat is wrapped by every error about the answer's shape.
+var ErrFormat = errors.New("not a Kusto v2 answer")
+
+// Error is an error a cluster reported inside its answer, after the rows
+// it had sent.
+type Error struct {
+	Code, Message string
+}
+
+func (e *Error) Error() string {
+	if e.Code == "" {
+		return e.Message
+	}
+	return e.Code + ": " + e.Message
+}
+
+// Read reads a v2 answer from r and calls fn with every row of every
+// primary result, in order. It stops at fn's first error and returns it.
+// An error the cluster reports at the end of a table or of the answer is
+// returned as an *Error, after the rows before it were handed over.
+//
+// What it holds at a time is one row's JSON text and the reader's buffer
+// (which grows to the longest value): bound the answer's bytes in r.
+func Read(r io.Reader, fn func(Row) error) error {
+	rd := reader{dec: jsontext.NewDecoder(r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))}
+	return rd.read(fn)
+}
+
+type reader struct {
+	dec *jsontext.Decoder
+	// The open primary table: its id and columns; nil columns when none.
+	table   int64
+	columns []Column
+	open    bool
+	values  []jsontext.Value
+}
+
+func (rd *reader) formatf(format string, a ...any) error {
+	return fmt.Errorf("%w: offset %d: %s", ErrFormat, rd.dec.InputOffset(), fmt.Sprintf(format, a...))
+}
+
+func (rd *reader) read(fn func(Row) error) error {
+	if err := rd.delim('['); err != nil {
+		return err
+	}
+	done := false
+	for rd.dec.PeekKind() == '{' {
+		if done {
+			return rd.formatf("a frame after DataSetCompletion")
+		}
+		var err error
+		done, err = rd.frame(fn)
+		if err != nil {
+			return err
+		}
+	}
+	if err := rd.delim(']'); err != nil {
+		return err
+	}
+	if !done {
+		return rd.formatf("the answer ended without DataSetCompletion")
+	}
+	return nil
+}
+
+// delim reads the delimiter want.
+func (rd *reader) delim(want jsontext.Kind) error {
+	t, err := rd.dec.ReadToken()
+	if err != nil {
+		return rd.syntax(err)
+	}
+	if t.Kind() != want {
+		return rd.formatf("%v where %v belongs", t.Kind(), want)
+	}
+	return nil
+}
+
+func (rd *reader) syntax(err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: the answer ended early", ErrFormat)
+	}
+	if se, ok := errors.AsType[*jsontext.SyntacticError](err); ok {
+		return fmt.Errorf("%w: %w", ErrFormat, se)
+	}
+	return err // the transport's: a limit, a deadline, a reset
+}
+
+// name reads an object member's name, or reports the object's end.
+func (rd *reader) name() (string, bool, error) {
+	if rd.dec.PeekKind() == '}' {
+		_, err := rd.dec.ReadToken()
+		return "", false, rd.syntax(err)
+	}
+	t, err := rd.dec.ReadToken()
+	if err != nil {
+		return "", false, rd.syntax(err)
+	}
+	return t.String(), true, nil
+}
+
+// Frames whose members fleetplane reads. Kusto writes FrameType first,
+// which the SDK relies on too; the other members may come in any order,
+// Rows last where there are rows.
+const (
+	dataSetHeader     = "DataSetHeader"
+	dataTable         = "DataTable"
+	tableHeader       = "TableHeader"
+	tableFragment     = "TableFragment"
+	tableProgress     = "TableProgress"
+	tableCompletion   = "TableCompletion"
+	dataSetCompletion = "DataSetCompletion"
+)
+
+// frame reads one frame; done is true for DataSetCompletion.
+func (rd *reader) frame(fn func(Row) error) (done bool, err error) {
+	if err := rd.delim('{'); err != nil {
+		return false, err
+	}
+	n, ok, err := rd.name()
+	if err != nil {
+		return false, err
+	}
+	if !ok || n != "FrameType" {
+		return false, rd.formatf("a frame whose first member is not FrameType")
+	}
+	t, err := rd.dec.ReadToken()
+	if err != nil {
+		return false, rd.syntax(err)
+	}
+	if t.Kind() != '"' {
+		return false, rd.formatf("FrameType is a %v", t.Kind())
+	}
+	kind := t.String()
+	var f frameFields
+	switch kind {
+	case dataSetHeader, dataTable, tableHeader, tableFragment, tableProgress, tableCompletion, dataSetCompletion:
+	default:
+		return false, rd.formatf("unknown frame type %q", boundText(kind))
+	}
+	for {
+		n, ok, err := rd.name()
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			break
+		}
+		if err := rd.member(kind, n, &f, fn); err != nil {
+			return false, err
+		}
+	}
+	return kind == dataSetCompletion, rd.finish(kind, &f)
+}
+
+// frameFields are the members of a frame that matter once it is read.
+type frameFields struct {
+	tableID              int64
+	hasTableID           bool
+	tableKind            string
+	fragmentType         string
+	version, placement   string
+	progressive, fragmnt bool
+	hasErrors, cancelled bool
+	errs                 []Error
+}
+
+func (rd *reader) member(kind, name string, f *frameFields, fn func(Row) error) error {
+	switch {
+	case name == "TableId":
+		t, err := rd.dec.ReadToken()
+		if err != nil {
+			return rd.syntax(err)
+		}
+		if t.Kind() != '0' {
+			return rd.formatf("TableId is a %v", t.Kind())
+		}
+		f.tableID, f.hasTableID = t.Int(), true
+	case name == "TableKind", name == "TableFragmentType", name == "Version", name == "ErrorReportingPlacement":
+		t, err := rd.dec.ReadToken()
+		if err != nil {
+			return rd.syntax(err)
+		}
+		if t.Kind() != '"' {
+			return rd.formatf("%s is a %v", name, t.Kind())
+		}
+		switch name {
+		case "TableKind":
+			f.tableKind = t.String()
+		case "TableFragmentType":
+			f.fragmentType = t.String()
+		case "Version":
+			f.version = t.String()
+		default:
+			f.placement = t.String()
+		}
+	case name == "IsProgressive", name == "IsFragmented", name == "HasErrors", name == "Cancelled":
+		t, err := rd.dec.ReadToken()
+		if err != nil {
+			return rd.syntax(err)
+		}
+		if t.Kind() != 't' && t.Kind() != 'f' {
+			return rd.formatf("%s is a %v", name, t.Kind())
+		}
+		switch name {
+		case "IsProgressive":
+			f.progressive = t.Bool()
+		case "IsFragmented":
+			f.fragmnt = t.Bool()
+		case "HasErrors":
+			f.hasErrors = t.Bool()
+		default:
+			f.cancelled = t.Bool()
+		}
+	case name == "Columns" && kind == tableHeader:
+		return rd.readColumns()
+	case name == "Rows" && kind == tableFragment:
+		return rd.rows(f, fn)
+	case name == "OneApiErrors":
+		return rd.oneAPIErrors(f)
+	default:
+		// The rows of the QueryProperties and QueryCompletionInformation
+		// tables, and every member fleetplane does not read.
+		if err := rd.dec.SkipValue(); err != nil {
+			return rd.syntax(err)
+		}
+	}
+	return nil
+}
+
+// readColumns reads a TableHeader's columns; the header opens its table.
+func (rd *reader) readColumns() error {
+	if err := rd.delim('['); err != nil {
+		return err
+	}
+	var cols []Column
+	for rd.dec.PeekKind() == '{' {
+		if err := rd.delim('{'); err != nil {
+			return err
+		}
+		var c Column
+		for {
+			n, ok, err := rd.name()
+			if err != nil {
+				return err
+			}
+			if !ok {
+				break
+			}
+			if n != "ColumnName" && n != "ColumnType" {
+				if err := rd.dec.SkipValue(); err != nil {
+					return rd.syntax(err)
+				}
+				continue
+			}
+			t, err := rd.dec.ReadToken()
+			if err != nil {
+				return rd.syntax(err)
+			}
+			if t.Kind() != '"' {
+				return rd.formatf("%s is a %v", n, t.Kind())
+			}
+			if n == "ColumnName" {
+				c.Name = t.String()
+			} else {
+				c.Type = t.String()
+			}
+		}
+		cols = append(cols, c)
+	}
+	if err := rd.delim(']'); err != nil {
+		return err
+	}
+	if cols == nil {
+		cols = []Column{}
+	}
+	rd.columns = cols
+	return nil
+}
+
+// rows reads a fragment's rows and hands each to fn.
+func (rd *reader) rows(f *frameFields, fn func(Row) error) error {
+	if !rd.open || (f.hasTableID && f.tableID != rd.table) {
+		return rd.formatf("rows of a table that is not open")
+	}
+	if f.fragmentType != "" && f.fragmentType != "DataAppend" {
+		// DataReplace belongs to progressive answers, which are never
+		// asked for: rows handed over cannot be taken back.
+		return rd.formatf("a %s fragment", boundText(f.fragmentType))
+	}
+	if err := rd.delim('['); err != nil {
+		return err
+	}
+	for rd.dec.PeekKind() == '[' {
+		row, err := rd.dec.ReadValue()
+		if err != nil {
+			return rd.syntax(err)
+		}
+		rd.values = split(row, rd.values[:0])
+		if len(rd.values) != len(rd.columns) {
+			return rd.formatf("a row of %d values in a table of %d columns", len(rd.values), len(rd.columns))
+		}
+		if err := fn(Row{Columns: rd.columns, Values: rd.values}); err != nil {
+			return err
+		}
+	}
+	return rd.delim(']')
+}
+
+// oneAPIErrors reads the errors of a TableCompletion or DataSetCompletion:
+// their code and message, bounded.
+func (rd *reader) oneAPIErrors(f *frameFields) error {
+	if rd.dec.PeekKind() == 'n' {
+		_, err := rd.dec.ReadToken()
+		return rd.syntax(err)
+	}
+	v, err := rd.dec.ReadValue()
+	if err != nil {
+		return rd.syntax(err)
+	}
+	if v.Kind() != '[' {
+		return rd.formatf("OneApiErrors is a %v", v.Kind())
+	}
+	for _, e := range split(v, nil) {
+		f.errs = append(f.errs, oneAPIError(e))
+	}
+	if len(f.errs) == 0 {
+		f.errs = []Error{}
+	}
+	return nil
+}
+
+// oneAPIError reads {"error": {"code", "message", "@message"}}: the
+// detailed @message when there is one. Errors are rare: encoding/json is
+// fast enough here.
+func oneAPIError(v jsontext.Value) Error {
+	var e struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+			Detail  string `json:"@message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(v, &e)
+	out := Error{Code: boundText(e.Error.Code), Message: boundText(e.Error.Detail)}
+	if out.Message == "" {
+		out.Message = boundText(e.Error.Message)
+	}
+	if out.Message == "" {
+		out.Message = "the cluster reported an error without a message"
+	}
+	return out
+}
+
+// finish checks a frame once all its members are read.
+func (rd *reader) finish(kind string, f *frameFields) error {
+	switch kind {
+	case dataSetHeader:
+		if f.version != "" && !strings.HasPrefix(f.version, "v2.") {
+			return rd.formatf("version %q", boundText(f.version))
+		}
+		if f.progressive || !f.fragmnt || f.placement != "EndOfTable" {
+			return rd.formatf("an answer that is progressive, unfragmented or reports errors among its rows, none of which was asked for")
+		}
+	case tableHeader:
+		if rd.open {
+			return rd.formatf("a table opened while another is open")
+		}
+		if f.tableKind != "PrimaryResult" {
+			// Only primary results are fragmented; anything else is
+			// read as nothing.
+			rd.columns = nil
+			return rd.formatf("a fragmented %s table", boundText(f.tableKind))
+		}
+		if rd.columns == nil {
+			return rd.formatf("a table without columns")
+		}
+		rd.table, rd.open = f.tableID, true
+	case dataTable:
+		if f.tableKind == "PrimaryResult" {
+			// Asked fragmented, a primary result never comes whole;
+			// its rows were not handed over.
+			return rd.formatf("a primary result as a DataTable")
+		}
+	case tableCompletion:
+		if !rd.open || (f.hasTableID && f.tableID != rd.table) {
+			return rd.formatf("the completion of a table that is not open")
+		}
+		rd.open, rd.columns = false, nil
+		if len(f.errs) > 0 {
+			return &f.errs[0]
+		}
+	case dataSetCompletion:
+		if rd.open {
+			return rd.formatf("the answer completed inside a table")
+		}
+		if len(f.errs) > 0 {
+			return &f.errs[0]
+		}
+		if f.hasErrors {
+			return &Error{Message: "the cluster reported errors without saying which"}
+		}
+		if f.cancelled {
+			return &Error{Message: "the query was cancelled"}
+		}
+	}
+	return nil
+}
+
+// split returns the elements of a JSON array that is known valid, as
+// slices of it, appended to out.
+func split(v jsontext.Value, out []jsontext.Value) []jsontext.Value {
+	depth, start := 0, -1
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; c {
+		case '"':
+			if depth == 1 && start < 0 {
+				start = i
+			}
+			for i++; i < len(v) && v[i] != '"'; i++ {
+				if v[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{':
+			if depth == 1 && start < 0 {
+				start = i
+			}
+			depth++
+		case ']', '}':
+			depth--
+			if depth == 0 && start >= 0 {
+				out = append(out, trimSpace(v[start:i]))
+			}
+		case ',':
+			if depth == 1 {
+				out = append(out, trimSpace(v[start:i]))
+				start = -1
+			}
+		case ' ', '\t', '\n', '\r':
+		default:
+			if depth == 1 && start < 0 {
+				start = i
+			}
+		}
+	}
+	return out
+}
+
+func trimSpace(v jsontext.Value) jsontext.Value {
+	for len(v) > 0 {
+		switch v[len(v)-1] {
+		case ' ', '\t', '\n', '\r':
+			v = v[:len(v)-1]
+			continue
+		}
+		break
+	}
+	return v
+}
+
+// boundText keeps what a remote answer says short in errors.
+func boundText(s string) string {
+	const limit = 512
+	if len(s) > limit {
+		return s[:limit] + "…"
+	}
+	return s
+}
