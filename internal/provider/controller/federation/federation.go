@@ -7,6 +7,7 @@ package federation
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -336,7 +337,7 @@ func (e *external) cycle(ctx context.Context, mg *v1alpha1.Federation) (*run, er
 		return nil, err
 	}
 	c.held = fed.Guard(ev, c.parts, blocklist, live, guard)
-	c.plan = fed.Input{Partitions: c.parts, Held: c.held, Hub: live}.Plan()
+	c.plan = schemas.Plan(fed.Input{Partitions: c.parts, Held: c.held, Hub: live})
 	c.failures, c.applyErr = fed.Apply(ctx, hub, c.plan)
 	c.report(mg, e.now().UTC())
 	if c.applyErr != nil {
@@ -398,7 +399,7 @@ func (c *run) report(mg *v1alpha1.Federation, now time.Time) {
 		Tables:           observe.Count(c.plan.Tables),
 		Functions:        observe.Count(c.plan.Functions),
 		CommandsIssued:   observe.Count(c.plan.Count()),
-		MissingDatabases: c.plan.MissingDatabases,
+		MissingDatabases: slices.Clone(c.plan.MissingDatabases), // the plan may be the next cycle's too
 		PartitionCount:   observe.Count(len(c.parts) + len(c.held)),
 		LastCycleTime:    prev.LastCycleTime,
 		LastSyncTime:     prev.LastSyncTime,

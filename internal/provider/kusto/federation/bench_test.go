@@ -383,7 +383,7 @@ func BenchmarkSteadyCycle(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		return Input{Partitions: parts, Hub: hub}.Plan(), stats
+		return s.Plan(Input{Partitions: parts, Hub: hub}), stats
 	}
 	plan, _ := cycle()
 	if failures, err := Apply(ctx, c, plan); err != nil || len(failures) > 0 {

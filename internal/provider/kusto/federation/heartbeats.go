@@ -68,6 +68,15 @@ type Schemas struct {
 	seed  uint64
 	// hub is the hub's databases as the last ReadHub read them.
 	hub map[string]hubDatabase
+	// memo is the last plan Plan made.
+	memo planMemo
+	// last is what the last cycle returned: a cycle that finds every
+	// partition as it was starts from it (timestamps aside).
+	last struct {
+		parts    []heartbeat.Partition
+		rejected []heartbeat.Rejection
+		filled   []bool
+	}
 }
 
 type readKey struct {
@@ -86,6 +95,9 @@ type entry struct {
 	rejected  []heartbeat.Rejection
 	// refused is set when the whole row was refused.
 	refused bool
+	// order is the entry's place in the last cycle's partitions, which
+	// are in endpoint order; -1 for a refused one.
+	order int
 }
 
 // NewSchemas makes an empty cache.
@@ -160,10 +172,14 @@ func readHeartbeatRow(r frames.Row) (HeartbeatRow, error) {
 func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints []string, fn func(HeartbeatRow, error)) error) ([]heartbeat.Partition, []heartbeat.Rejection, ReadStats, error) {
 	if key != s.read {
 		s.read, s.entries, s.names, s.words = key, map[string]entry{}, map[uint64][]string{}, map[string]string{}
+		s.last.filled = nil
 	}
 	stats := ReadStats{Partitions: len(digests)}
 	for _, d := range digests {
 		stats.Bytes += len(d.Endpoint) + len(d.Digest)
+	}
+	if parts, rejected, ok := s.unchanged(digests); ok {
+		return parts, rejected, stats, nil
 	}
 	var rejected []heartbeat.Rejection
 	var need []string
@@ -249,7 +265,55 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 	// the hub's order is its own.
 	slices.SortFunc(parts, byEndpoint)
 	slices.SortStableFunc(rejected, func(a, b heartbeat.Rejection) int { return strings.Compare(a.Endpoint, b.Endpoint) })
+	s.remember(parts, rejected)
 	return parts, rejected, stats, nil
+}
+
+// remember keeps what a cycle returned, and each entry's place in it, for
+// the next cycle's unchanged.
+func (s *Schemas) remember(parts []heartbeat.Partition, rejected []heartbeat.Rejection) {
+	s.last.filled = nil
+	pos := make(map[string]int, len(parts))
+	for i, p := range parts {
+		pos[p.Endpoint] = i
+	}
+	for k, e := range s.entries {
+		e.order = -1
+		if !e.refused {
+			i, ok := pos[e.partition.Endpoint]
+			if !ok {
+				return
+			}
+			e.order = i
+		}
+		s.entries[k] = e
+	}
+	s.last.parts, s.last.rejected = slices.Clone(parts), slices.Clone(rejected)
+	s.last.filled = make([]bool, len(parts))
+}
+
+// unchanged is the cycle when every partition the hub lists has the
+// digest it had and no other partition came or went, the common case:
+// the last cycle's partitions with this cycle's times, without a map
+// built or a list sorted. ok is false for anything else, which the whole
+// cycle handles: a new digest, a partition more or less, a refused one,
+// an endpoint listed twice.
+func (s *Schemas) unchanged(digests []DigestRow) ([]heartbeat.Partition, []heartbeat.Rejection, bool) {
+	if s.last.filled == nil || len(digests) != len(s.entries) || len(s.entries) != len(s.last.parts) {
+		return nil, nil, false
+	}
+	filled := s.last.filled
+	clear(filled)
+	parts := slices.Clone(s.last.parts)
+	for _, d := range digests {
+		e, ok := s.entries[d.Endpoint]
+		if !ok || e.digest != d.Digest || e.order < 0 || filled[e.order] {
+			return nil, nil, false
+		}
+		filled[e.order] = true
+		parts[e.order].LastHeartbeat = d.Timestamp
+	}
+	return parts, slices.Clone(s.last.rejected), true
 }
 
 // Changed asks the hub for the digests alone and reports whether any

@@ -290,3 +290,70 @@ func TestRejectionsHideCredentials(t *testing.T) {
 		}
 	}
 }
+
+// A cycle that finds the fleet unchanged takes the last cycle's partitions
+// with new times; whatever happens between cycles, what it returns is what
+// a whole cycle from an empty cache returns.
+func TestUnchangedCycleIsAWholeCycle(t *testing.T) {
+	base := fleet(6, 2, 4)
+	at := func(parts []heartbeat.Partition, d time.Duration) []heartbeat.Partition {
+		out := slices.Clone(parts)
+		for i := range out {
+			out[i].LastHeartbeat = out[i].LastHeartbeat.Add(d)
+		}
+		return out
+	}
+	newTable := slices.Clone(base)
+	newTable[2].Databases = slices.Clone(newTable[2].Databases)
+	newTable[2].Databases[0].Tables = append(slices.Clone(newTable[2].Databases[0].Tables), "TableNew")
+	upper := slices.Clone(base)
+	upper = append(upper, upper[3])
+	upper[len(upper)-1].Endpoint = strings.ToUpper(upper[3].Endpoint[:12]) + upper[3].Endpoint[12:]
+	refused := append(slices.Clone(base), heartbeat.Partition{Endpoint: "not an endpoint", Databases: base[0].Databases, LastHeartbeat: base[0].LastHeartbeat})
+	twice := append(slices.Clone(base[1:]), base[1])
+	steps := []struct {
+		name      string
+		parts     []heartbeat.Partition
+		unchanged bool
+	}{
+		{"first", base, false},
+		{"later heartbeats", at(base, time.Minute), true},
+		{"later still", at(base, 2*time.Minute), true},
+		{"a new table", at(newTable, 3*time.Minute), false},
+		{"as it was", at(newTable, 4*time.Minute), true},
+		{"a partition gone", at(newTable[1:], 5*time.Minute), false},
+		{"it is back", at(newTable, 6*time.Minute), false},
+		{"an endpoint in other case", at(upper, 7*time.Minute), false},
+		{"again", at(upper, 8*time.Minute), false}, // two entries, one partition endpoint: never unchanged
+		{"a refused endpoint", at(refused, 9*time.Minute), false},
+		{"still refused", at(refused, 10*time.Minute), false},
+		{"listed twice", at(twice, 11*time.Minute), false},
+		{"back to the fleet", at(base, 12*time.Minute), false},
+		{"and steady", at(base, 13*time.Minute), true},
+	}
+	s := NewSchemas()
+	for _, step := range steps {
+		rows := rowsOf(step.parts)
+		hadLast := s.last.filled != nil
+		_, _, fast := s.unchanged(digestsOf(rows))
+		if fast != step.unchanged || (fast && !hadLast) {
+			t.Errorf("%s: unchanged = %v, want %v", step.name, fast, step.unchanged)
+		}
+		parts, rej, _, err := s.cycle(benchKey, digestsOf(rows), served(rows))
+		if err != nil {
+			t.Fatal(step.name, err)
+		}
+		wantParts, wantRej, _, err := NewSchemas().cycle(benchKey, digestsOf(rows), served(rows))
+		if err != nil {
+			t.Fatal(step.name, err)
+		}
+		if !reflect.DeepEqual(parts, wantParts) || !reflect.DeepEqual(rej, wantRej) {
+			t.Errorf("%s: cycle gave\n%+v %v\na whole cycle gives\n%+v %v", step.name, parts, rej, wantParts, wantRej)
+		}
+		// What a cycle returns is the caller's: changing it changes
+		// nothing the next cycle returns.
+		for i := range parts {
+			parts[i].Endpoint = "changed by the caller"
+		}
+	}
+}

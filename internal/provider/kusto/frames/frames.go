@@ -13,6 +13,7 @@
 package frames
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -555,11 +556,7 @@ func split(v jsontext.Value, out []jsontext.Value) []jsontext.Value {
 			if depth == 1 && start < 0 {
 				start = i
 			}
-			for i++; i < len(v) && v[i] != '"'; i++ {
-				if v[i] == '\\' {
-					i++
-				}
-			}
+			i = closingQuote(v, i)
 		case '[', '{':
 			if depth == 1 && start < 0 {
 				start = i
@@ -583,6 +580,28 @@ func split(v jsontext.Value, out []jsontext.Value) []jsontext.Value {
 		}
 	}
 	return out
+}
+
+// closingQuote is the index of the quote that ends the string opening at
+// v[open]: the next quote not escaped, found with IndexByte since strings
+// are most of what rows hold.
+func closingQuote(v jsontext.Value, open int) int {
+	from := open + 1
+	for {
+		k := bytes.IndexByte(v[from:], '"')
+		if k < 0 {
+			return len(v)
+		}
+		q := from + k
+		backslashes := 0
+		for b := q - 1; b > open && v[b] == '\\'; b-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return q
+		}
+		from = q + 1
+	}
 }
 
 func trimSpace(v jsontext.Value) jsontext.Value {

@@ -353,15 +353,16 @@ const DigestBuckets = 16
 
 // HeartbeatDigests is the hub query for the endpoint, digest and time of
 // every partition's latest heartbeat within window, packed: at most
-// DigestBuckets rows (Bucket, Entries), each a JSON list of
+// DigestBuckets rows (Bucket, Entries), each a dynamic list of
 // [endpoint, digest, time] triples, partitions spread over the rows by
-// their endpoint's hash.
+// their endpoint's hash. Dynamic rather than tostring: a query's answer
+// carries a dynamic as JSON in place, with no quoting to undo.
 func HeartbeatDigests(table string, window time.Duration) (string, error) {
 	q, err := latestHeartbeats(table, window, nil)
 	if err != nil {
 		return "", err
 	}
-	return q + fmt.Sprintf(" | project Entry = pack_array(ClusterEndpoint, %s, Timestamp), Bucket = hash(ClusterEndpoint, %d) | summarize Entries = tostring(make_list(Entry)) by Bucket", HeartbeatDigest, DigestBuckets), nil
+	return q + fmt.Sprintf(" | project Entry = pack_array(ClusterEndpoint, %s, Timestamp), Bucket = hash(ClusterEndpoint, %d) | summarize Entries = make_list(Entry) by Bucket", HeartbeatDigest, DigestBuckets), nil
 }
 
 // HeartbeatRows is the hub query for the latest heartbeats within window,
