@@ -145,8 +145,9 @@ func (s *Schemas) Read(ctx context.Context, c Kusto, db, table string, window ti
 	return parts, rejected, stats, err
 }
 
-// readHeartbeatRow reads one row of kql.HeartbeatRows, copying what it
-// keeps.
+// readHeartbeatRow reads one row of kql.HeartbeatRows. Schema and
+// Metadata are the row's JSON in place, valid while the row is: decoded
+// during the call, never kept.
 func readHeartbeatRow(r frames.Row) (HeartbeatRow, error) {
 	var h HeartbeatRow
 	var err error
@@ -159,10 +160,10 @@ func readHeartbeatRow(r frames.Row) (HeartbeatRow, error) {
 	if h.Digest, err = r.String("Digest"); err != nil {
 		return h, err
 	}
-	if h.Schema, err = r.Dynamic("Schema"); err != nil {
+	if h.Schema, err = r.DynamicInPlace("Schema"); err != nil {
 		return h, err
 	}
-	h.Metadata, err = r.Dynamic("PartitionMetadata")
+	h.Metadata, err = r.DynamicInPlace("PartitionMetadata")
 	return h, err
 }
 
@@ -201,7 +202,16 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 		}
 	}
 
-	fetched := map[string]HeartbeatRow{}
+	// One decoder for the cycle: its memory is reused from row to row,
+	// and what partitions keep goes through the cache's shared lists.
+	dec := &heartbeat.Decoder{Keep: s.intern, Name: s.word}
+	// Rows are decoded as they come, while their JSON is the answer's:
+	// a row is never copied whole.
+	type decoded struct {
+		e  entry
+		ts time.Time
+	}
+	fetched := map[string]decoded{}
 	if len(need) > 0 {
 		names := need
 		// A long list costs the hub more than reading every row; rows
@@ -221,8 +231,9 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 			if !wanted[h.Endpoint] {
 				return
 			}
-			if prev, ok := fetched[h.Endpoint]; !ok || h.Timestamp.After(prev.Timestamp) {
-				fetched[h.Endpoint] = h
+			if prev, ok := fetched[h.Endpoint]; !ok || h.Timestamp.After(prev.ts) {
+				fetched[h.Endpoint] = decoded{s.decode(dec, h, key.allowHTTP), h.Timestamp}
+				stats.Decoded++
 			}
 		})
 		if err != nil {
@@ -230,20 +241,16 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 		}
 	}
 
-	// One decoder for the cycle: its memory is reused from row to row,
-	// and what partitions keep goes through the cache's shared lists.
-	dec := &heartbeat.Decoder{Keep: s.intern, Name: s.word}
 	next := make(map[string]entry, len(digests))
 	var parts []heartbeat.Partition
 	for _, d := range digests {
 		e, ts := s.entries[d.Endpoint], d.Timestamp
 		if r, ok := refused[d.Endpoint]; ok {
 			e = r
-		} else if h, ok := fetched[d.Endpoint]; ok {
+		} else if f, ok := fetched[d.Endpoint]; ok {
 			// The row may be newer than its digest: a heartbeat landed
 			// between the two queries. Its own digest keys it.
-			e, ts = s.decode(dec, h, key.allowHTTP), h.Timestamp
-			stats.Decoded++
+			e, ts = f.e, f.ts
 		} else if e.digest != d.Digest || !validDigest(d.Digest) {
 			// Gone from the window between the queries.
 			continue

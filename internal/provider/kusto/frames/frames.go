@@ -114,6 +114,23 @@ func (r Row) Dynamic(name string) ([]byte, error) {
 	return append([]byte(nil), v...), nil
 }
 
+// DynamicInPlace is Dynamic without the copy where it can: an object,
+// array, number or boolean is the row's own JSON text, valid only during
+// the callback; a string's content is a copy.
+func (r Row) DynamicInPlace(name string) ([]byte, error) {
+	v, err := r.Raw(name)
+	if err != nil {
+		return nil, err
+	}
+	switch v.Kind() {
+	case 'n':
+		return nil, nil
+	case '"':
+		return r.Dynamic(name)
+	}
+	return v, nil
+}
+
 // Unquote appends the content of the JSON string v (null: nothing) to
 // dst.
 func Unquote(v jsontext.Value, dst []byte) ([]byte, error) { return unquote(v, dst) }
