@@ -147,6 +147,54 @@ type Decoder struct {
 	Name  func(n string) string
 	arena []string
 	ref   map[refKey][]string
+	// known is, per database and kind, the JSON text of a list decoded
+	// whole and what came of it: a later row with the same text takes
+	// that without reading it. At most maxKnownBytes of text.
+	known      map[refKey]*knownList
+	knownBytes int
+	texts      []listText
+}
+
+// knownList is a list's JSON text and what decoding it gave.
+type knownList struct {
+	text    []byte
+	kept    []string
+	rejects []string
+}
+
+// maxKnownBytes bounds the text a Decoder keeps to recognise lists: a
+// fleet's databases take a few KiB each; past this, new lists are read.
+const maxKnownBytes = 4 << 20
+
+// knownText is the text of the list known for a database, "" if none.
+func (dec *Decoder) knownText(db string, views bool) string {
+	if k := dec.known[refKey{db, views}]; k != nil {
+		return unsafe.String(unsafe.SliceData(k.text), len(k.text))
+	}
+	return ""
+}
+
+// remember keeps a list's text and what it gave, when the database had
+// none yet or the list is its reference as it stands (a fleet's common
+// list): a fleet of lists that all differ never copies their texts.
+func (dec *Decoder) remember(k refKey, text string, found bool, kept []string, rejects []string) {
+	have := dec.known[k]
+	if have != nil && !found {
+		return
+	}
+	if have == nil {
+		if dec.knownBytes+len(text) > maxKnownBytes {
+			return
+		}
+		if dec.known == nil {
+			dec.known = map[refKey]*knownList{}
+		}
+		have = &knownList{}
+		dec.known[k] = have
+	}
+	dec.knownBytes += len(text) - len(have.text)
+	have.text = append(have.text[:0], text...)
+	have.kept, have.rejects = kept, rejects
 }
 
 // refKey names a reference list: a database's tables, or its views.
@@ -185,7 +233,7 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 	if len(schemaJSON) > MaxSchemaBytes {
 		return Partition{}, nil, fmt.Errorf("schema of %s is %d bytes, the limit is %d", ep, len(schemaJSON), MaxSchemaBytes)
 	}
-	raw, err := decodeSchemaInto(schemaJSON, &dec.arena)
+	raw, texts, err := decodeSchemaInto(schemaJSON, &dec.arena, dec.knownText, &dec.texts)
 	if errors.Is(err, errTooManyDatabases) {
 		return Partition{}, nil, fmt.Errorf("schema of %s lists more than %d databases, the limit", ep, MaxDatabases)
 	}
@@ -200,7 +248,7 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 		rejected = append(rejected, Rejection{Endpoint: ep, Reason: fmt.Sprintf(format, a...)})
 	}
 	byName := map[string]*decoded{}
-	for _, d := range raw {
+	for i, d := range raw {
 		if err := kql.ValidateName(d.Database); err != nil {
 			reject("database %v", err)
 			continue
@@ -209,29 +257,73 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 			reject("database %q lists more than %d tables or views", d.Database, MaxTablesPerDatabase)
 			continue
 		}
-		tables := dec.names(refKey{d.Database, false}, d.Tables, func(err error) { reject("table in %q: %v", d.Database, err) })
-		views := dec.names(refKey{d.Database, true}, d.Views, func(err error) { reject("view in %q: %v", d.Database, err) })
+		text := texts[i]
+		from := len(rejected)
+		tables := dec.listOf(refKey{d.Database, false}, d.Tables, text.tablesKnown, func(err error) { reject("table in %q: %v", d.Database, err) }, reject)
+		tableRejects := reasons(rejected[from:])
+		from = len(rejected)
+		views := dec.listOf(refKey{d.Database, true}, d.Views, text.viewsKnown, func(err error) { reject("view in %q: %v", d.Database, err) }, reject)
+		viewRejects := reasons(rejected[from:])
 		if db := byName[d.Database]; db != nil {
 			// Listed twice: one database with both lists, checked again.
 			db.tables = list{names: append(slices.Clip(db.tables.names), tables.names...)}
 			db.views = list{names: append(slices.Clip(db.views.names), views.names...)}
+			db.twice = true
 			continue
 		}
 		// The name is a slice of the row; the partition keeps a copy.
-		byName[d.Database] = &decoded{name: strings.Clone(d.Database), tables: tables, views: views}
+		byName[d.Database] = &decoded{name: strings.Clone(d.Database), tables: tables, views: views, text: text, tableRejects: tableRejects, viewRejects: viewRejects}
 	}
 	p := Partition{Endpoint: ep, LastHeartbeat: ts}
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		db := byName[name]
-		p.Databases = append(p.Databases, DatabaseSchema{Database: db.name, Tables: dec.finish(refKey{db.name, false}, db.tables), Views: dec.finish(refKey{db.name, true}, db.views)})
+		tk, vk := refKey{db.name, false}, refKey{db.name, true}
+		tables, views := dec.finish(tk, db.tables), dec.finish(vk, db.views)
+		if !db.twice {
+			if !db.text.tablesKnown {
+				dec.remember(tk, db.text.tables, db.tables.found, tables, db.tableRejects)
+			}
+			if !db.text.viewsKnown {
+				dec.remember(vk, db.text.views, db.views.found, views, db.viewRejects)
+			}
+		}
+		p.Databases = append(p.Databases, DatabaseSchema{Database: db.name, Tables: tables, Views: views})
 	}
 	return p, rejected, nil
+}
+
+// listOf is names, or the list known for k when the row's text was the
+// known one, its rejections reported again.
+func (dec *Decoder) listOf(k refKey, l []string, known bool, reject func(error), again func(string, ...any)) list {
+	if !known {
+		return dec.names(k, l, reject)
+	}
+	kl := dec.known[k]
+	for _, r := range kl.rejects {
+		again("%s", r)
+	}
+	return list{names: kl.kept, found: true}
+}
+
+func reasons(rs []Rejection) []string {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.Reason
+	}
+	return out
 }
 
 // decoded is a database while its heartbeat is decoded.
 type decoded struct {
 	name          string
 	tables, views list
+	// twice: the row lists the database more than once.
+	twice                     bool
+	text                      listText
+	tableRejects, viewRejects []string
 }
 
 // list is a list of names and whether it is the reference as it stands.

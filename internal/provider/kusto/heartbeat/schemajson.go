@@ -21,17 +21,42 @@ import (
 // rather than copied; anything else goes through encoding/json.
 func decodeSchema(s string) ([]DatabaseSchema, error) {
 	var arena []string
-	return decodeSchemaInto(s, &arena)
+	out, _, err := decodeSchemaInto(s, &arena, nil, nil)
+	return out, err
+}
+
+// listText is where a database's lists of tables and views were in the
+// row, as JSON text, and whether each was the text known for it, its
+// names then not read (its DatabaseSchema list is nil).
+type listText struct {
+	tables, views         string
+	tablesKnown, viewsKnown bool
 }
 
 // decodeSchemaInto is decodeSchema with every list of names a slice of
 // *arena, which grows as needed: a caller decoding many heartbeats reuses
 // one arena for all of them.
-func decodeSchemaInto(s string, arena *[]string) ([]DatabaseSchema, error) {
+//
+// known, when set, is the JSON text a database's list had in an earlier
+// row, if any: a list whose text is that, byte for byte, is passed over
+// unread, for the caller to take what it made of it then (a fleet's
+// partitions send the same lists, so most of a fresh cycle's rows are
+// then compared rather than scanned). Known texts are tried only for
+// databases named before their lists, as every writer orders them. texts,
+// when set, gets each database's listText, in order.
+func decodeSchemaInto(s string, arena *[]string, known func(db string, views bool) string, texts *[]listText) ([]DatabaseSchema, []listText, error) {
 	// Values are skipped only inside a database object, inside the list:
 	// two levels deep, as encoding/json counts them against maxDepth.
-	d := schemaDecoder{s: s, depth: 2, arena: (*arena)[:0]}
-	defer func() { *arena = d.arena }()
+	d := schemaDecoder{s: s, depth: 2, arena: (*arena)[:0], known: known}
+	if texts != nil {
+		d.texts = (*texts)[:0]
+	}
+	defer func() {
+		*arena = d.arena
+		if texts != nil {
+			*texts = d.texts
+		}
+	}()
 	out, err := d.databases()
 	if err == nil {
 		d.ws()
@@ -40,9 +65,9 @@ func decodeSchemaInto(s string, arena *[]string) ([]DatabaseSchema, error) {
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	return out, d.texts, nil
 }
 
 // maxDepth is encoding/json's nesting limit, which skipped values obey.
@@ -53,6 +78,8 @@ type schemaDecoder struct {
 	i     int
 	depth int
 	arena []string
+	known func(db string, views bool) string
+	texts []listText
 }
 
 func (d *schemaDecoder) errorf(format string, a ...any) error {
@@ -135,8 +162,9 @@ func (d *schemaDecoder) databases() ([]DatabaseSchema, error) {
 		if len(out) == MaxDatabases {
 			return errTooManyDatabases
 		}
-		db, err := d.database()
+		db, text, err := d.database()
 		out = append(out, db)
+		d.texts = append(d.texts, text)
 		return err
 	})
 	if !isList {
@@ -146,33 +174,34 @@ func (d *schemaDecoder) databases() ([]DatabaseSchema, error) {
 }
 
 // database decodes one database object; null is the zero database.
-func (d *schemaDecoder) database() (DatabaseSchema, error) {
+func (d *schemaDecoder) database() (DatabaseSchema, listText, error) {
 	var db DatabaseSchema
+	var text listText
 	switch d.peek() {
 	case 'n':
 		if d.literal("null") {
-			return db, nil
+			return db, text, nil
 		}
-		return db, d.errorf("expected a database object")
+		return db, text, d.errorf("expected a database object")
 	case '{':
 		d.i++
 	default:
-		return db, d.errorf("expected a database object")
+		return db, text, d.errorf("expected a database object")
 	}
 	if d.peek() == '}' {
 		d.i++
-		return db, nil
+		return db, text, nil
 	}
 	for {
 		if d.peek() != '"' {
-			return db, d.errorf("expected a key")
+			return db, text, d.errorf("expected a key")
 		}
 		key, err := d.str()
 		if err != nil {
-			return db, err
+			return db, text, err
 		}
 		if d.peek() != ':' {
-			return db, d.errorf("expected : after a key")
+			return db, text, d.errorf("expected : after a key")
 		}
 		d.i++
 		switch {
@@ -181,31 +210,47 @@ func (d *schemaDecoder) database() (DatabaseSchema, error) {
 				break
 			}
 			if d.peek() != '"' {
-				return db, d.errorf("database is not a string")
+				return db, text, d.errorf("database is not a string")
 			}
 			if db.Database, err = d.str(); err != nil {
-				return db, err
+				return db, text, err
 			}
 		case strings.EqualFold(key, "tables"):
-			db.Tables, err = d.names()
+			db.Tables, text.tables, text.tablesKnown, err = d.namesOf(db.Database, false)
 		case strings.EqualFold(key, "views"):
-			db.Views, err = d.names()
+			db.Views, text.views, text.viewsKnown, err = d.namesOf(db.Database, true)
 		default:
 			err = d.skip()
 		}
 		if err != nil {
-			return db, err
+			return db, text, err
 		}
 		switch d.peek() {
 		case ',':
 			d.i++
 		case '}':
 			d.i++
-			return db, nil
+			return db, text, nil
 		default:
-			return db, d.errorf("expected , or } in a database object")
+			return db, text, d.errorf("expected , or } in a database object")
 		}
 	}
+}
+
+// namesOf decodes a database's list of tables or views, or passes over it
+// when its text is the one known for the database (known true, names
+// nil). text is the list's JSON text.
+func (d *schemaDecoder) namesOf(db string, views bool) (names []string, text string, known bool, err error) {
+	d.ws()
+	start := d.i
+	if d.known != nil && db != "" {
+		if k := d.known(db, views); k != "" && strings.HasPrefix(d.s[d.i:], k) {
+			d.i += len(k)
+			return nil, k, true, nil
+		}
+	}
+	names, err = d.names()
+	return names, d.s[start:d.i], false, err
 }
 
 // names decodes a list of strings; null elements are empty strings, a
