@@ -29,7 +29,7 @@ func decodeSchema(s string) ([]DatabaseSchema, error) {
 // row, as JSON text, and whether each was the text known for it, its
 // names then not read (its DatabaseSchema list is nil).
 type listText struct {
-	tables, views         string
+	tables, views           string
 	tablesKnown, viewsKnown bool
 }
 
