@@ -326,10 +326,12 @@ type decoded struct {
 	tableRejects, viewRejects []string
 }
 
-// list is a list of names and whether it is the reference as it stands.
+// list is a list of names and whether it is the reference as it stands,
+// or at least known sorted without repeats.
 type list struct {
-	names []string
-	found bool
+	names  []string
+	found  bool
+	sorted bool
 }
 
 // names checks a decoded list of names, whose names are slices of the
@@ -344,6 +346,11 @@ func (dec *Decoder) names(k refKey, l []string, reject func(error)) list {
 	}
 	out := l[:0]
 	j := 0
+	// Whether out is strictly increasing so far, which finish need not
+	// check again: names taken from the reference in the walk's order
+	// are (the reference is), so only a name from the row is compared
+	// with the one before it, and the one after it.
+	sorted, lastFromRef := true, false
 	for _, n := range l {
 		// Lists usually come sorted, as the reference is: one walk
 		// through both finds every shared name, one comparison a name.
@@ -355,7 +362,11 @@ func (dec *Decoder) names(k refKey, l []string, reject func(error)) list {
 			j++
 		}
 		if c == 0 {
+			if sorted && !lastFromRef && len(out) > 0 && out[len(out)-1] >= ref[j] {
+				sorted = false
+			}
 			out = append(out, ref[j])
+			lastFromRef = true
 			j++ // the next name starts past this one
 			continue
 		}
@@ -363,13 +374,17 @@ func (dec *Decoder) names(k refKey, l []string, reject func(error)) list {
 			reject(err)
 			continue
 		}
+		if sorted && len(out) > 0 && out[len(out)-1] >= n {
+			sorted = false
+		}
 		if dec.Name != nil {
 			out = append(out, dec.Name(n))
 		} else {
 			out = append(out, strings.Clone(n))
 		}
+		lastFromRef = false
 	}
-	return list{names: out}
+	return list{names: out, sorted: sorted}
 }
 
 // finish is the list a partition keeps, which becomes the reference.
@@ -377,7 +392,11 @@ func (dec *Decoder) finish(k refKey, l list) []string {
 	if l.found {
 		return l.names
 	}
-	kept := dec.keep(uniqueSorted(l.names))
+	names := l.names
+	if !l.sorted {
+		names = uniqueSorted(names)
+	}
+	kept := dec.keep(names)
 	if len(kept) > 0 {
 		if dec.ref == nil {
 			dec.ref = map[refKey][]string{}

@@ -1,6 +1,7 @@
 package heartbeat
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -211,6 +212,20 @@ func BenchmarkDecodeSchema(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// anySpecial finds every byte stringSpecial marks, at every place of the
+// eight, and reports none in plain text.
+func TestAnySpecial(t *testing.T) {
+	for b := range 256 {
+		for pos := range 8 {
+			w := []byte("abcdefgh")
+			w[pos] = byte(b)
+			if got := anySpecial(binary.LittleEndian.Uint64(w)); got != stringSpecial[b] {
+				t.Errorf("byte %#x at %d: anySpecial %v, want %v", b, pos, got, stringSpecial[b])
+			}
 		}
 	}
 }
