@@ -164,7 +164,7 @@ func cycleOnce(b *testing.B, s *Schemas, rows []frames.Row, hub Hub) (Plan, Read
 	if err != nil || len(rej) > 0 {
 		b.Fatal(err, rej)
 	}
-	return Input{Partitions: parts, Hub: hub}.Plan(), stats
+	return s.Plan(Input{Partitions: parts, Hub: hub}), stats
 }
 
 // benchmarkCycle measures cycles of a fleet whose rows are versions[i%2]
