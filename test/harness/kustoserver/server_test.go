@@ -430,3 +430,45 @@ func TestAdxMonIngestorStart(t *testing.T) {
 		t.Error("a parameterless body past what the server runs was accepted")
 	}
 }
+
+// TestShowDatabasesEntities: every database's tables, functions and entity
+// groups in one listing, and the digest by database fleetplane asks of it.
+func TestShowDatabasesEntities(t *testing.T) {
+	s, c := start(t, "Metrics", "Logs", "Empty")
+	for _, cmd := range []struct{ db, text string }{
+		{"Metrics", ".create table ['cpu'] (['x']:string)"},
+		{"Metrics", ".create-or-alter function with (folder = 'fleetplane') cpu() { T | take 1 }"},
+		{"Logs", ".create entity_group ['LogsSpoke'] (cluster('https://p1.kusto.windows.net').database('Logs'))"},
+	} {
+		if err := s.Exec(cmd.db, cmd.text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows := mgmtRows(t, c, "Metrics", ".show databases entities")
+	var got []string
+	for _, r := range rows {
+		got = append(got, r[0]+"/"+r[1]+"/"+r[2]+"/"+r[4]+"/"+r[6])
+	}
+	want := "Logs/EntityGroup/LogsSpoke//[\"cluster('https://p1.kusto.windows.net').database('Logs')\"] Metrics/Table/cpu// Metrics/Function/cpu/fleetplane/{T | take 1 }"
+	if strings.Join(got, " ") != want {
+		t.Errorf(".show databases entities =\n%s\nwant\n%s", strings.Join(got, " "), want)
+	}
+	digests := func() map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		for _, r := range mgmtRows(t, c, "", `.show databases entities | where EntityType in ("Table", "Function") | summarize Digest = hash_sha256(tostring(array_sort_asc(make_list(tostring(pack_array(EntityType, EntityName, Folder, Content)))))) by DatabaseName`) {
+			out[r[0]] = r[1]
+		}
+		return out
+	}
+	before := digests()
+	if len(before) != 1 || len(before["Metrics"]) != 64 {
+		t.Fatalf("digests by database = %v, want Metrics alone (Logs has only a group, Empty nothing)", before)
+	}
+	if err := s.Exec("Metrics", ".create-or-alter function with (folder = 'elsewhere') cpu() { T | take 1 }"); err != nil {
+		t.Fatal(err)
+	}
+	if after := digests(); after["Metrics"] == before["Metrics"] {
+		t.Error("a function moved to another folder left the digest as it was")
+	}
+}
