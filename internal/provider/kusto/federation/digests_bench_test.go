@@ -59,7 +59,9 @@ func BenchmarkDigestAnswer(b *testing.B) {
 	})
 	s := NewSchemas()
 	rows := rowsOf(fleet(1000, 5, 200))
-	s.cycle(benchKey, digestsOf(rows), served(rows))
+	if _, _, _, err := s.cycle(benchKey, digestsOf(rows), served(rows)); err != nil {
+		b.Fatal(err)
+	}
 	b.Run("cycle", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

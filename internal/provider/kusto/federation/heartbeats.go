@@ -202,43 +202,9 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 		}
 	}
 
-	// One decoder for the cycle: its memory is reused from row to row,
-	// and what partitions keep goes through the cache's shared lists.
-	dec := &heartbeat.Decoder{Keep: s.intern, Name: s.word}
-	// Rows are decoded as they come, while their JSON is the answer's:
-	// a row is never copied whole.
-	type decoded struct {
-		e  entry
-		ts time.Time
-	}
-	fetched := map[string]decoded{}
-	if len(need) > 0 {
-		names := need
-		// A long list costs the hub more than reading every row; rows
-		// already known are then skipped by digest, undecoded.
-		if len(need) > kql.MaxEndpointsInQuery || len(need) == len(digests) {
-			names = nil
-		}
-		stats.Queries++
-		err := fetch(names, func(h HeartbeatRow, err error) {
-			stats.Fetched++
-			stats.Bytes += len(h.Endpoint) + len(h.Digest) + len(h.Schema) + len(h.Metadata)
-			if err != nil {
-				// One bad row is reported and skipped; the rest are read.
-				rejected = append(rejected, heartbeat.Rejection{Reason: "unreadable row: " + err.Error()})
-				return
-			}
-			if !wanted[h.Endpoint] {
-				return
-			}
-			if prev, ok := fetched[h.Endpoint]; !ok || h.Timestamp.After(prev.ts) {
-				fetched[h.Endpoint] = decoded{s.decode(dec, h, key.allowHTTP), h.Timestamp}
-				stats.Decoded++
-			}
-		})
-		if err != nil {
-			return nil, nil, stats, err
-		}
+	fetched, err := s.fetchRows(key, need, wanted, len(need) == len(digests), fetch, &stats, &rejected)
+	if err != nil {
+		return nil, nil, stats, err
 	}
 
 	next := make(map[string]entry, len(digests))
@@ -274,6 +240,48 @@ func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints [
 	slices.SortStableFunc(rejected, func(a, b heartbeat.Rejection) int { return strings.Compare(a.Endpoint, b.Endpoint) })
 	s.remember(parts, rejected)
 	return parts, rejected, stats, nil
+}
+
+// decoded is a row fetched and decoded, with its own time.
+type decoded struct {
+	e  entry
+	ts time.Time
+}
+
+// fetchRows fetches the rows of the endpoints a cycle needs (every row when
+// they are all or too many to name) and decodes each as it comes, while
+// its JSON is the answer's: a row is never copied whole. A row that
+// cannot be read is rejected and the rest are read.
+func (s *Schemas) fetchRows(key readKey, need []string, wanted map[string]bool, all bool, fetch func([]string, func(HeartbeatRow, error)) error, stats *ReadStats, rejected *[]heartbeat.Rejection) (map[string]decoded, error) {
+	fetched := map[string]decoded{}
+	if len(need) == 0 {
+		return fetched, nil
+	}
+	// One decoder for the cycle: its memory is reused from row to row,
+	// and what partitions keep goes through the cache's shared lists.
+	dec := &heartbeat.Decoder{Keep: s.intern, Name: s.word}
+	names := need
+	// A long list costs the hub more than reading every row; rows
+	// already known are then skipped by digest, undecoded.
+	if all || len(need) > kql.MaxEndpointsInQuery {
+		names = nil
+	}
+	stats.Queries++
+	return fetched, fetch(names, func(h HeartbeatRow, err error) {
+		stats.Fetched++
+		stats.Bytes += len(h.Endpoint) + len(h.Digest) + len(h.Schema) + len(h.Metadata)
+		if err != nil {
+			*rejected = append(*rejected, heartbeat.Rejection{Reason: "unreadable row: " + err.Error()})
+			return
+		}
+		if !wanted[h.Endpoint] {
+			return
+		}
+		if prev, ok := fetched[h.Endpoint]; !ok || h.Timestamp.After(prev.ts) {
+			fetched[h.Endpoint] = decoded{s.decode(dec, h, key.allowHTTP), h.Timestamp}
+			stats.Decoded++
+		}
+	})
 }
 
 // remember keeps what a cycle returned, and each entry's place in it, for

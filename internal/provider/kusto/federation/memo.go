@@ -1,6 +1,7 @@
 package federation
 
 import (
+	"maps"
 	"slices"
 	"unsafe"
 
@@ -43,9 +44,7 @@ func (s *Schemas) Plan(in Input) Plan {
 	for i, p := range in.Partitions {
 		m.parts[i] = memoPart{endpoint: p.Endpoint, dbs: unsafe.SliceData(p.Databases), n: len(p.Databases)}
 	}
-	for name, db := range in.Hub.Databases {
-		m.hub[name] = db
-	}
+	maps.Copy(m.hub, in.Hub.Databases)
 	s.memo = m
 	return plan
 }
