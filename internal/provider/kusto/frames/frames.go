@@ -332,42 +332,18 @@ func (rd *reader) member(kind, name string, f *frameFields, fn func(Row) error) 
 			return rd.formatf("TableId is a %v", t.Kind())
 		}
 		f.tableID, f.hasTableID = t.Int(), true
-	case name == "TableKind", name == "TableFragmentType", name == "Version", name == "ErrorReportingPlacement":
-		t, err := rd.dec.ReadToken()
+	case f.text(name) != nil:
+		t, err := rd.token(name, func(k jsontext.Kind) bool { return k == '"' })
 		if err != nil {
-			return rd.syntax(err)
+			return err
 		}
-		if t.Kind() != '"' {
-			return rd.formatf("%s is a %v", name, t.Kind())
-		}
-		switch name {
-		case "TableKind":
-			f.tableKind = t.String()
-		case "TableFragmentType":
-			f.fragmentType = t.String()
-		case "Version":
-			f.version = t.String()
-		default:
-			f.placement = t.String()
-		}
-	case name == "IsProgressive", name == "IsFragmented", name == "HasErrors", name == "Cancelled":
-		t, err := rd.dec.ReadToken()
+		*f.text(name) = t.String()
+	case f.flag(name) != nil:
+		t, err := rd.token(name, func(k jsontext.Kind) bool { return k == 't' || k == 'f' })
 		if err != nil {
-			return rd.syntax(err)
+			return err
 		}
-		if t.Kind() != 't' && t.Kind() != 'f' {
-			return rd.formatf("%s is a %v", name, t.Kind())
-		}
-		switch name {
-		case "IsProgressive":
-			f.progressive = t.Bool()
-		case "IsFragmented":
-			f.fragmnt = t.Bool()
-		case "HasErrors":
-			f.hasErrors = t.Bool()
-		default:
-			f.cancelled = t.Bool()
-		}
+		*f.flag(name) = t.Bool()
 	case name == "Columns" && kind == tableHeader:
 		return rd.readColumns()
 	case name == "Rows" && kind == tableFragment:
@@ -380,6 +356,48 @@ func (rd *reader) member(kind, name string, f *frameFields, fn func(Row) error) 
 		if err := rd.dec.SkipValue(); err != nil {
 			return rd.syntax(err)
 		}
+	}
+	return nil
+}
+
+// token reads a member's value, a single token of a kind ok accepts.
+func (rd *reader) token(name string, ok func(jsontext.Kind) bool) (jsontext.Token, error) {
+	t, err := rd.dec.ReadToken()
+	if err != nil {
+		return t, rd.syntax(err)
+	}
+	if !ok(t.Kind()) {
+		return t, rd.formatf("%s is a %v", name, t.Kind())
+	}
+	return t, nil
+}
+
+// text is where the string member name goes, nil for another member.
+func (f *frameFields) text(name string) *string {
+	switch name {
+	case "TableKind":
+		return &f.tableKind
+	case "TableFragmentType":
+		return &f.fragmentType
+	case "Version":
+		return &f.version
+	case "ErrorReportingPlacement":
+		return &f.placement
+	}
+	return nil
+}
+
+// flag is where the boolean member name goes, nil for another member.
+func (f *frameFields) flag(name string) *bool {
+	switch name {
+	case "IsProgressive":
+		return &f.progressive
+	case "IsFragmented":
+		return &f.fragmnt
+	case "HasErrors":
+		return &f.hasErrors
+	case "Cancelled":
+		return &f.cancelled
 	}
 	return nil
 }

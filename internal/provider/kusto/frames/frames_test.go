@@ -51,30 +51,35 @@ type got struct {
 	Count     string
 }
 
+// gotOf reads a row's time, endpoint, schema and, when it has one, count.
+func gotOf(r Row) (got, error) {
+	var g got
+	var err error
+	if g.Timestamp, err = r.Time("Timestamp"); err != nil {
+		return g, err
+	}
+	if g.Endpoint, err = r.String("ClusterEndpoint"); err != nil {
+		return g, err
+	}
+	s, err := r.Dynamic("Schema")
+	if err != nil {
+		return g, err
+	}
+	g.Schema = string(s)
+	if r.Index("Count") >= 0 {
+		v, _ := r.Raw("Count")
+		g.Count = string(v)
+	}
+	return g, nil
+}
+
 func readAll(t *testing.T, text string) ([]got, error) {
 	t.Helper()
 	var out []got
 	err := Read(strings.NewReader(text), func(r Row) error {
-		var g got
-		var err error
-		if g.Timestamp, err = r.Time("Timestamp"); err != nil {
-			return err
-		}
-		if g.Endpoint, err = r.String("ClusterEndpoint"); err != nil {
-			return err
-		}
-		s, err := r.Dynamic("Schema")
-		if err != nil {
-			return err
-		}
-		g.Schema = string(s)
-		v, err := r.Raw("Count")
-		if err != nil {
-			return err
-		}
-		g.Count = string(v)
+		g, err := gotOf(r)
 		out = append(out, g)
-		return nil
+		return err
 	})
 	return out, err
 }
@@ -264,16 +269,7 @@ func FuzzReadMatchesSDK(f *testing.F) {
 		want, werr := readSDK(text)
 		var have []got
 		herr := Read(strings.NewReader(text), func(r Row) error {
-			var g got
-			var err error
-			if g.Timestamp, err = r.Time("Timestamp"); err != nil {
-				return err
-			}
-			if g.Endpoint, err = r.String("ClusterEndpoint"); err != nil {
-				return err
-			}
-			s, err := r.Dynamic("Schema")
-			g.Schema = string(s)
+			g, err := gotOf(r)
 			have = append(have, g)
 			return err
 		})
