@@ -46,6 +46,8 @@ func FuzzDecoderReuse(f *testing.F) {
 	f.Add(`[{"database":"M","tables":["a","b;c"],"views":[]}]`, `[{"database":"M", "tables": ["a","b;c"] ,"views":[]},{"tables":["a","b;c"],"database":"N"}]`)
 	f.Add(`[{"database":"M","tables":["a","b"]},{"database":"N","tables":["a","b"]}]`, `[{"database":"M","tables":["a","b"]}, {"database":"M","tables":["a","b","c"]}]`)
 	f.Add(`[{"database":"M","tables":null,"views":["x"]}]`, `[{"database":"M","tables":null,"views":["x"],"tables":["y"]}]`)
+	// A later database name wins over the one a list was recognised by.
+	f.Add(`[{"database":"M","tables":["a","b;c"],"views":["v"]},{"database":"N","tables":["x"]}]`, `[{"database":"M","tables":["a","b;c"],"views":["v"],"database":"N"},{"database":"N","tables":["x"],"database":"M"}]`)
 	f.Fuzz(func(t *testing.T, a, b string) {
 		// A decoder that shares lists, as the hub's cache does, and one
 		// that copies them.

@@ -33,6 +33,10 @@ func decodeSchema(s string) ([]DatabaseSchema, error) {
 type listText struct {
 	tables, views           string
 	tablesKnown, viewsKnown bool
+	// Where each list starts in the row, and the database name its known
+	// text was looked up by.
+	tablesAt, viewsAt int
+	knownFor          string
 }
 
 // decodeSchemaInto is decodeSchema with every list of names a slice of
@@ -217,10 +221,23 @@ func (d *schemaDecoder) database() (DatabaseSchema, listText, error) {
 			if db.Database, err = d.str(); err != nil {
 				return db, text, err
 			}
+			// A later name wins: a list recognised by the earlier one's
+			// text is read after all.
+			if (text.tablesKnown || text.viewsKnown) && db.Database != text.knownFor {
+				err = d.readKnown(&db, &text)
+			}
 		case strings.EqualFold(key, "tables"):
+			text.tablesAt = d.nextAt()
 			db.Tables, text.tables, text.tablesKnown, err = d.namesOf(db.Database, false)
+			if text.tablesKnown {
+				text.knownFor = db.Database
+			}
 		case strings.EqualFold(key, "views"):
+			text.viewsAt = d.nextAt()
 			db.Views, text.views, text.viewsKnown, err = d.namesOf(db.Database, true)
+			if text.viewsKnown {
+				text.knownFor = db.Database
+			}
 		default:
 			err = d.skip()
 		}
@@ -237,6 +254,35 @@ func (d *schemaDecoder) database() (DatabaseSchema, listText, error) {
 			return db, text, d.errorf("expected , or } in a database object")
 		}
 	}
+}
+
+// nextAt is where the next value starts.
+func (d *schemaDecoder) nextAt() int {
+	d.ws()
+	return d.i
+}
+
+// readKnown reads the lists of db that were passed over as known, from
+// where they are in the row.
+func (d *schemaDecoder) readKnown(db *DatabaseSchema, text *listText) error {
+	at := d.i
+	defer func() { d.i = at }()
+	var err error
+	if text.tablesKnown {
+		d.i = text.tablesAt
+		if db.Tables, err = d.names(); err != nil {
+			return err
+		}
+		text.tables, text.tablesKnown = d.s[text.tablesAt:d.i], false
+	}
+	if text.viewsKnown {
+		d.i = text.viewsAt
+		if db.Views, err = d.names(); err != nil {
+			return err
+		}
+		text.views, text.viewsKnown = d.s[text.viewsAt:d.i], false
+	}
+	return nil
 }
 
 // namesOf decodes a database's list of tables or views, or passes over it
