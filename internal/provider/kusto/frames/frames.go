@@ -190,6 +190,8 @@ type reader struct {
 	columns []Column
 	open    bool
 	values  []jsontext.Value
+	// started is set once the DataSetHeader is read.
+	started bool
 }
 
 func (rd *reader) formatf(format string, a ...any) error {
@@ -294,6 +296,16 @@ func (rd *reader) frame(fn func(Row) error) (done bool, err error) {
 	default:
 		return false, rd.formatf("unknown frame type %q", boundText(kind))
 	}
+	// The header comes first and once: what it says is how the rest is
+	// read.
+	if (kind == dataSetHeader) == rd.started {
+		where := "starts"
+		if rd.started {
+			where = "goes on"
+		}
+		return false, rd.formatf("a %s frame where the answer %s", kind, where)
+	}
+	rd.started = true
 	for {
 		n, ok, err := rd.name()
 		if err != nil {

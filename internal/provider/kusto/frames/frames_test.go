@@ -118,6 +118,8 @@ func TestReadRefuses(t *testing.T) {
 		{"cut short", answer(header, primary, fragment(row))[:200], 0, false},
 		{"no completion", answer(header, properties, primary, fragment(row), completion), 1, false},
 		{"frame after completion", answer(header, finished, info), 0, false},
+		{"no header", answer(primary, fragment(row), completion, finished), 0, false},
+		{"header twice", answer(header, primary, fragment(row), completion, header, finished), 1, false},
 		{"progressive", answer(strings.Replace(header, `"IsProgressive":false`, `"IsProgressive":true`, 1), finished), 0, false},
 		{"errors among rows", answer(strings.Replace(header, "EndOfTable", "InData", 1), finished), 0, false},
 		{"FrameType not first", answer(header, `{"TableId":1,"FrameType":"TableHeader"}`, finished), 0, false},

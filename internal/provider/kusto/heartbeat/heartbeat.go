@@ -182,20 +182,30 @@ func (dec *Decoder) remember(k refKey, text string, found bool, kept []string, r
 	if have != nil && !found {
 		return
 	}
+	// Each list counts its text and what keeping it costs besides, so
+	// that neither long lists nor many short ones pass the bound.
+	cost := len(text) + knownOverhead
+	if have != nil {
+		cost -= len(have.text) + knownOverhead
+	}
+	if dec.knownBytes+cost > maxKnownBytes {
+		return
+	}
 	if have == nil {
-		if dec.knownBytes+len(text) > maxKnownBytes {
-			return
-		}
 		if dec.known == nil {
 			dec.known = map[refKey]*knownList{}
 		}
 		have = &knownList{}
 		dec.known[k] = have
 	}
-	dec.knownBytes += len(text) - len(have.text)
+	dec.knownBytes += cost
 	have.text = append(have.text[:0], text...)
 	have.kept, have.rejects = kept, rejects
 }
+
+// knownOverhead is what a known list costs beside its text: its entry
+// and its struct.
+const knownOverhead = 128
 
 // refKey names a reference list: a database's tables, or its views.
 type refKey struct {

@@ -3,6 +3,7 @@ package heartbeat
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -180,5 +181,35 @@ func TestDigest(t *testing.T) {
 	}
 	if none, _ := Digest(nil); none == a || len(none) != 64 {
 		t.Errorf("digest of no schema = %q", none)
+	}
+}
+
+// The texts a Decoder keeps to recognise lists stay within their bound,
+// however many databases a fleet names and however long their lists.
+func TestKnownListsBounded(t *testing.T) {
+	var dec Decoder
+	long := make([]string, 1000)
+	for i := range long {
+		long[i] = fmt.Sprintf(`"Table%04d"`, i)
+	}
+	for i := range 3000 {
+		tables := "[]"
+		if i%2 == 0 {
+			tables = "[" + strings.Join(long, ",") + "]"
+		}
+		schema := fmt.Sprintf(`[{"database":"Db%d","tables":%s}]`, i, tables)
+		if _, _, err := dec.Decode(time.Unix(0, 0), "https://p1.kusto.windows.net", schema, false); err != nil {
+			t.Fatal(err)
+		}
+		if dec.knownBytes > maxKnownBytes {
+			t.Fatalf("after %d rows the decoder keeps %d bytes of known lists, more than %d", i+1, dec.knownBytes, maxKnownBytes)
+		}
+	}
+	text := 0
+	for _, k := range dec.known {
+		text += len(k.text) + knownOverhead
+	}
+	if text != dec.knownBytes || len(dec.known) == 0 {
+		t.Errorf("%d known lists of %d bytes, counted %d", len(dec.known), text, dec.knownBytes)
 	}
 }
