@@ -281,6 +281,11 @@ func TestQueryErrorsQuoteNoSecrets(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet {
+					// No auth metadata, as for the local emulators.
+					w.WriteHeader(http.StatusNotFound)
+					return
+				}
 				w.Header().Set("Content-Type", "application/json")
 				_, _ = w.Write([]byte(text))
 			}))
@@ -292,6 +297,12 @@ func TestQueryErrorsQuoteNoSecrets(t *testing.T) {
 			err = c.Query(context.Background(), "Metrics", "T", func(frames.Row) error { return nil })
 			if err == nil {
 				t.Fatal("want an error")
+			}
+			if !errors.Is(err, frames.ErrFormat) && ClassOf(err) != Other {
+				t.Fatalf("the answer was not read: %v", err)
+			}
+			if !strings.Contains(err.Error(), "refused") && !strings.Contains(err.Error(), "frame type") {
+				t.Fatalf("the error is not the answer's: %v", err)
 			}
 			if strings.Contains(err.Error(), "eyJhbGciOiJSUzI1NiJ9") {
 				t.Errorf("error quotes a secret: %v", err)
