@@ -16,21 +16,21 @@ import (
 // DigestRow is what the hub says of a partition's latest heartbeat when
 // asked only what changed: its time and the digest of its content.
 type DigestRow struct {
-	Timestamp time.Time `kusto:"Timestamp"`
-	Endpoint  string    `kusto:"ClusterEndpoint"`
-	Digest    string    `kusto:"Digest"`
+	Timestamp time.Time
+	Endpoint  string
+	Digest    string
 }
 
 // HeartbeatRow is a partition's latest heartbeat, whole, with its digest.
-// Schema and Metadata are the dynamic columns' JSON as the Kusto client
-// decoded the response: slices of it, not copies (a fleet's Schema
-// columns are most of what a fresh cycle reads).
+// Schema and Metadata are the dynamic columns' JSON in the answer itself,
+// valid only while its row is read (a fleet's Schema columns are most of
+// what a fresh cycle reads).
 type HeartbeatRow struct {
-	Timestamp time.Time `kusto:"Timestamp"`
-	Endpoint  string    `kusto:"ClusterEndpoint"`
-	Digest    string    `kusto:"Digest"`
-	Schema    []byte    `kusto:"Schema"`
-	Metadata  []byte    `kusto:"PartitionMetadata"`
+	Timestamp time.Time
+	Endpoint  string
+	Digest    string
+	Schema    []byte
+	Metadata  []byte
 }
 
 // ReadStats says what a read cost.

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/fleetplane/fleetplane/internal/observe"
 )
 
 // Column is a column of a table, as its header names it.
@@ -130,10 +132,6 @@ func (r Row) DynamicInPlace(name string) ([]byte, error) {
 	}
 	return v, nil
 }
-
-// Unquote appends the content of the JSON string v (null: nothing) to
-// dst.
-func Unquote(v jsontext.Value, dst []byte) ([]byte, error) { return unquote(v, dst) }
 
 func unquote(v jsontext.Value, dst []byte) ([]byte, error) {
 	switch v.Kind() {
@@ -294,7 +292,7 @@ func (rd *reader) frame(fn func(Row) error) (done bool, err error) {
 	switch kind {
 	case dataSetHeader, dataTable, tableHeader, tableFragment, tableProgress, tableCompletion, dataSetCompletion:
 	default:
-		return false, rd.formatf("unknown frame type %q", boundText(kind))
+		return false, rd.formatf("unknown frame type %q", observe.Bound(kind))
 	}
 	// The header comes first and once: what it says is how the rest is
 	// read.
@@ -330,7 +328,7 @@ type frameFields struct {
 	version, placement   string
 	progressive, fragmnt bool
 	hasErrors, cancelled bool
-	errs                 []Error
+	err                  *Error // the first the frame reports
 }
 
 func (rd *reader) member(kind, name string, f *frameFields, fn func(Row) error) error {
@@ -472,7 +470,7 @@ func (rd *reader) rows(f *frameFields, fn func(Row) error) error {
 	if f.fragmentType != "" && f.fragmentType != "DataAppend" {
 		// DataReplace belongs to progressive answers, which are never
 		// asked for: rows handed over cannot be taken back.
-		return rd.formatf("a %s fragment", boundText(f.fragmentType))
+		return rd.formatf("a %s fragment", observe.Bound(f.fragmentType))
 	}
 	if err := rd.delim('['); err != nil {
 		return err
@@ -493,27 +491,28 @@ func (rd *reader) rows(f *frameFields, fn func(Row) error) error {
 	return rd.delim(']')
 }
 
-// oneAPIErrors reads the errors of a TableCompletion or DataSetCompletion:
-// their code and message, bounded.
+// oneAPIErrors reads the errors of a TableCompletion or DataSetCompletion
+// and keeps the first, its code and message bounded: the rest are read
+// past, so that an answer of many errors costs no more than its bytes.
 func (rd *reader) oneAPIErrors(f *frameFields) error {
 	if rd.dec.PeekKind() == 'n' {
 		_, err := rd.dec.ReadToken()
 		return rd.syntax(err)
 	}
-	v, err := rd.dec.ReadValue()
-	if err != nil {
-		return rd.syntax(err)
+	if err := rd.delim('['); err != nil {
+		return err
 	}
-	if v.Kind() != '[' {
-		return rd.formatf("OneApiErrors is a %v", v.Kind())
+	for rd.dec.PeekKind() != ']' {
+		v, err := rd.dec.ReadValue()
+		if err != nil {
+			return rd.syntax(err)
+		}
+		if f.err == nil {
+			e := oneAPIError(v)
+			f.err = &e
+		}
 	}
-	for _, e := range split(v, nil) {
-		f.errs = append(f.errs, oneAPIError(e))
-	}
-	if len(f.errs) == 0 {
-		f.errs = []Error{}
-	}
-	return nil
+	return rd.delim(']')
 }
 
 // oneAPIError reads {"error": {"code", "message", "@message"}}: the
@@ -528,9 +527,9 @@ func oneAPIError(v jsontext.Value) Error {
 		} `json:"error"`
 	}
 	_ = json.Unmarshal(v, &e)
-	out := Error{Code: boundText(e.Error.Code), Message: boundText(e.Error.Detail)}
+	out := Error{Code: observe.Bound(e.Error.Code), Message: observe.Bound(e.Error.Detail)}
 	if out.Message == "" {
-		out.Message = boundText(e.Error.Message)
+		out.Message = observe.Bound(e.Error.Message)
 	}
 	if out.Message == "" {
 		out.Message = "the cluster reported an error without a message"
@@ -543,7 +542,7 @@ func (rd *reader) finish(kind string, f *frameFields) error {
 	switch kind {
 	case dataSetHeader:
 		if f.version != "" && !strings.HasPrefix(f.version, "v2.") {
-			return rd.formatf("version %q", boundText(f.version))
+			return rd.formatf("version %q", observe.Bound(f.version))
 		}
 		if f.progressive || !f.fragmnt || f.placement != "EndOfTable" {
 			return rd.formatf("an answer that is progressive, unfragmented or reports errors among its rows, none of which was asked for")
@@ -556,7 +555,7 @@ func (rd *reader) finish(kind string, f *frameFields) error {
 			// Only primary results are fragmented; anything else is
 			// read as nothing.
 			rd.columns = nil
-			return rd.formatf("a fragmented %s table", boundText(f.tableKind))
+			return rd.formatf("a fragmented %s table", observe.Bound(f.tableKind))
 		}
 		if rd.columns == nil {
 			return rd.formatf("a table without columns")
@@ -573,15 +572,15 @@ func (rd *reader) finish(kind string, f *frameFields) error {
 			return rd.formatf("the completion of a table that is not open")
 		}
 		rd.open, rd.columns = false, nil
-		if len(f.errs) > 0 {
-			return &f.errs[0]
+		if f.err != nil {
+			return f.err
 		}
 	case dataSetCompletion:
 		if rd.open {
 			return rd.formatf("the answer completed inside a table")
 		}
-		if len(f.errs) > 0 {
-			return &f.errs[0]
+		if f.err != nil {
+			return f.err
 		}
 		if f.hasErrors {
 			return &Error{Message: "the cluster reported errors without saying which"}
@@ -661,13 +660,4 @@ func trimSpace(v jsontext.Value) jsontext.Value {
 		break
 	}
 	return v
-}
-
-// boundText keeps what a remote answer says short in errors.
-func boundText(s string) string {
-	const limit = 512
-	if len(s) > limit {
-		return s[:limit] + "…"
-	}
-	return s
 }
