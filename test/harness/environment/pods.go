@@ -101,37 +101,75 @@ func (e *Env) install(ctx context.Context) error {
 // container and a later run finds the kinds.
 const crdRace = "no matches for kind"
 
-// excuseStartRace records the restarts provider-kubernetes' pods had by
-// the end of the install, when the run before the current one ended in
-// crdRace, so that Alive counts only restarts after it. Any other cause
-// is an error, and fleetplane's own pods get no excuse at all.
+// excuseStartRace waits, for at most startRaceTimeout, until every
+// provider-kubernetes container that restarted during the install runs
+// ready again, and records its restarts then, so that Alive counts only
+// restarts after it. Each run that ended must have ended in crdRace: any
+// other cause is an error, and fleetplane's own pods get no excuse at all.
+// The package manager may call the provider healthy between two crashes
+// (its Deployment was available for a moment), so the install's end can
+// find the container waiting out a back-off; recording that count would
+// count the next, successful, start as a restart.
 func (e *Env) excuseStartRace(ctx context.Context) error {
+	checked := map[string]int32{} // the newest ended run each container's log was read for
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, startRaceTimeout, true, func(ctx context.Context) (bool, error) {
+		pods, err := e.packagePods(ctx)
+		if err != nil {
+			last = err.Error()
+			return false, nil //nolint:nilerr // retry
+		}
+		settled := true
+		for _, p := range pods {
+			if p.Labels[pkgv1.LabelProvider] != PackageName(ProviderKubernetesSource) || p.DeletionTimestamp != nil {
+				continue
+			}
+			for _, c := range p.Status.ContainerStatuses {
+				key := string(p.UID) + "/" + c.Name
+				if ended := lastEndedRun(c); ended+1 > checked[key] {
+					log := e.runLog(p, c.Name, ended, 20)
+					if !strings.Contains(log, crdRace) {
+						return false, fmt.Errorf("pod %s restarted %d times during the install: %s\nits container's last run ended with:\n%s",
+							p.Name, c.RestartCount, controlplane.DescribePods([]corev1.Pod{p}), log)
+					}
+					checked[key] = ended + 1
+					e.logf("provider-kubernetes' run %d ended before the API server served its kinds (%s)", ended, crdRace)
+				}
+				if c.RestartCount > 0 && (c.State.Running == nil || !c.Ready) {
+					settled = false
+					last = controlplane.DescribePods([]corev1.Pod{p})
+				}
+			}
+		}
+		return settled, nil
+	})
+	if err != nil {
+		if wait.Interrupted(err) {
+			return fmt.Errorf("provider-kubernetes did not run ready again within %s of crashing during the install: %s", startRaceTimeout, last)
+		}
+		return err
+	}
 	pods, err := e.packagePods(ctx)
 	if err != nil {
 		return err
 	}
 	for _, p := range pods {
-		if p.Labels[pkgv1.LabelProvider] != PackageName(ProviderKubernetesSource) {
-			continue
-		}
 		for _, c := range p.Status.ContainerStatuses {
-			if c.RestartCount == 0 {
-				continue
+			if key := string(p.UID) + "/" + c.Name; checked[key] > 0 {
+				if e.startRestarts == nil {
+					e.startRestarts = map[string]int32{}
+				}
+				e.startRestarts[key] = c.RestartCount
 			}
-			last := e.previousRun(p, c, 20)
-			if !strings.Contains(last, crdRace) {
-				return fmt.Errorf("pod %s restarted %d times during the install: %s\nits container's last run ended with:\n%s",
-					p.Name, c.RestartCount, controlplane.DescribePods([]corev1.Pod{p}), last)
-			}
-			if e.startRestarts == nil {
-				e.startRestarts = map[string]int32{}
-			}
-			e.startRestarts[string(p.UID)+"/"+c.Name] = c.RestartCount
-			e.logf("provider-kubernetes restarted %d times before the API server served its kinds (%s)", c.RestartCount, crdRace)
 		}
 	}
 	return nil
 }
+
+// startRaceTimeout bounds excuseStartRace: the kubelet's back-off after
+// the first four crashes adds up to 150 s, by which time the package
+// manager has long created the kinds.
+const startRaceTimeout = 4 * time.Minute
 
 // runtimeConfigs creates provider-kubernetes' and the stand-ins' runtime
 // configs, and ImageConfigs that give them to their packages by source.
@@ -305,20 +343,47 @@ func (e *Env) podsAlive() error {
 		for _, c := range p.Status.ContainerStatuses {
 			if c.RestartCount > e.startRestarts[string(p.UID)+"/"+c.Name] {
 				return fmt.Errorf("pod %s restarted %d times: %s\nits container's last run ended with:\n%s",
-					p.Name, c.RestartCount, controlplane.DescribePods([]corev1.Pod{p}), e.previousRun(p, c, 20))
+					p.Name, c.RestartCount, controlplane.DescribePods([]corev1.Pod{p}), e.lastRunLog(p, c, 20))
 			}
 		}
 	}
 	return nil
 }
 
-// previousRun is the last n lines the container c of pod p wrote in its
-// run before the current one, from the log its node's kubelet keeps
-// (pod-logs/<namespace>_<pod>_<uid>/<container>/<restart>.log): the
-// container's status says only how it exited, its log says why. It reads
-// at most the log's last 64 KiB.
-func (e *Env) previousRun(p corev1.Pod, c corev1.ContainerStatus, n int) string {
-	rel := filepath.Join(fmt.Sprintf("%s_%s_%s", p.Namespace, p.Name, p.UID), c.Name, fmt.Sprintf("%d.log", c.RestartCount-1))
+// lastEndedRun is the number of the container's newest run that ended,
+// or -1 if none did. The kubelet numbers a container's runs from 0 and
+// takes the status' RestartCount from its newest container: the current
+// run's while it runs, and the run that ended while it waits out a
+// back-off (or has ended for good), so the same count names different
+// runs in the two states.
+func lastEndedRun(c corev1.ContainerStatus) int32 {
+	if c.State.Running != nil {
+		return c.RestartCount - 1
+	}
+	if c.State.Terminated != nil || c.LastTerminationState.Terminated != nil {
+		return c.RestartCount
+	}
+	return -1
+}
+
+// lastRunLog is the last n lines the container c of pod p wrote in its
+// newest run that ended (see runLog).
+func (e *Env) lastRunLog(p corev1.Pod, c corev1.ContainerStatus, n int) string {
+	run := lastEndedRun(c)
+	if run < 0 {
+		return "(no run of it has ended)"
+	}
+	return e.runLog(p, c.Name, run, n)
+}
+
+// runLog is the last n lines the container named container of pod p
+// wrote in its run numbered run, from the log its node's kubelet keeps
+// (pod-logs/<namespace>_<pod>_<uid>/<container>/<run>.log): the
+// container's status says only how it exited, its log says why. The
+// kubelet removes all but the newest ended run's container and log, so
+// older runs' logs may be gone. It reads at most the log's last 64 KiB.
+func (e *Env) runLog(p corev1.Pod, container string, run int32, n int) string {
+	rel := filepath.Join(fmt.Sprintf("%s_%s_%s", p.Namespace, p.Name, p.UID), container, fmt.Sprintf("%d.log", run))
 	for _, dir := range e.podLogDirs() {
 		b, err := tail(filepath.Join(dir, rel), 64<<10)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -330,7 +395,7 @@ func (e *Env) previousRun(p corev1.Pod, c corev1.ContainerStatus, n int) string 
 		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 		return strings.Join(lines[max(0, len(lines)-n):], "\n")
 	}
-	return "(no log of that run on any node)"
+	return fmt.Sprintf("(no log of run %d on any node)", run)
 }
 
 // podLogDirs are the pod-logs directories of the environment's nodes.
