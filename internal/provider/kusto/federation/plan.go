@@ -22,7 +22,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"unsafe"
 
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
@@ -132,61 +131,10 @@ func (w *desired) merge(names []string, views bool) {
 	}
 	w.merged[k] = struct{}{}
 	if views {
-		w.views = union(w.views, names)
+		w.views = heartbeat.Union(w.views, names)
 	} else {
-		w.base = union(w.base, names)
+		w.base = heartbeat.Union(w.base, names)
 	}
-}
-
-// union is the sorted union of u, sorted and without repeats, and names.
-// Partitions list mostly the same names, sorted and without repeats (as
-// heartbeat.Decode leaves them), so the common case is one walk through
-// both that finds nothing new and allocates nothing; and names decoded by
-// Schemas are shared strings, so most names are matched by their address
-// without comparing a byte. Names out of order are still added, only at
-// the cost of a longer union: the sets made from it are right either way.
-func union(u, names []string) []string {
-	j, fresh := 0, 0
-	for _, n := range names {
-		for j < len(u) && !same(u[j], n) && u[j] < n {
-			j++
-		}
-		switch {
-		case j == len(u) || (!same(u[j], n) && u[j] != n):
-			fresh++
-		default:
-			j++ // the next name starts past this one
-		}
-	}
-	if fresh == 0 {
-		return u
-	}
-	out := make([]string, 0, len(u)+fresh)
-	i, j := 0, 0
-	for i < len(names) || j < len(u) {
-		switch {
-		case i < len(names) && i > 0 && names[i] == names[i-1]:
-			i++
-		case j == len(u) || (i < len(names) && names[i] < u[j]):
-			out = append(out, names[i])
-			i++
-		case i == len(names) || u[j] < names[i]:
-			out = append(out, u[j])
-			j++
-		default: // equal
-			out = append(out, u[j])
-			i++
-			j++
-		}
-	}
-	return out
-}
-
-// same reports whether a and b are the same string in memory, which
-// shared names are: cheaper than comparing their bytes, and a false
-// answer says nothing.
-func same(a, b string) bool {
-	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
 }
 
 // sets makes the tables and functions the merged lists ask for.

@@ -285,35 +285,6 @@ func TestPlanSharedLists(t *testing.T) {
 	}
 }
 
-func TestUnion(t *testing.T) {
-	for _, tc := range []struct {
-		u, names, want []string
-	}{
-		{nil, []string{"a"}, []string{"a"}},
-		{[]string{"a", "c"}, []string{"a", "c"}, []string{"a", "c"}},
-		{[]string{"a", "c"}, []string{"c"}, []string{"a", "c"}},
-		{[]string{"b"}, []string{"a", "c"}, []string{"a", "b", "c"}},
-		{[]string{"a", "c"}, []string{"b", "b", "d"}, []string{"a", "b", "c", "d"}},
-		{[]string{"a", "b"}, []string{}, []string{"a", "b"}},
-	} {
-		names := slices.Clone(tc.names)
-		if got := union(tc.u, tc.names); !slices.Equal(got, tc.want) {
-			t.Errorf("union(%q, %q) = %q, want %q", tc.u, tc.names, got, tc.want)
-		}
-		if !slices.Equal(names, tc.names) {
-			t.Errorf("union changed its input %q to %q", names, tc.names)
-		}
-	}
-	// Out of order, the union is longer than it need be but holds every
-	// name, which is all the sets made from it need.
-	got := union([]string{"b"}, []string{"c", "a", "c"})
-	for _, n := range []string{"a", "b", "c"} {
-		if !slices.Contains(got, n) {
-			t.Errorf("union of unsorted names %q lacks %q", got, n)
-		}
-	}
-}
-
 // TestReadHubByDigest: a cached read answers what a whole read does, reads
 // again only the databases whose digests changed, and finds drift made on
 // the hub by hand the next time it reads.

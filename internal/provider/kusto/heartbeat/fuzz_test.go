@@ -48,6 +48,11 @@ func FuzzDecoderReuse(f *testing.F) {
 	f.Add(`[{"database":"M","tables":null,"views":["x"]}]`, `[{"database":"M","tables":null,"views":["x"],"tables":["y"]}]`)
 	// A later database name wins over the one a list was recognised by.
 	f.Add(`[{"database":"M","tables":["a","b;c"],"views":["v"]},{"database":"N","tables":["x"]}]`, `[{"database":"M","tables":["a","b;c"],"views":["v"],"database":"N"},{"database":"N","tables":["x"],"database":"M"}]`)
+	// Names read against the reference: a prefix of a reference name,
+	// a reference name escaped or followed by an escape, out of order,
+	// and names the reference does not hold.
+	f.Add(`[{"database":"M","tables":["a","ab","b","d"]}]`, `[{"database":"M","tables":["ab","\u0061","b","c","a","ab\"","d\u0000"]}]`)
+	f.Add(`[{"database":"M","tables":["Table1","Table2","Table3"]}]`, `[{"database":"M","tables":["Table1","Table3","Table4"]},{"database":"M","tables":["Table2"]}]`)
 	f.Fuzz(func(t *testing.T, a, b string) {
 		// A decoder that shares lists, as the hub's cache does, and one
 		// that copies them.

@@ -132,9 +132,12 @@ func Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP bool) (Partitio
 // database, the last list it kept as a reference: a list equal to it is
 // taken as it is, and a name in it is taken from it, known valid and
 // already copied, so that only names the fleet has not shown yet are
-// validated and copied out of the row. A fleet whose every partition lists
-// a different selection of the same tables thus costs a comparison per
-// name, not an allocation, and its partitions share every name.
+// validated and copied out of the row. It also keeps every name the
+// database's lists held (seen), which rows are read against: a list of
+// those names, in order, is one comparison of bytes per name, nothing
+// scanned or checked. A fleet whose every partition lists a different
+// selection of the same tables thus costs a comparison per name, not an
+// allocation, and its partitions share every name.
 type Decoder struct {
 	// Keep gets every list of names a partition keeps, validated, sorted
 	// and without duplicates, and returns the list to keep in its place:
@@ -147,6 +150,13 @@ type Decoder struct {
 	Name  func(n string) string
 	arena []string
 	ref   map[refKey][]string
+	// seen is, per database and kind, every name its kept lists held,
+	// sorted: the reference rows are read against (see
+	// schemaDecoder.names), which a fleet whose partitions each leave out
+	// different tables matches nearly name for name. seenCopied counts
+	// the names written into it, bounded by maxSeenCopied.
+	seen       map[refKey][]string
+	seenCopied int
 	// known is, per database and kind, the JSON text of a list decoded
 	// whole and what came of it: a later row with the same text takes
 	// that without reading it. At most maxKnownBytes of text.
@@ -172,6 +182,40 @@ func (dec *Decoder) knownText(db string, views bool) string {
 		return unsafe.String(unsafe.SliceData(k.text), len(k.text))
 	}
 	return ""
+}
+
+// reference is every name the lists kept for a database held, which
+// valid names only make.
+func (dec *Decoder) reference(db string, views bool) []string {
+	return dec.seen[refKey{db, views}]
+}
+
+// maxSeenCopied bounds the names a Decoder writes into its references
+// (16 MiB of string headers): a fleet's union grows a few times, then
+// lists are read against it; rows that keep adding names stop growing it.
+const maxSeenCopied = 1 << 20
+
+// maxSeen bounds one reference: merging a list into it costs a walk
+// through both, and a fleet's union of one database's tables is a few
+// hundred names (past this bound the reference stops growing, and lists
+// are read against what it holds).
+const maxSeen = 4096
+
+// see adds the names of a kept list to the database's reference.
+func (dec *Decoder) see(k refKey, kept []string) {
+	have := dec.seen[k]
+	if len(have)+len(kept) > maxSeen {
+		return
+	}
+	u := Union(have, kept)
+	if len(u) == len(have) || dec.seenCopied+len(u) > maxSeenCopied {
+		return
+	}
+	if dec.seen == nil {
+		dec.seen = map[refKey][]string{}
+	}
+	dec.seen[k] = u
+	dec.seenCopied += len(u)
 }
 
 // remember keeps a list's text and what it gave, when the database had
@@ -243,7 +287,7 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 	if len(schemaJSON) > MaxSchemaBytes {
 		return Partition{}, nil, fmt.Errorf("schema of %s is %d bytes, the limit is %d", ep, len(schemaJSON), MaxSchemaBytes)
 	}
-	raw, texts, err := decodeSchemaInto(schemaJSON, &dec.arena, dec.knownText, &dec.texts)
+	raw, texts, err := decodeSchemaInto(schemaJSON, &dec.arena, dec, &dec.texts)
 	if errors.Is(err, errTooManyDatabases) {
 		return Partition{}, nil, fmt.Errorf("schema of %s lists more than %d databases, the limit", ep, MaxDatabases)
 	}
@@ -269,10 +313,10 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 		}
 		text := texts[i]
 		from := len(rejected)
-		tables := dec.listOf(refKey{d.Database, false}, d.Tables, text.tablesKnown, func(err error) { reject("table in %q: %v", d.Database, err) }, reject)
+		tables := dec.listOf(refKey{d.Database, false}, d.Tables, text.tablesKnown, text.tablesRef, func(err error) { reject("table in %q: %v", d.Database, err) }, reject)
 		tableRejects := reasons(rejected[from:])
 		from = len(rejected)
-		views := dec.listOf(refKey{d.Database, true}, d.Views, text.viewsKnown, func(err error) { reject("view in %q: %v", d.Database, err) }, reject)
+		views := dec.listOf(refKey{d.Database, true}, d.Views, text.viewsKnown, text.viewsRef, func(err error) { reject("view in %q: %v", d.Database, err) }, reject)
 		viewRejects := reasons(rejected[from:])
 		if db := byName[d.Database]; db != nil {
 			// Listed twice: one database with both lists, checked again.
@@ -303,8 +347,16 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 }
 
 // listOf is names, or the list known for k when the row's text was the
-// known one, its rejections reported again.
-func (dec *Decoder) listOf(k refKey, l []string, known bool, reject func(error), again func(string, ...any)) list {
+// known one, its rejections reported again. fromRef is the row decoder's
+// word that l is a run of reference names in order (see
+// schemaDecoder.names): nothing in it to check.
+func (dec *Decoder) listOf(k refKey, l []string, known, fromRef bool, reject func(error), again func(string, ...any)) list {
+	if fromRef {
+		if ref := dec.ref[k]; len(l) == len(ref) && slices.Equal(ref, l) {
+			return list{names: ref, found: true}
+		}
+		return list{names: l, sorted: true, fromRef: true}
+	}
 	if !known {
 		return dec.names(k, l, reject)
 	}
@@ -342,6 +394,8 @@ type list struct {
 	names  []string
 	found  bool
 	sorted bool
+	// fromRef: every name is one the database's reference holds.
+	fromRef bool
 }
 
 // names checks a decoded list of names, whose names are slices of the
@@ -364,8 +418,15 @@ func (dec *Decoder) names(k refKey, l []string, reject func(error)) list {
 	for _, n := range l {
 		// Lists usually come sorted, as the reference is: one walk
 		// through both finds every shared name, one comparison a name.
+		// The row's decoder took most names as the strings of seen
+		// (schemaDecoder.names), which are the reference's too, found
+		// without comparing a byte.
 		c := 1
 		for j < len(ref) {
+			if sameString(ref[j], n) {
+				c = 0
+				break
+			}
 			if c = strings.Compare(ref[j], n); c >= 0 {
 				break
 			}
@@ -412,6 +473,9 @@ func (dec *Decoder) finish(k refKey, l list) []string {
 			dec.ref = map[refKey][]string{}
 		}
 		dec.ref[k] = kept
+		if !l.fromRef {
+			dec.see(k, kept)
+		}
 	}
 	return kept
 }

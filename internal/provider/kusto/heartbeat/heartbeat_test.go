@@ -213,3 +213,40 @@ func TestKnownListsBounded(t *testing.T) {
 		t.Errorf("%d known lists of %d bytes, counted %d", len(dec.known), text, dec.knownBytes)
 	}
 }
+
+// The names a Decoder copies into its references stay within their
+// bound, however many new names rows bring: one database whose every row
+// adds 1,000 names, and many databases, both past the bound.
+func TestReferencesBounded(t *testing.T) {
+	row := func(db string, from int) string {
+		names := make([]string, 1000)
+		for i := range names {
+			names[i] = fmt.Sprintf(`"Table%07d"`, from+i)
+		}
+		return fmt.Sprintf(`[{"database":%q,"tables":[%s]}]`, db, strings.Join(names, ","))
+	}
+	for name, db := range map[string]func(int) string{
+		"one database":   func(int) string { return "Db" },
+		"many databases": func(i int) string { return fmt.Sprintf("Db%d", i) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			var dec Decoder
+			for i := range 1200 {
+				p, rej, err := dec.Decode(time.Unix(0, 0), "https://p1.kusto.windows.net", row(db(i), i*1000), false)
+				if err != nil || len(rej) > 0 || len(p.Databases) != 1 || len(p.Databases[0].Tables) != 1000 {
+					t.Fatalf("row %d: %v %v %d databases", i, err, rej, len(p.Databases))
+				}
+				if dec.seenCopied > maxSeenCopied {
+					t.Fatalf("after %d rows the decoder copied %d names into its references, more than %d", i+1, dec.seenCopied, maxSeenCopied)
+				}
+			}
+			held := 0
+			for _, names := range dec.seen {
+				held += len(names)
+			}
+			if held == 0 || held > dec.seenCopied {
+				t.Errorf("references hold %d names, %d copied", held, dec.seenCopied)
+			}
+		})
+	}
+}

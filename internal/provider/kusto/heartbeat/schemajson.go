@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unsafe"
 )
@@ -33,27 +34,43 @@ func decodeSchema(s string) ([]DatabaseSchema, error) {
 type listText struct {
 	tables, views           string
 	tablesKnown, viewsKnown bool
+	// tablesRef and viewsRef: every name of the list is a reference
+	// name (see names), in the reference's order.
+	tablesRef, viewsRef bool
 	// Where each list starts in the row, and the database name its known
 	// text was looked up by.
 	tablesAt, viewsAt int
 	knownFor          string
 }
 
+// earlier is what a decoder keeps from the rows it decoded before, which
+// decodeSchemaInto reads a row's lists against.
+type earlier interface {
+	// knownText is the JSON text a database's list had in an earlier
+	// row, if any ("" if none): a list whose text is that, byte for
+	// byte, is passed over unread, for the caller to take what it made
+	// of it then (a fleet's partitions send the same lists, so most of a
+	// fresh cycle's rows are then compared rather than scanned).
+	knownText(db string, views bool) string
+	// reference is a list of valid names, sorted, that a database's list
+	// is likely to share most names with: a name of the row that is, byte
+	// for byte, the reference's next name is taken as that string without
+	// being scanned (see names).
+	reference(db string, views bool) []string
+}
+
 // decodeSchemaInto is decodeSchema with every list of names a slice of
 // *arena, which grows as needed: a caller decoding many heartbeats reuses
 // one arena for all of them.
 //
-// known, when set, is the JSON text a database's list had in an earlier
-// row, if any: a list whose text is that, byte for byte, is passed over
-// unread, for the caller to take what it made of it then (a fleet's
-// partitions send the same lists, so most of a fresh cycle's rows are
-// then compared rather than scanned). Known texts are tried only for
-// databases named before their lists, as every writer orders them. texts,
-// when set, gets each database's listText, in order.
-func decodeSchemaInto(s string, arena *[]string, known func(db string, views bool) string, texts *[]listText) ([]DatabaseSchema, []listText, error) {
+// prev, when set, is what earlier rows left (see earlier). Known texts
+// and references are tried only for databases named before their lists,
+// as every writer orders them. texts, when set, gets each database's
+// listText, in order.
+func decodeSchemaInto(s string, arena *[]string, prev earlier, texts *[]listText) ([]DatabaseSchema, []listText, error) {
 	// Values are skipped only inside a database object, inside the list:
 	// two levels deep, as encoding/json counts them against maxDepth.
-	d := schemaDecoder{s: s, depth: 2, arena: (*arena)[:0], known: known}
+	d := schemaDecoder{s: s, depth: 2, arena: (*arena)[:0], prev: prev}
 	if texts != nil {
 		d.texts = (*texts)[:0]
 	}
@@ -84,7 +101,7 @@ type schemaDecoder struct {
 	i     int
 	depth int
 	arena []string
-	known func(db string, views bool) string
+	prev  earlier
 	texts []listText
 }
 
@@ -93,6 +110,14 @@ func (d *schemaDecoder) errorf(format string, a ...any) error {
 }
 
 func (d *schemaDecoder) ws() {
+	// Writers put no whitespace between values: one look, inlined.
+	if d.i < len(d.s) && d.s[d.i] > ' ' {
+		return
+	}
+	d.wsSlow()
+}
+
+func (d *schemaDecoder) wsSlow() {
 	for d.i < len(d.s) {
 		switch d.s[d.i] {
 		case ' ', '\t', '\n', '\r':
@@ -228,13 +253,13 @@ func (d *schemaDecoder) database() (DatabaseSchema, listText, error) {
 			}
 		case strings.EqualFold(key, "tables"):
 			text.tablesAt = d.nextAt()
-			db.Tables, text.tables, text.tablesKnown, err = d.namesOf(db.Database, false)
+			db.Tables, text.tables, text.tablesKnown, text.tablesRef, err = d.namesOf(db.Database, false)
 			if text.tablesKnown {
 				text.knownFor = db.Database
 			}
 		case strings.EqualFold(key, "views"):
 			text.viewsAt = d.nextAt()
-			db.Views, text.views, text.viewsKnown, err = d.namesOf(db.Database, true)
+			db.Views, text.views, text.viewsKnown, text.viewsRef, err = d.namesOf(db.Database, true)
 			if text.viewsKnown {
 				text.knownFor = db.Database
 			}
@@ -270,14 +295,14 @@ func (d *schemaDecoder) readKnown(db *DatabaseSchema, text *listText) error {
 	var err error
 	if text.tablesKnown {
 		d.i = text.tablesAt
-		if db.Tables, err = d.names(); err != nil {
+		if db.Tables, _, err = d.names(nil); err != nil {
 			return err
 		}
 		text.tables, text.tablesKnown = d.s[text.tablesAt:d.i], false
 	}
 	if text.viewsKnown {
 		d.i = text.viewsAt
-		if db.Views, err = d.names(); err != nil {
+		if db.Views, _, err = d.names(nil); err != nil {
 			return err
 		}
 		text.views, text.viewsKnown = d.s[text.viewsAt:d.i], false
@@ -287,40 +312,92 @@ func (d *schemaDecoder) readKnown(db *DatabaseSchema, text *listText) error {
 
 // namesOf decodes a database's list of tables or views, or passes over it
 // when its text is the one known for the database (known true, names
-// nil). text is the list's JSON text.
-func (d *schemaDecoder) namesOf(db string, views bool) (names []string, text string, known bool, err error) {
+// nil). text is the list's JSON text; fromRef is names' (see names).
+func (d *schemaDecoder) namesOf(db string, views bool) (names []string, text string, known, fromRef bool, err error) {
 	d.ws()
 	start := d.i
-	if d.known != nil && db != "" {
-		if k := d.known(db, views); k != "" && strings.HasPrefix(d.s[d.i:], k) {
+	var ref []string
+	if d.prev != nil && db != "" {
+		if k := d.prev.knownText(db, views); k != "" && strings.HasPrefix(d.s[d.i:], k) {
 			d.i += len(k)
-			return nil, k, true, nil
+			return nil, k, true, false, nil
 		}
+		ref = d.prev.reference(db, views)
 	}
-	names, err = d.names()
-	return names, d.s[start:d.i], false, err
+	names, fromRef, err = d.names(ref)
+	return names, d.s[start:d.i], false, fromRef, err
 }
 
 // names decodes a list of strings; null elements are empty strings, a
 // null list is nil.
-func (d *schemaDecoder) names() ([]string, error) {
+//
+// ref, when set, is a sorted list of valid names the list likely shares
+// most of its names with. A valid name holds no quote, backslash or
+// control character, so a string in the row whose bytes are a reference
+// name's, followed by a quote, is that name: it is taken as the
+// reference's string, compared rather than scanned. The walk through ref
+// follows the list as long as the list is sorted; a name the reference
+// does not hold, or one out of order, is scanned as usual. What names
+// returns is the same either way, only where its strings are differs.
+// fromRef reports a list of at least one name, each the reference's
+// string, in the reference's order: valid, sorted and without repeats as
+// it stands.
+func (d *schemaDecoder) names(ref []string) (names []string, fromRef bool, err error) {
 	// Names gather at the end of the arena; the list is that stretch, its
 	// capacity capped so that nothing appended to it can reach the next.
 	start := len(d.arena)
+	if len(ref) > 0 {
+		if out, ok := d.refRun(ref, d.arena); ok {
+			d.arena = out
+			return out[start:len(out):len(out)], true, nil
+		}
+	}
 	out := d.arena
 	defer func() { d.arena = out }()
+	j := 0 // the reference's next name
+	fromRef = len(ref) > 0
 	isList, err := d.list(func() error {
 		switch d.peek() {
 		case '"':
-			n, err := d.str()
+			var n string
+			switch {
+			case j < len(ref) && d.isNext(ref[j]):
+				n = ref[j]
+				d.i += len(n) + 2
+				j++
+			case j+1 < len(ref) && d.isNext(ref[j+1]):
+				// The list leaves out one name, which is how lists
+				// of a fleet differ.
+				n = ref[j+1]
+				d.i += len(n) + 2
+				j += 2
+			default:
+				var err error
+				if n, err = d.str(); err != nil {
+					return err
+				}
+				// Past names the list leaves out, to this one if the
+				// reference holds it: searched, as a row of names
+				// the reference lacks would otherwise walk all of it
+				// for each.
+				at, found := slices.BinarySearch(ref[j:], n)
+				j += at
+				if found {
+					n = ref[j]
+					j++
+				} else {
+					fromRef = false
+				}
+			}
 			// Past the limit names are checked, not kept: one more than
 			// the limit is enough for the database to be refused.
 			if len(out)-start <= MaxTablesPerDatabase {
 				out = append(out, n)
 			}
-			return err
+			return nil
 		case 'n':
 			if d.literal("null") {
+				fromRef = false
 				if len(out)-start <= MaxTablesPerDatabase {
 					out = append(out, "")
 				}
@@ -331,11 +408,67 @@ func (d *schemaDecoder) names() ([]string, error) {
 	})
 	switch {
 	case !isList:
-		return nil, err
+		return nil, false, err
 	case len(out) == start:
-		return []string{}, err
+		return []string{}, false, err
 	}
-	return out[start:len(out):len(out)], err
+	return out[start:len(out):len(out)], fromRef && err == nil, err
+}
+
+// refRun is names' fast way through a list written as writers write it,
+// without whitespace or escapes, whose every name is the reference's next
+// or one of the few after it: it appends the reference's strings to out,
+// moves past the list and reports true. Any other list it leaves unread,
+// out as it was, for the general way.
+func (d *schemaDecoder) refRun(ref, out []string) ([]string, bool) {
+	s, i, j, n := d.s, d.i, 0, 0
+	if i+1 >= len(s) || s[i] != '[' || s[i+1] == ']' {
+		return out, false
+	}
+	i++
+	for {
+		if i >= len(s) || s[i] != '"' || n == MaxTablesPerDatabase {
+			return out, false
+		}
+		// A list leaves out some of the reference's names: look a few
+		// ahead, then give up on the fast way.
+		k := j
+		for ; k < len(ref) && k < j+refLookahead; k++ {
+			if r := ref[k]; i+1+len(r) < len(s) && s[i+1+len(r)] == '"' && s[i+1:i+1+len(r)] == r {
+				break
+			}
+		}
+		if k == len(ref) || k == j+refLookahead {
+			return out, false
+		}
+		out = append(out, ref[k])
+		n++
+		i += len(ref[k]) + 2
+		j = k + 1
+		if i >= len(s) {
+			return out, false
+		}
+		switch s[i] {
+		case ',':
+			i++
+		case ']':
+			d.i = i + 1
+			return out, true
+		default:
+			return out, false
+		}
+	}
+}
+
+// refLookahead is how many reference names refRun tries for each name of
+// the list: a list that leaves out more in a row is read the general way.
+const refLookahead = 4
+
+// isNext reports whether the string at d.i is the valid name n, written
+// without escapes.
+func (d *schemaDecoder) isNext(n string) bool {
+	end := d.i + 1 + len(n)
+	return end < len(d.s) && d.s[end] == '"' && d.s[d.i+1:end] == n
 }
 
 // str decodes the string at d.i.

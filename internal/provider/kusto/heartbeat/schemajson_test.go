@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -227,5 +228,56 @@ func TestAnySpecial(t *testing.T) {
 				t.Errorf("byte %#x at %d: anySpecial %v, want %v", b, pos, got, stringSpecial[b])
 			}
 		}
+	}
+}
+
+// TestNamesAgainstReference: a list read against a reference gives what
+// reading it alone gives, and says it is a run of reference names in
+// order, each the reference's own string, exactly when it is one.
+func TestNamesAgainstReference(t *testing.T) {
+	ref := []string{"A", "B", "C", "D", "E", "F", "G", "H"}
+	for _, tc := range []struct {
+		name, list string
+		fromRef    bool
+	}{
+		{"the reference", `["A","B","C","D","E","F","G","H"]`, true},
+		{"leaving out one", `["A","C","D","E","F","G","H"]`, true},
+		{"leaving out the first and the last", `["B","C","D","E","F","G"]`, true},
+		{"leaving out three in a row", `["A","E","F"]`, true},
+		{"leaving out more in a row", `["A","G","H"]`, true},
+		{"one name", `["H"]`, true},
+		{"spaced", ` [ "A" , "C" ] `, true},
+		{"escaped", `["\u0041","B"]`, true},
+		{"a prefix of a name", `["A","Bx","C"]`, false},
+		{"a longer name", `["AB"]`, false},
+		{"out of order", `["B","A"]`, false},
+		{"twice", `["A","A"]`, false},
+		{"null", `["A",null]`, false},
+		{"empty", `[]`, false},
+		{"null list", `null`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			alone := schemaDecoder{s: tc.list}
+			want, _, err := alone.names(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := schemaDecoder{s: tc.list}
+			got, fromRef, err := d.names(ref)
+			if err != nil || !slices.Equal(got, want) || (got == nil) != (want == nil) {
+				t.Fatalf("names = %q, %v; alone %q", got, err, want)
+			}
+			if d.ws(); d.i != len(tc.list) {
+				t.Errorf("stopped at %d of %d", d.i, len(tc.list))
+			}
+			if fromRef != tc.fromRef {
+				t.Errorf("fromRef = %v, want %v", fromRef, tc.fromRef)
+			}
+			for _, n := range got {
+				if i := slices.Index(ref, n); fromRef && !sameString(ref[i], n) {
+					t.Errorf("%q is not the reference's string", n)
+				}
+			}
+		})
 	}
 }
