@@ -71,6 +71,11 @@ func FuzzIdentAndLiteral(f *testing.F) {
 		if lit, err := Literal(s); err == nil {
 			expect(t, lit, "'?'", s)
 		}
+		// The short way agrees with the long one.
+		lit, err := Literal(s)
+		if long, lerr := escapedLiteral(s); lit != long || (err == nil) != (lerr == nil) {
+			t.Fatalf("Literal(%q) = %q, %v; the long way %q, %v", s, lit, err, long, lerr)
+		}
 	})
 }
 

@@ -92,6 +92,16 @@ var ErrInvalidLiteral = errors.New("invalid Kusto string literal")
 // Other control characters and invalid UTF-8 have no documented escape and
 // are refused rather than passed through.
 func Literal(s string) (string, error) {
+	// A fresh federation plan quotes every partition's endpoint and
+	// database, thousands of them, nearly all needing no escape.
+	if plainLiteral(s) {
+		return "'" + s + "'", nil
+	}
+	return escapedLiteral(s)
+}
+
+// escapedLiteral is Literal the long way, rune by rune.
+func escapedLiteral(s string) (string, error) {
 	if !utf8.ValidString(s) {
 		return "", fmt.Errorf("%w: not UTF-8", ErrInvalidLiteral)
 	}
