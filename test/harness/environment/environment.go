@@ -139,6 +139,9 @@ type Env struct {
 	// (by pod UID and container name) that install found explained by its
 	// known start-up race, which Alive does not count.
 	startRestarts map[string]int32
+	// logDirs, when set, stand for the nodes' pod-logs directories (in
+	// the harness's own tests).
+	logDirs []string
 	// Timings of start-up phases, for reports.
 	Timings []Timing
 }

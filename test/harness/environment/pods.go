@@ -400,6 +400,9 @@ func (e *Env) runLog(p corev1.Pod, container string, run int32, n int) string {
 
 // podLogDirs are the pod-logs directories of the environment's nodes.
 func (e *Env) podLogDirs() []string {
+	if e.logDirs != nil {
+		return e.logDirs
+	}
 	if e.Cluster == nil {
 		return nil
 	}
