@@ -1,8 +1,10 @@
 package federation
 
 import (
+	"bytes"
 	"context"
 	"hash/maphash"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -260,6 +262,7 @@ func (s *Schemas) fetchRows(key readKey, need []string, wanted map[string]bool, 
 	// One decoder for the cycle: its memory is reused from row to row,
 	// and what partitions keep goes through the cache's shared lists.
 	dec := &heartbeat.Decoder{Keep: s.intern, Name: s.word}
+	meta := &metadataMemo{}
 	names := need
 	// A long list costs the hub more than reading every row; rows
 	// already known are then skipped by digest, undecoded.
@@ -278,7 +281,7 @@ func (s *Schemas) fetchRows(key readKey, need []string, wanted map[string]bool, 
 			return
 		}
 		if prev, ok := fetched[h.Endpoint]; !ok || h.Timestamp.After(prev.ts) {
-			fetched[h.Endpoint] = decoded{s.decode(dec, h, key.allowHTTP), h.Timestamp}
+			fetched[h.Endpoint] = decoded{s.decode(dec, meta, h, key.allowHTTP), h.Timestamp}
 			stats.Decoded++
 		}
 	})
@@ -358,7 +361,7 @@ func (s *Schemas) Changed(ctx context.Context, c Kusto, db, table string, window
 }
 
 // decode validates one whole row.
-func (s *Schemas) decode(dec *heartbeat.Decoder, h HeartbeatRow, allowHTTP bool) entry {
+func (s *Schemas) decode(dec *heartbeat.Decoder, meta *metadataMemo, h HeartbeatRow, allowHTTP bool) entry {
 	e := entry{endpoint: h.Endpoint, digest: h.Digest}
 	p, rej, err := dec.DecodeBytes(time.Time{}, h.Endpoint, h.Schema, allowHTTP)
 	e.rejected = rej
@@ -369,11 +372,35 @@ func (s *Schemas) decode(dec *heartbeat.Decoder, h HeartbeatRow, allowHTTP bool)
 	}
 	// Metadata only describes the partition: refused, it is reported and
 	// left out, and the partition is still federated.
-	if p.Metadata, err = heartbeat.DecodeMetadata(h.Metadata); err != nil {
+	if p.Metadata, err = meta.decode(h.Metadata); err != nil {
 		e.rejected = append(e.rejected, heartbeat.Rejection{Endpoint: p.Endpoint, Reason: err.Error()})
 	}
 	e.partition = p
 	return e
+}
+
+// metadataMemo is heartbeat.DecodeMetadata for a cycle's rows, which a
+// fleet writes alike ({"region": ...}): a row whose metadata is, byte for
+// byte, the last one decoded gets a copy of what that gave, not decoded
+// again. Each partition has a map of its own.
+type metadataMemo struct {
+	text []byte
+	m    map[string]string
+	ok   bool
+}
+
+func (mm *metadataMemo) decode(raw []byte) (map[string]string, error) {
+	if mm.ok && bytes.Equal(raw, mm.text) {
+		return maps.Clone(mm.m), nil
+	}
+	m, err := heartbeat.DecodeMetadata(raw)
+	if err != nil {
+		mm.ok = false
+		return m, err
+	}
+	// The row's bytes are the answer's, reused once it is read.
+	mm.text, mm.m, mm.ok = append(mm.text[:0], raw...), maps.Clone(m), true
+	return m, nil
 }
 
 func (s *Schemas) hash(l []string) uint64 {

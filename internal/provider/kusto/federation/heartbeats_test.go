@@ -357,3 +357,41 @@ func TestUnchangedCycleIsAWholeCycle(t *testing.T) {
 		}
 	}
 }
+
+// TestMetadataMemo: rows decode to what DecodeMetadata gives, whatever
+// came before them, each partition with a map of its own, and a row's
+// bytes reused afterwards change nothing remembered.
+func TestMetadataMemo(t *testing.T) {
+	var mm metadataMemo
+	rows := []string{
+		`{"region":"westeurope"}`, `{"region":"westeurope"}`, `{"region":"eastus"}`,
+		`{"region":{"nested":1}}`, `{"region":{"nested":1}}`, `{"region":"eastus"}`, ``, `null`, `{"n":1}`,
+	}
+	var kept []map[string]string
+	for i, text := range rows {
+		raw := []byte(text)
+		got, err := mm.decode(raw)
+		want, wantErr := heartbeat.DecodeMetadata([]byte(text))
+		if fmt.Sprint(got, err) != fmt.Sprint(want, wantErr) {
+			t.Fatalf("row %d %s: %v, %v; DecodeMetadata gives %v, %v", i, text, got, err, want, wantErr)
+		}
+		for j := range raw {
+			raw[j] = 'x'
+		}
+		if got != nil {
+			got["mine"] = "yes"
+			kept = append(kept, got)
+		}
+	}
+	for i, m := range kept {
+		if m["mine"] != "yes" || len(m) > 2 {
+			t.Errorf("partition %d's map %v was changed by another's", i, m)
+		}
+	}
+	first, _ := mm.decode([]byte(`{"region":"eastus"}`))
+	second, _ := mm.decode([]byte(`{"region":"eastus"}`))
+	first["mine"], second["mine"] = "yes", "yes"
+	if again, _ := mm.decode([]byte(`{"region":"eastus"}`)); len(again) != 1 {
+		t.Errorf("remembered metadata changed by a partition: %v", again)
+	}
+}
