@@ -434,7 +434,7 @@ func (d *schemaDecoder) refRun(ref, out []string) ([]string, bool) {
 		// ahead, then give up on the fast way.
 		k := j
 		for ; k < len(ref) && k < j+refLookahead; k++ {
-			if r := ref[k]; i+1+len(r) < len(s) && s[i+1+len(r)] == '"' && s[i+1:i+1+len(r)] == r {
+			if r := ref[k]; i+1+len(r) < len(s) && s[i+1+len(r)] == '"' && equalAt(s, i+1, r) {
 				break
 			}
 		}
@@ -458,6 +458,20 @@ func (d *schemaDecoder) refRun(ref, out []string) ([]string, bool) {
 			return out, false
 		}
 	}
+}
+
+// equalAt reports whether s holds r at offset at, which the caller has
+// checked s is long enough for. A name of 8 to 16 bytes, as most table
+// names are, is two overlapping words compared in place: refRun does this
+// for every name of a fresh cycle, a million of them for 1,000 partitions.
+func equalAt(s string, at int, r string) bool {
+	n := len(r)
+	if n < 8 || n > 16 {
+		return s[at:at+n] == r
+	}
+	sp, rp := unsafe.Pointer(unsafe.StringData(s)), unsafe.Pointer(unsafe.StringData(r))
+	return *(*uint64)(unsafe.Add(sp, at)) == *(*uint64)(rp) &&
+		*(*uint64)(unsafe.Add(sp, at+n-8)) == *(*uint64)(unsafe.Add(rp, n-8))
 }
 
 // refLookahead is how many reference names refRun tries for each name of

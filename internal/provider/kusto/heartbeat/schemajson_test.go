@@ -281,3 +281,23 @@ func TestNamesAgainstReference(t *testing.T) {
 		})
 	}
 }
+
+// TestEqualAt holds equalAt to string comparison for names of every
+// length around its two-word way, differing at every place.
+func TestEqualAt(t *testing.T) {
+	for n := range 20 {
+		r := strings.Repeat("x", n)
+		for at := range 3 {
+			s := strings.Repeat("-", at) + r + `"`
+			if !equalAt(s, at, r) {
+				t.Errorf("equalAt(%q, %d, %q) = false", s, at, r)
+			}
+			for i := range n {
+				other := s[:at+i] + "y" + s[at+i+1:]
+				if equalAt(other, at, r) {
+					t.Errorf("equalAt(%q, %d, %q) = true", other, at, r)
+				}
+			}
+		}
+	}
+}
