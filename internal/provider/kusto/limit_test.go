@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fleetplane/fleetplane/test/harness/race"
 )
 
 // hugeDatabases answers every management command as a cluster with n
@@ -66,10 +68,10 @@ func TestAnswersAreBounded(t *testing.T) {
 				t.Fatalf("err = %v, want ErrTooLarge", err)
 			}
 			alloc := after.TotalAlloc - before.TotalAlloc
-			if limit := limitOf(ctx); alloc > 16*uint64(limit)+16<<20 {
+			if limit := limitOf(ctx); alloc > race.AllocScale*(16*uint64(limit)+16<<20) {
 				t.Errorf("allocated %d MiB for an answer cut at %d MiB", alloc>>20, limit>>20)
 			}
-			if took > 5*time.Second {
+			if took > race.TimeScale*5*time.Second {
 				t.Errorf("took %s", took)
 			}
 			t.Logf("refused in %s after allocating %d MiB: %v", took.Round(time.Millisecond), alloc>>20, err)

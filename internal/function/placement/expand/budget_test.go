@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fleetplane/fleetplane/test/harness/race"
 )
 
 // doubling is the review's template: a variable doubled by reassignment,
@@ -48,10 +50,10 @@ func TestBudgetBoundsWhatTemplatesBuild(t *testing.T) {
 			}
 			// What a template may build is its budget; fmt's buffers and
 			// the parse add a small multiple of that.
-			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4*DefaultBudget {
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > race.AllocScale*4*DefaultBudget {
 				t.Errorf("allocated %d bytes, more than four times the budget (%d)", alloc, DefaultBudget)
 			}
-			if took > 2*time.Second {
+			if took > race.TimeScale*2*time.Second {
 				t.Errorf("took %s", took)
 			}
 			t.Logf("refused after %s, spending %d", took, b.Spent())
