@@ -112,6 +112,9 @@ const crdRace = "no matches for kind"
 // count the next, successful, start as a restart.
 func (e *Env) excuseStartRace(ctx context.Context) error {
 	checked := map[string]int32{} // the newest ended run each container's log was read for
+	// restarts are those of the look that found every container running:
+	// the counts recorded are the ones whose runs were checked.
+	var restarts map[string]int32
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, time.Second, startRaceTimeout, true, func(ctx context.Context) (bool, error) {
 		pods, err := e.packagePods(ctx)
@@ -120,6 +123,7 @@ func (e *Env) excuseStartRace(ctx context.Context) error {
 			return false, nil //nolint:nilerr // retry
 		}
 		settled := true
+		restarts = map[string]int32{}
 		for _, p := range pods {
 			if p.Labels[pkgv1.LabelProvider] != PackageName(ProviderKubernetesSource) || p.DeletionTimestamp != nil {
 				continue
@@ -135,6 +139,9 @@ func (e *Env) excuseStartRace(ctx context.Context) error {
 					checked[key] = ended + 1
 					e.logf("provider-kubernetes' run %d ended before the API server served its kinds (%s)", ended, crdRace)
 				}
+				if checked[key] > 0 {
+					restarts[key] = c.RestartCount
+				}
 				if c.RestartCount > 0 && (c.State.Running == nil || !c.Ready) {
 					settled = false
 					last = controlplane.DescribePods([]corev1.Pod{p})
@@ -149,19 +156,8 @@ func (e *Env) excuseStartRace(ctx context.Context) error {
 		}
 		return err
 	}
-	pods, err := e.packagePods(ctx)
-	if err != nil {
-		return err
-	}
-	for _, p := range pods {
-		for _, c := range p.Status.ContainerStatuses {
-			if key := string(p.UID) + "/" + c.Name; checked[key] > 0 {
-				if e.startRestarts == nil {
-					e.startRestarts = map[string]int32{}
-				}
-				e.startRestarts[key] = c.RestartCount
-			}
-		}
+	if len(restarts) > 0 {
+		e.startRestarts = restarts
 	}
 	return nil
 }
