@@ -360,18 +360,11 @@ func (d *schemaDecoder) names(ref []string) (names []string, fromRef bool, err e
 		switch d.peek() {
 		case '"':
 			var n string
-			switch {
-			case j < len(ref) && d.isNext(ref[j]):
-				n = ref[j]
+			if k := refAhead(d.s, d.i, ref, j); k >= 0 {
+				n = ref[k]
 				d.i += len(n) + 2
-				j++
-			case j+1 < len(ref) && d.isNext(ref[j+1]):
-				// The list leaves out one name, which is how lists
-				// of a fleet differ.
-				n = ref[j+1]
-				d.i += len(n) + 2
-				j += 2
-			default:
+				j = k + 1
+			} else {
 				var err error
 				if n, err = d.str(); err != nil {
 					return err
@@ -430,15 +423,8 @@ func (d *schemaDecoder) refRun(ref, out []string) ([]string, bool) {
 		if i >= len(s) || s[i] != '"' || n == MaxTablesPerDatabase {
 			return out, false
 		}
-		// A list leaves out some of the reference's names: look a few
-		// ahead, then give up on the fast way.
-		k := j
-		for ; k < len(ref) && k < j+refLookahead; k++ {
-			if r := ref[k]; i+1+len(r) < len(s) && s[i+1+len(r)] == '"' && equalAt(s, i+1, r) {
-				break
-			}
-		}
-		if k == len(ref) || k == j+refLookahead {
+		k := refAhead(s, i, ref, j)
+		if k < 0 {
 			return out, false
 		}
 		out = append(out, ref[k])
@@ -460,6 +446,22 @@ func (d *schemaDecoder) refRun(ref, out []string) ([]string, bool) {
 	}
 }
 
+// refAhead is the index of the reference name, among ref[j] and the few
+// after it, that the string starting at the quote s[i] is, written
+// without escapes; -1 if none is. A list leaves out some of the
+// reference's names, so a few are tried; a list that leaves out more in a
+// row is read another way.
+func refAhead(s string, i int, ref []string, j int) int {
+	for k := j; k < len(ref) && k < j+refLookahead; k++ {
+		// A valid name holds no quote or backslash: its bytes followed
+		// by a quote are the whole string.
+		if r := ref[k]; i+1+len(r) < len(s) && s[i+1+len(r)] == '"' && equalAt(s, i+1, r) {
+			return k
+		}
+	}
+	return -1
+}
+
 // equalAt reports whether s holds r at offset at, which the caller has
 // checked s is long enough for. A name of 8 to 16 bytes, as most table
 // names are, is two overlapping words compared in place: refRun does this
@@ -474,16 +476,9 @@ func equalAt(s string, at int, r string) bool {
 		*(*uint64)(unsafe.Add(sp, at+n-8)) == *(*uint64)(unsafe.Add(rp, n-8))
 }
 
-// refLookahead is how many reference names refRun tries for each name of
-// the list: a list that leaves out more in a row is read the general way.
+// refLookahead is how many reference names refAhead tries for each name
+// of a list.
 const refLookahead = 4
-
-// isNext reports whether the string at d.i is the valid name n, written
-// without escapes.
-func (d *schemaDecoder) isNext(n string) bool {
-	end := d.i + 1 + len(n)
-	return end < len(d.s) && d.s[end] == '"' && d.s[d.i+1:end] == n
-}
 
 // str decodes the string at d.i.
 func (d *schemaDecoder) str() (string, error) {
