@@ -64,6 +64,9 @@ type Schemas struct {
 	read    readKey
 	entries map[string]entry // by ClusterEndpoint as stored
 	names   map[uint64][]string
+	// sets are the lists kept as sets over the names a cycle's decoder
+	// had seen (heartbeat.Set), shared like names.
+	sets map[uint64]*heartbeat.Set
 	// words holds one copy of every name the kept lists hold, so that
 	// equal names are one string however many partitions list them.
 	words map[string]string
@@ -104,7 +107,7 @@ type entry struct {
 
 // NewSchemas makes an empty cache.
 func NewSchemas() *Schemas {
-	return &Schemas{entries: map[string]entry{}, names: map[uint64][]string{}, words: map[string]string{}, seed: maphash.Comparable(maphash.MakeSeed(), 0)}
+	return &Schemas{entries: map[string]entry{}, names: map[uint64][]string{}, sets: map[uint64]*heartbeat.Set{}, words: map[string]string{}, seed: maphash.Comparable(maphash.MakeSeed(), 0)}
 }
 
 // Len is how many partitions the cache holds.
@@ -174,7 +177,7 @@ func readHeartbeatRow(r frames.Row) (HeartbeatRow, error) {
 // a row that could not be read with its error.
 func (s *Schemas) cycle(key readKey, digests []DigestRow, fetch func(endpoints []string, fn func(HeartbeatRow, error)) error) ([]heartbeat.Partition, []heartbeat.Rejection, ReadStats, error) {
 	if key != s.read {
-		s.read, s.entries, s.names, s.words = key, map[string]entry{}, map[uint64][]string{}, map[string]string{}
+		s.read, s.entries, s.names, s.sets, s.words = key, map[string]entry{}, map[uint64][]string{}, map[uint64]*heartbeat.Set{}, map[string]string{}
 		s.last.filled = nil
 	}
 	stats := ReadStats{Partitions: len(digests)}
@@ -261,7 +264,7 @@ func (s *Schemas) fetchRows(key readKey, need []string, wanted map[string]bool, 
 	}
 	// One decoder for the cycle: its memory is reused from row to row,
 	// and what partitions keep goes through the cache's shared lists.
-	dec := &heartbeat.Decoder{Keep: s.intern, Name: s.word}
+	dec := &heartbeat.Decoder{Keep: s.intern, KeepSet: s.internSet, Name: s.word}
 	meta := &metadataMemo{}
 	names := need
 	// A long list costs the hub more than reading every row; rows
@@ -433,6 +436,27 @@ func (s *Schemas) intern(l []string) []string {
 	return l
 }
 
+// internSet returns the cache's set equal to l, or keeps a copy of l,
+// whose bits are the decoder's.
+func (s *Schemas) internSet(l heartbeat.Set) *heartbeat.Set {
+	h := uint64(len(l.Of)) ^ s.seed
+	h ^= uint64(uintptr(unsafe.Pointer(unsafe.SliceData(l.Of))))
+	h *= 0x100000001b3
+	for _, w := range l.Bits {
+		h ^= w
+		h *= 0x100000001b3
+	}
+	if have, ok := s.sets[h]; ok {
+		if have.Equal(&l) {
+			return have
+		}
+		return &heartbeat.Set{Of: l.Of, Bits: slices.Clone(l.Bits)}
+	}
+	kept := &heartbeat.Set{Of: l.Of, Bits: slices.Clone(l.Bits)}
+	s.sets[h] = kept
+	return kept
+}
+
 // word returns the cache's copy of name n, a slice of a row.
 func (s *Schemas) word(n string) string {
 	if w, ok := s.words[n]; ok {
@@ -446,10 +470,11 @@ func (s *Schemas) word(n string) string {
 // prune forgets name lists no partition uses any more, once they are as
 // many as those in use: a fleet whose schemas churn keeps only what it has.
 func (s *Schemas) prune() {
-	if len(s.names) < 64 {
+	if len(s.names)+len(s.sets) < 64 {
 		return
 	}
 	inUse := map[*string]bool{}
+	setsInUse := map[*heartbeat.Set]bool{}
 	for _, e := range s.entries {
 		for _, d := range e.partition.Databases {
 			if len(d.Tables) > 0 {
@@ -458,9 +483,14 @@ func (s *Schemas) prune() {
 			if len(d.Views) > 0 {
 				inUse[&d.Views[0]] = true
 			}
+			for _, set := range []*heartbeat.Set{d.TableSet, d.ViewSet} {
+				if set != nil {
+					setsInUse[set] = true
+				}
+			}
 		}
 	}
-	if len(s.names) <= 2*len(inUse) {
+	if len(s.names)+len(s.sets) <= 2*(len(inUse)+len(setsInUse)) {
 		return
 	}
 	for k, l := range s.names {
@@ -468,10 +498,20 @@ func (s *Schemas) prune() {
 			delete(s.names, k)
 		}
 	}
+	for k, set := range s.sets {
+		if !setsInUse[set] {
+			delete(s.sets, k)
+		}
+	}
 	// And the names only forgotten lists held.
 	s.words = map[string]string{}
 	for _, l := range s.names {
 		for _, n := range l {
+			s.words[n] = n
+		}
+	}
+	for _, set := range s.sets {
+		for n := range set.All() {
 			s.words[n] = n
 		}
 	}

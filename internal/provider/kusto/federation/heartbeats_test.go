@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/fleetplane/fleetplane/internal/provider/kusto"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
+	"github.com/fleetplane/fleetplane/test/harness/fleetgen"
 	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
@@ -393,5 +395,75 @@ func TestMetadataMemo(t *testing.T) {
 	first["mine"], second["mine"] = "yes", "yes"
 	if again, _ := mm.decode([]byte(`{"region":"eastus"}`)); len(again) != 1 {
 		t.Errorf("remembered metadata changed by a partition: %v", again)
+	}
+}
+
+// TestPlansListsKeptAsSets: a fleet whose partitions each list their own
+// selection of the same tables is kept mostly as sets (heartbeat.Set), and
+// plans exactly as the same partitions with every list held as names do,
+// within the limits and past them (a partition's list cut to its first
+// names).
+func TestPlansListsKeptAsSets(t *testing.T) {
+	plain := fleetgen.Fleet(fleetgen.Shape{Partitions: 60, Databases: 3, Tables: 20, Distinct: true})
+	rows := rowsOf(plain)
+	s := NewSchemas()
+	parts, rej, _, err := s.cycle(readKey{db: "FleetDiscovery", table: "Heartbeats"}, digestsOf(rows), served(rows))
+	if err != nil || len(rej) > 0 {
+		t.Fatal(err, rej)
+	}
+	sets := 0
+	for i, p := range parts {
+		for j, d := range p.Databases {
+			if d.TableSet != nil {
+				sets++
+			}
+			if got, want := d.TableNames(), plain[i].Databases[j].Tables; !slices.Equal(got, want) {
+				t.Fatalf("%s %s: tables %q, want %q", p.Endpoint, d.Database, got, want)
+			}
+		}
+	}
+	if sets < len(parts)*3*9/10 {
+		t.Errorf("%d of %d lists kept as sets", sets, len(parts)*3)
+	}
+	hub := emptyHub(3)
+	for _, lim := range []Limits{DefaultLimits, {Partitions: 50, DatabasesPerPartition: 2, TablesPerPartitionDatabase: 7, TablesPerHubDatabase: 15, Commands: 5000}} {
+		got, want := Input{Partitions: parts, Hub: hub, Limits: lim}.Plan(), Input{Partitions: plain, Hub: hub, Limits: lim}.Plan()
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("limits %+v: planned from sets\n%v\nfrom lists\n%v", lim, got, want)
+		}
+		if got.Count() == 0 {
+			t.Errorf("limits %+v: nothing planned", lim)
+		}
+	}
+}
+
+// TestSetsOutliveTheirLists: sets kept in an earlier cycle still count
+// once the lists whose names they were drawn from changed: the union is
+// every set's names, word by word.
+func TestSetsOutliveTheirLists(t *testing.T) {
+	ts := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	row := func(ep, digest, tables string) HeartbeatRow {
+		return HeartbeatRow{Timestamp: ts, Endpoint: ep, Digest: digest, Schema: []byte(`[{"database":"Metrics","tables":[` + tables + `]}]`)}
+	}
+	const a, b, c = "https://a.kusto.windows.net", "https://b.kusto.windows.net", "https://c.kusto.windows.net"
+	src := &rows{byEndpoint: map[string]HeartbeatRow{a: row(a, digestA, `"T1","T2","T3","T4"`), b: row(b, digestA, `"T1","T2"`), c: row(c, digestA, `"T3","T4"`)}}
+	s := NewSchemas()
+	key := readKey{db: "FleetDiscovery", table: "Heartbeats"}
+	digests := []DigestRow{{ts, a, digestA}, {ts, b, digestA}, {ts, c, digestA}}
+	if _, _, _, err := s.cycle(key, digests, src.fetch); err != nil {
+		t.Fatal(err)
+	}
+	src.byEndpoint[a] = row(a, digestB, `"T1"`)
+	digests[0].Digest = digestB
+	parts, _, stats, err := s.cycle(key, digests, src.fetch)
+	if err != nil || stats.Decoded != 1 {
+		t.Fatal(err, stats)
+	}
+	if parts[1].Databases[0].TableSet == nil || parts[2].Databases[0].TableSet == nil {
+		t.Fatalf("b and c were not kept as sets: %+v", parts)
+	}
+	want := wanted(parts, nil, DefaultLimits, func(string, ...any) {})["metrics"]
+	if got := slices.Sorted(maps.Keys(want.tables)); strings.Join(got, ",") != "T1,T2,T3,T4" {
+		t.Errorf("tables %v, want T1 to T4", got)
 	}
 }

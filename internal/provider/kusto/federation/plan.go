@@ -108,6 +108,31 @@ type desired struct {
 	// Schemas share equal lists, so a fleet's tables are added once per
 	// distinct list rather than once per partition.
 	merged map[sharedList]struct{}
+	// bits are the union of the lists held as sets, per list they are
+	// drawn from and kind: a word of bits at a time.
+	bits []setUnion
+}
+
+// setUnion is the union of sets drawn from one list.
+type setUnion struct {
+	heartbeat.Set
+	views bool
+}
+
+// mergeSet adds a partition's tables, or its views, held as a set.
+func (w *desired) mergeSet(set *heartbeat.Set, views bool) {
+	if set == nil {
+		return
+	}
+	for i := range w.bits {
+		if u := &w.bits[i]; u.views == views && u.SameOf(set) {
+			for k, b := range set.Bits {
+				u.Bits[k] |= b
+			}
+			return
+		}
+	}
+	w.bits = append(w.bits, setUnion{heartbeat.Set{Of: set.Of, Bits: slices.Clone(set.Bits)}, views})
 }
 
 // sharedList identifies a list of names by its backing array and length,
@@ -137,8 +162,46 @@ func (w *desired) merge(names []string, views bool) {
 	}
 }
 
+// add merges a partition's lists of one database, the first limit of
+// its tables and views if it lists more.
+func (w *desired) add(endpoint string, d heartbeat.DatabaseSchema, limit int, cut func(string, ...any)) {
+	tables, views := d.Tables, d.Views
+	tableSet, viewSet := d.TableSet, d.ViewSet
+	nt, nv := len(tables), len(views)
+	if tableSet != nil {
+		nt = tableSet.Len()
+	}
+	if viewSet != nil {
+		nv = viewSet.Len()
+	}
+	if nt+nv > limit {
+		cut("partition %s database %s reports %d tables and views; the first %d are federated", endpoint, d.Database, nt+nv, limit)
+		nt = min(nt, limit)
+		nv = min(nv, limit-nt)
+		tables, views = tables[:min(len(tables), nt)], views[:min(len(views), nv)]
+		if tableSet != nil {
+			tableSet = tableSet.First(nt)
+		}
+		if viewSet != nil {
+			viewSet = viewSet.First(nv)
+		}
+	}
+	w.merge(tables, false)
+	w.merge(views, true)
+	w.mergeSet(tableSet, false)
+	w.mergeSet(viewSet, true)
+}
+
 // sets makes the tables and functions the merged lists ask for.
 func (w *desired) sets() {
+	for _, u := range w.bits {
+		if u.views {
+			w.views = heartbeat.Union(w.views, u.Names())
+		} else {
+			w.base = heartbeat.Union(w.base, u.Names())
+		}
+	}
+	w.bits = nil
 	w.tables = make(map[string]struct{}, len(w.base)+len(w.views))
 	w.functions = make(map[string]struct{}, len(w.base))
 	for _, n := range w.base {
@@ -288,14 +351,7 @@ func wanted(partitions []heartbeat.Partition, held []Member, lim Limits, cut fun
 			w := entry(d.Database)
 			// A partition listing Metrics and metrics is one member.
 			w.member(p.Endpoint)
-			tables, views := d.Tables, d.Views
-			if n := len(tables) + len(views); n > lim.TablesPerPartitionDatabase {
-				cut("partition %s database %s reports %d tables and views; the first %d are federated", p.Endpoint, d.Database, n, lim.TablesPerPartitionDatabase)
-				tables = tables[:min(len(tables), lim.TablesPerPartitionDatabase)]
-				views = views[:min(len(views), lim.TablesPerPartitionDatabase-len(tables))]
-			}
-			w.merge(tables, false)
-			w.merge(views, true)
+			w.add(p.Endpoint, d, lim.TablesPerPartitionDatabase, cut)
 		}
 	}
 	for _, m := range held {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
 )
@@ -53,6 +54,8 @@ func FuzzDecoderReuse(f *testing.F) {
 	// and names the reference does not hold.
 	f.Add(`[{"database":"M","tables":["a","ab","b","d"]}]`, `[{"database":"M","tables":["ab","\u0061","b","c","a","ab\"","d\u0000"]}]`)
 	f.Add(`[{"database":"M","tables":["Table1","Table2","Table3"]}]`, `[{"database":"M","tables":["Table1","Table3","Table4"]},{"database":"M","tables":["Table2"]}]`)
+	// Lists of names seen before, kept as sets by a decoder that asks.
+	f.Add(`[{"database":"M","tables":["a","b","c"],"views":["v","w"]}]`, `[{"database":"M","tables":["a","c"],"views":["w"]}]`)
 	f.Fuzz(func(t *testing.T, a, b string) {
 		// A decoder that shares lists, as the hub's cache does, and one
 		// that copies them.
@@ -77,7 +80,18 @@ func FuzzDecoderReuse(f *testing.F) {
 			words[w] = w
 			return w
 		}
-		for _, dec := range []*Decoder{{}, &shared, &named} {
+		// And one that keeps lists of names it saw as sets, as the
+		// hub's cache does, sharing equal sets.
+		sets := map[string]*Set{}
+		asSets := named
+		asSets.KeepSet = func(s Set) *Set {
+			k := fmt.Sprint(unsafe.SliceData(s.Of), len(s.Of), s.Bits)
+			if _, ok := sets[k]; !ok {
+				sets[k] = &Set{Of: s.Of, Bits: slices.Clone(s.Bits)}
+			}
+			return sets[k]
+		}
+		for _, dec := range []*Decoder{{}, &shared, &named, &asSets} {
 			decodeTwice(t, dec, a, b)
 		}
 		// Decoded from bytes read in place, nothing kept is the row's:
@@ -106,8 +120,9 @@ func FuzzDecoderReuse(f *testing.F) {
 func decodeTwice(t *testing.T, dec *Decoder, a, b string) {
 	t.Helper()
 	pa, ra, ea := dec.Decode(time.Unix(0, 0), "https://p1", a, false)
-	wantA := fmt.Sprint(pa, ra, ea)
+	wantA := fmt.Sprint(plain(pa), ra, ea)
 	pb, rb, eb := dec.Decode(time.Unix(0, 0), "https://p1", b, false)
+	pa, pb = plain(pa), plain(pb)
 	fa, fra, fea := Decode(time.Unix(0, 0), "https://p1", a, false)
 	fb, frb, feb := Decode(time.Unix(0, 0), "https://p1", b, false)
 	if got := fmt.Sprint(pa, ra, ea); got != wantA || got != fmt.Sprint(fa, fra, fea) {
@@ -121,8 +136,25 @@ func decodeTwice(t *testing.T, dec *Decoder, a, b string) {
 	for _, row := range []string{a, b, b, a} {
 		p, r, err := dec.Decode(time.Unix(0, 0), "https://p1", row, false)
 		fp, fr, fe := Decode(time.Unix(0, 0), "https://p1", row, false)
-		if got, want := fmt.Sprint(p, r, err), fmt.Sprint(fp, fr, fe); got != want {
+		if got, want := fmt.Sprint(plain(p), r, err), fmt.Sprint(fp, fr, fe); got != want {
 			t.Fatalf("row %s decoded again: %s, fresh %s", row, got, want)
 		}
 	}
+}
+
+// plain is p with every list held as names: what a decoder that keeps
+// sets (Decoder.KeepSet) means by them, to compare with one that does not.
+func plain(p Partition) Partition {
+	dbs := make([]DatabaseSchema, len(p.Databases))
+	for i, d := range p.Databases {
+		if d.TableSet != nil && d.Tables != nil || d.ViewSet != nil && d.Views != nil {
+			panic("a list held both ways")
+		}
+		dbs[i] = DatabaseSchema{Database: d.Database, Tables: d.TableNames(), Views: d.ViewNames()}
+	}
+	if p.Databases == nil {
+		dbs = nil
+	}
+	p.Databases = dbs
+	return p
 }

@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -32,6 +31,12 @@ type DatabaseSchema struct {
 	Database string   `json:"database"`
 	Tables   []string `json:"tables"`
 	Views    []string `json:"views"`
+	// TableSet and ViewSet, when not nil, hold the tables or views in
+	// place of Tables or Views, which are then nil: a hub's decoder keeps
+	// a list this way when asked to (Decoder.KeepSet). TableNames and
+	// ViewNames read either.
+	TableSet *Set `json:"-"`
+	ViewSet  *Set `json:"-"`
 }
 
 // Limits on what a hub accepts from one heartbeat. Kusto allows 10,000
@@ -147,9 +152,24 @@ type Decoder struct {
 	// Name, when set, returns the copy to keep of a valid name that is a
 	// slice of the row: a table of names shared across heartbeats keeps
 	// one string per name. Nil copies the name.
-	Name  func(n string) string
-	arena []string
-	ref   map[refKey][]string
+	Name func(n string) string
+	// KeepSet, when set, gets in place of Keep every list whose names
+	// the decoder found all among those of earlier rows (its reference
+	// for the database, see seen), as a Set over that reference, and
+	// returns the set to keep in its place: s.Bits must not be kept (the
+	// decoder reuses them), s.Of may (it is never changed). The list is
+	// then the DatabaseSchema's TableSet or ViewSet, its Tables or Views
+	// nil. A fleet whose every partition lists its own selection of the
+	// same tables is kept in a few words a list.
+	KeepSet func(s Set) *Set
+	arena   []string
+	bits    []uint64
+	dbs     []decoded
+	byName  map[string]int
+	ref     map[refKey][]string
+	// lastSet is, per database and kind, the last set kept: a list
+	// equal to it is taken as it is.
+	lastSet map[refKey]*Set
 	// seen is, per database and kind, every name its kept lists held,
 	// sorted: the reference rows are read against (see
 	// schemaDecoder.names), which a fleet whose partitions each leave out
@@ -169,6 +189,7 @@ type Decoder struct {
 type knownList struct {
 	text    []byte
 	kept    []string
+	set     *Set
 	rejects []string
 }
 
@@ -221,7 +242,7 @@ func (dec *Decoder) see(k refKey, kept []string) {
 // remember keeps a list's text and what it gave, when the database had
 // none yet or the list is its reference as it stands (a fleet's common
 // list): a fleet of lists that all differ never copies their texts.
-func (dec *Decoder) remember(k refKey, text string, found bool, kept []string, rejects []string) {
+func (dec *Decoder) remember(k refKey, text string, found bool, kept []string, set *Set, rejects []string) {
 	have := dec.known[k]
 	if have != nil && !found {
 		return
@@ -244,7 +265,7 @@ func (dec *Decoder) remember(k refKey, text string, found bool, kept []string, r
 	}
 	dec.knownBytes += cost
 	have.text = append(have.text[:0], text...)
-	have.kept, have.rejects = kept, rejects
+	have.kept, have.set, have.rejects = kept, set, rejects
 }
 
 // knownOverhead is what a known list costs beside its text: its entry
@@ -287,6 +308,7 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 	if len(schemaJSON) > MaxSchemaBytes {
 		return Partition{}, nil, fmt.Errorf("schema of %s is %d bytes, the limit is %d", ep, len(schemaJSON), MaxSchemaBytes)
 	}
+	dec.bits = dec.bits[:0]
 	raw, texts, err := decodeSchemaInto(schemaJSON, &dec.arena, dec, &dec.texts)
 	if errors.Is(err, errTooManyDatabases) {
 		return Partition{}, nil, fmt.Errorf("schema of %s lists more than %d databases, the limit", ep, MaxDatabases)
@@ -301,7 +323,14 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 	reject := func(format string, a ...any) {
 		rejected = append(rejected, Rejection{Endpoint: ep, Reason: fmt.Sprintf(format, a...)})
 	}
-	byName := map[string]*decoded{}
+	// A row's databases, in memory the decoder reuses: by the name the
+	// row spells, to find one listed twice.
+	if dec.byName == nil {
+		dec.byName = map[string]int{}
+	}
+	clear(dec.byName)
+	dbs := dec.dbs[:0]
+	defer func() { clear(dbs); dec.dbs = dbs[:0] }()
 	for i, d := range raw {
 		if err := kql.ValidateName(d.Database); err != nil {
 			reject("database %v", err)
@@ -318,32 +347,49 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 		from = len(rejected)
 		views := dec.listOf(refKey{d.Database, true}, d.Views, text.viewsKnown, text.viewsRef, func(err error) { reject("view in %q: %v", d.Database, err) }, reject)
 		viewRejects := reasons(rejected[from:])
-		if db := byName[d.Database]; db != nil {
+		if at, ok := dec.byName[d.Database]; ok {
 			// Listed twice: one database with both lists, checked again.
-			db.tables = list{names: append(slices.Clip(db.tables.names), tables.names...)}
-			db.views = list{names: append(slices.Clip(db.views.names), views.names...)}
+			db := &dbs[at]
+			db.tables = list{names: append(slices.Clip(db.tables.all()), tables.all()...)}
+			db.views = list{names: append(slices.Clip(db.views.all()), views.all()...)}
 			db.twice = true
 			continue
 		}
 		// The name is a slice of the row; the partition keeps a copy.
-		byName[d.Database] = &decoded{name: strings.Clone(d.Database), tables: tables, views: views, text: text, tableRejects: tableRejects, viewRejects: viewRejects}
+		dec.byName[d.Database] = len(dbs)
+		dbs = append(dbs, decoded{name: strings.Clone(d.Database), tables: tables, views: views, text: text, tableRejects: tableRejects, viewRejects: viewRejects})
 	}
+	// Writers list databases by name; a row that does not is sorted.
+	byName := func(a, b decoded) int { return strings.Compare(a.name, b.name) }
+	if !slices.IsSortedFunc(dbs, byName) {
+		slices.SortFunc(dbs, byName)
+	}
+	return dec.partition(ep, ts, dbs), rejected, nil
+}
+
+// partition is what a row's databases, checked and sorted, keep: each
+// list finished and, when it was read, remembered by its text.
+func (dec *Decoder) partition(ep string, ts time.Time, dbs []decoded) Partition {
 	p := Partition{Endpoint: ep, LastHeartbeat: ts}
-	for _, name := range slices.Sorted(maps.Keys(byName)) {
-		db := byName[name]
+	if len(dbs) > 0 {
+		p.Databases = make([]DatabaseSchema, 0, len(dbs))
+	}
+	for i := range dbs {
+		db := &dbs[i]
 		tk, vk := refKey{db.name, false}, refKey{db.name, true}
-		tables, views := dec.finish(tk, db.tables), dec.finish(vk, db.views)
+		tables, tableSet := dec.finish(tk, db.tables)
+		views, viewSet := dec.finish(vk, db.views)
 		if !db.twice {
 			if !db.text.tablesKnown {
-				dec.remember(tk, db.text.tables, db.tables.found, tables, db.tableRejects)
+				dec.remember(tk, db.text.tables, db.tables.found, tables, tableSet, db.tableRejects)
 			}
 			if !db.text.viewsKnown {
-				dec.remember(vk, db.text.views, db.views.found, views, db.viewRejects)
+				dec.remember(vk, db.text.views, db.views.found, views, viewSet, db.viewRejects)
 			}
 		}
-		p.Databases = append(p.Databases, DatabaseSchema{Database: db.name, Tables: tables, Views: views})
+		p.Databases = append(p.Databases, DatabaseSchema{Database: db.name, Tables: tables, Views: views, TableSet: tableSet, ViewSet: viewSet})
 	}
-	return p, rejected, nil
+	return p
 }
 
 // listOf is names, or the list known for k when the row's text was the
@@ -355,7 +401,14 @@ func (dec *Decoder) listOf(k refKey, l []string, known, fromRef bool, reject fun
 		if ref := dec.ref[k]; len(l) == len(ref) && slices.Equal(ref, l) {
 			return list{names: ref, found: true}
 		}
-		return list{names: l, sorted: true, fromRef: true}
+		out := list{names: l, sorted: true, fromRef: true}
+		if dec.KeepSet != nil {
+			out.bits = dec.bitsOf(k, l)
+			if last := dec.lastSet[k]; out.bits != nil && last != nil && last.Equal(&Set{Of: dec.seen[k], Bits: out.bits}) {
+				return list{names: l, set: last, found: true}
+			}
+		}
+		return out
 	}
 	if !known {
 		return dec.names(k, l, reject)
@@ -364,7 +417,31 @@ func (dec *Decoder) listOf(k refKey, l []string, known, fromRef bool, reject fun
 	for _, r := range kl.rejects {
 		again("%s", r)
 	}
-	return list{names: kl.kept, found: true}
+	return list{names: kl.kept, set: kl.set, found: true}
+}
+
+// bitsOf is a list of the reference's own strings, in its order, as bits
+// over the reference (in the decoder's memory); nil if a name is not one
+// of them after all.
+func (dec *Decoder) bitsOf(k refKey, l []string) []uint64 {
+	ref := dec.seen[k]
+	start, n := len(dec.bits), words(len(ref))
+	dec.bits = slices.Grow(dec.bits, n)[:start+n]
+	b := dec.bits[start : start+n : start+n]
+	clear(b)
+	j := 0
+	for _, name := range l {
+		for j < len(ref) && !sameString(ref[j], name) {
+			j++
+		}
+		if j == len(ref) {
+			dec.bits = dec.bits[:start]
+			return nil
+		}
+		b[j/64] |= 1 << (j % 64)
+		j++
+	}
+	return b
 }
 
 func reasons(rs []Rejection) []string {
@@ -396,6 +473,18 @@ type list struct {
 	sorted bool
 	// fromRef: every name is one the database's reference holds.
 	fromRef bool
+	// bits are a fromRef list over the reference, for KeepSet; set is
+	// the kept set a found list is (its names then may be nil).
+	bits []uint64
+	set  *Set
+}
+
+// all are the list's names, however it is held.
+func (l list) all() []string {
+	if l.names == nil && l.set != nil {
+		return l.set.Names()
+	}
+	return l.names
 }
 
 // names checks a decoded list of names, whose names are slices of the
@@ -458,10 +547,23 @@ func (dec *Decoder) names(k refKey, l []string, reject func(error)) list {
 	return list{names: out, sorted: sorted}
 }
 
-// finish is the list a partition keeps, which becomes the reference.
-func (dec *Decoder) finish(k refKey, l list) []string {
+// finish is the list a partition keeps, which becomes the reference: a
+// list of names, or a set when the list was found among the reference's
+// names and KeepSet asked for sets.
+func (dec *Decoder) finish(k refKey, l list) ([]string, *Set) {
 	if l.found {
-		return l.names
+		if l.set != nil {
+			return nil, l.set
+		}
+		return l.names, nil
+	}
+	if l.bits != nil {
+		s := dec.KeepSet(Set{Of: dec.seen[k], Bits: l.bits})
+		if dec.lastSet == nil {
+			dec.lastSet = map[refKey]*Set{}
+		}
+		dec.lastSet[k] = s
+		return nil, s
 	}
 	names := l.names
 	if !l.sorted {
@@ -477,7 +579,7 @@ func (dec *Decoder) finish(k refKey, l list) []string {
 			dec.see(k, kept)
 		}
 	}
-	return kept
+	return kept, nil
 }
 
 // uniqueSorted sorts s in place and drops repeats. Partitions list their
