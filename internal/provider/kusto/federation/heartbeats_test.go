@@ -446,16 +446,25 @@ func TestSetsOutliveTheirLists(t *testing.T) {
 		return HeartbeatRow{Timestamp: ts, Endpoint: ep, Digest: digest, Schema: []byte(`[{"database":"Metrics","tables":[` + tables + `]}]`)}
 	}
 	const a, b, c = "https://a.kusto.windows.net", "https://b.kusto.windows.net", "https://c.kusto.windows.net"
-	src := &rows{byEndpoint: map[string]HeartbeatRow{a: row(a, digestA, `"T1","T2","T3","T4"`), b: row(b, digestA, `"T1","T2"`), c: row(c, digestA, `"T3","T4"`)}}
+	// Served in this order: a's list shows the decoder every name.
+	served := []HeartbeatRow{row(a, digestA, `"T1","T2","T3","T4"`), row(b, digestA, `"T1","T2"`), row(c, digestA, `"T3","T4"`)}
+	fetch := func(endpoints []string, fn func(HeartbeatRow, error)) error {
+		for _, h := range served {
+			if endpoints == nil || slices.Contains(endpoints, h.Endpoint) {
+				fn(h, nil)
+			}
+		}
+		return nil
+	}
 	s := NewSchemas()
 	key := readKey{db: "FleetDiscovery", table: "Heartbeats"}
 	digests := []DigestRow{{ts, a, digestA}, {ts, b, digestA}, {ts, c, digestA}}
-	if _, _, _, err := s.cycle(key, digests, src.fetch); err != nil {
+	if _, _, _, err := s.cycle(key, digests, fetch); err != nil {
 		t.Fatal(err)
 	}
-	src.byEndpoint[a] = row(a, digestB, `"T1"`)
+	served[0] = row(a, digestB, `"T1"`)
 	digests[0].Digest = digestB
-	parts, _, stats, err := s.cycle(key, digests, src.fetch)
+	parts, _, stats, err := s.cycle(key, digests, fetch)
 	if err != nil || stats.Decoded != 1 {
 		t.Fatal(err, stats)
 	}

@@ -211,6 +211,15 @@ func (dec *Decoder) reference(db string, views bool) []string {
 	return dec.seen[refKey{db, views}]
 }
 
+// bitsArena is where rows' lists are written as bits, when KeepSet wants
+// sets.
+func (dec *Decoder) bitsArena() *[]uint64 {
+	if dec.KeepSet == nil {
+		return nil
+	}
+	return &dec.bits
+}
+
 // maxSeenCopied bounds the names a Decoder writes into its references
 // (16 MiB of string headers): a fleet's union grows a few times, then
 // lists are read against it; rows that keep adding names stop growing it.
@@ -342,10 +351,10 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 		}
 		text := texts[i]
 		from := len(rejected)
-		tables := dec.listOf(refKey{d.Database, false}, d.Tables, text.tablesKnown, text.tablesRef, func(err error) { reject("table in %q: %v", d.Database, err) }, reject)
+		tables := dec.listOf(refKey{d.Database, false}, d.Tables, text.tablesKnown, text.tablesRef, bitsFor(d.Database, text.tablesFor, text.tablesBits), func(err error) { reject("table in %q: %v", d.Database, err) }, reject)
 		tableRejects := reasons(rejected[from:])
 		from = len(rejected)
-		views := dec.listOf(refKey{d.Database, true}, d.Views, text.viewsKnown, text.viewsRef, func(err error) { reject("view in %q: %v", d.Database, err) }, reject)
+		views := dec.listOf(refKey{d.Database, true}, d.Views, text.viewsKnown, text.viewsRef, bitsFor(d.Database, text.viewsFor, text.viewsBits), func(err error) { reject("view in %q: %v", d.Database, err) }, reject)
 		viewRejects := reasons(rejected[from:])
 		if at, ok := dec.byName[d.Database]; ok {
 			// Listed twice: one database with both lists, checked again.
@@ -396,19 +405,12 @@ func (dec *Decoder) partition(ep string, ts time.Time, dbs []decoded) Partition 
 // known one, its rejections reported again. fromRef is the row decoder's
 // word that l is a run of reference names in order (see
 // schemaDecoder.names): nothing in it to check.
-func (dec *Decoder) listOf(k refKey, l []string, known, fromRef bool, reject func(error), again func(string, ...any)) list {
+//
+// bits, when set, are l as bits over the database's reference, written
+// as the row was read; otherwise they are found here.
+func (dec *Decoder) listOf(k refKey, l []string, known, fromRef bool, bits []uint64, reject func(error), again func(string, ...any)) list {
 	if fromRef {
-		if ref := dec.ref[k]; len(l) == len(ref) && slices.Equal(ref, l) {
-			return list{names: ref, found: true}
-		}
-		out := list{names: l, sorted: true, fromRef: true}
-		if dec.KeepSet != nil {
-			out.bits = dec.bitsOf(k, l)
-			if last := dec.lastSet[k]; out.bits != nil && last != nil && last.Equal(&Set{Of: dec.seen[k], Bits: out.bits}) {
-				return list{names: l, set: last, found: true}
-			}
-		}
-		return out
+		return dec.fromRef(k, l, bits)
 	}
 	if !known {
 		return dec.names(k, l, reject)
@@ -418,6 +420,36 @@ func (dec *Decoder) listOf(k refKey, l []string, known, fromRef bool, reject fun
 		again("%s", r)
 	}
 	return list{names: kl.kept, set: kl.set, found: true}
+}
+
+// fromRef is listOf for a list of the reference's names in its order:
+// the last list kept if it is that, else the names, as bits too when
+// KeepSet wants sets.
+func (dec *Decoder) fromRef(k refKey, l []string, bits []uint64) list {
+	if ref := dec.ref[k]; len(l) == len(ref) && slices.Equal(ref, l) {
+		return list{names: ref, found: true}
+	}
+	out := list{names: l, sorted: true, fromRef: true}
+	if dec.KeepSet == nil {
+		return out
+	}
+	if out.bits = bits; bits == nil {
+		out.bits = dec.bitsOf(k, l)
+	}
+	if last := dec.lastSet[k]; out.bits != nil && last != nil && last.Equal(&Set{Of: dec.seen[k], Bits: out.bits}) {
+		return list{names: l, set: last, found: true}
+	}
+	return out
+}
+
+// bitsFor are the bits a list was read as, if it was read against the
+// reference of the database it is kept for: a row may name its database
+// again after the list, and the later name wins.
+func bitsFor(db, readFor string, bits []uint64) []uint64 {
+	if db != readFor {
+		return nil
+	}
+	return bits
 }
 
 // bitsOf is a list of the reference's own strings, in its order, as bits

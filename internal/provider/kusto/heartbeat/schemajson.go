@@ -37,6 +37,11 @@ type listText struct {
 	// tablesRef and viewsRef: every name of the list is a reference
 	// name (see names), in the reference's order.
 	tablesRef, viewsRef bool
+	// tablesBits and viewsBits are such a list as bits over the
+	// reference of the database named tablesFor and viewsFor (see
+	// earlier.bitsArena), when the decoder asked for them.
+	tablesBits, viewsBits []uint64
+	tablesFor, viewsFor   string
 	// Where each list starts in the row, and the database name its known
 	// text was looked up by.
 	tablesAt, viewsAt int
@@ -57,6 +62,9 @@ type earlier interface {
 	// for byte, the reference's next name is taken as that string without
 	// being scanned (see names).
 	reference(db string, views bool) []string
+	// bitsArena is where a list read against its reference is written
+	// as bits over it (reused from row to row), nil if none is wanted.
+	bitsArena() *[]uint64
 }
 
 // decodeSchemaInto is decodeSchema with every list of names a slice of
@@ -74,10 +82,19 @@ func decodeSchemaInto(s string, arena *[]string, prev earlier, texts *[]listText
 	if texts != nil {
 		d.texts = (*texts)[:0]
 	}
+	var bits *[]uint64
+	if prev != nil {
+		if bits = prev.bitsArena(); bits != nil {
+			d.bits, d.wantBits = *bits, true
+		}
+	}
 	defer func() {
 		*arena = d.arena
 		if texts != nil {
 			*texts = d.texts
+		}
+		if bits != nil {
+			*bits = d.bits
 		}
 	}()
 	out, err := d.databases()
@@ -103,6 +120,11 @@ type schemaDecoder struct {
 	arena []string
 	prev  earlier
 	texts []listText
+	// bits, when wantBits, gets every list refRun reads as bits over its
+	// reference; lastBits are the last list's, nil if it has none.
+	bits     []uint64
+	wantBits bool
+	lastBits []uint64
 }
 
 func (d *schemaDecoder) errorf(format string, a ...any) error {
@@ -254,12 +276,14 @@ func (d *schemaDecoder) database() (DatabaseSchema, listText, error) {
 		case strings.EqualFold(key, "tables"):
 			text.tablesAt = d.nextAt()
 			db.Tables, text.tables, text.tablesKnown, text.tablesRef, err = d.namesOf(db.Database, false)
+			text.tablesBits, text.tablesFor = d.lastBits, db.Database
 			if text.tablesKnown {
 				text.knownFor = db.Database
 			}
 		case strings.EqualFold(key, "views"):
 			text.viewsAt = d.nextAt()
 			db.Views, text.views, text.viewsKnown, text.viewsRef, err = d.namesOf(db.Database, true)
+			text.viewsBits, text.viewsFor = d.lastBits, db.Database
 			if text.viewsKnown {
 				text.knownFor = db.Database
 			}
@@ -316,6 +340,7 @@ func (d *schemaDecoder) readKnown(db *DatabaseSchema, text *listText) error {
 func (d *schemaDecoder) namesOf(db string, views bool) (names []string, text string, known, fromRef bool, err error) {
 	d.ws()
 	start := d.i
+	d.lastBits = nil
 	var ref []string
 	if d.prev != nil && db != "" {
 		if k := d.prev.knownText(db, views); k != "" && strings.HasPrefix(d.s[d.i:], k) {
@@ -346,6 +371,7 @@ func (d *schemaDecoder) names(ref []string) (names []string, fromRef bool, err e
 	// Names gather at the end of the arena; the list is that stretch, its
 	// capacity capped so that nothing appended to it can reach the next.
 	start := len(d.arena)
+	d.lastBits = nil
 	if len(ref) > 0 {
 		if out, ok := d.refRun(ref, d.arena); ok {
 			d.arena = out
@@ -413,37 +439,60 @@ func (d *schemaDecoder) names(ref []string) (names []string, fromRef bool, err e
 // or one of the few after it: it appends the reference's strings to out,
 // moves past the list and reports true. Any other list it leaves unread,
 // out as it was, for the general way.
+//
+// When the decoder wants bits, the list is also written as bits over ref
+// (lastBits).
 func (d *schemaDecoder) refRun(ref, out []string) ([]string, bool) {
 	s, i, j, n := d.s, d.i, 0, 0
 	if i+1 >= len(s) || s[i] != '[' || s[i+1] == ']' {
 		return out, false
 	}
+	var b []uint64
+	at := len(d.bits)
+	if d.wantBits {
+		w := words(len(ref))
+		d.bits = slices.Grow(d.bits, w)[:at+w]
+		b = d.bits[at : at+w : at+w]
+		clear(b)
+	}
 	i++
-	for {
-		if i >= len(s) || s[i] != '"' || n == MaxTablesPerDatabase {
-			return out, false
+	for i < len(s) && s[i] == '"' && n < MaxTablesPerDatabase {
+		// Most names are the reference's next: tried here, the few
+		// after it by refAhead.
+		k := -1
+		if j < len(ref) {
+			if r := ref[j]; i+1+len(r) < len(s) && s[i+1+len(r)] == '"' && equalAt(s, i+1, r) {
+				k = j
+			}
 		}
-		k := refAhead(s, i, ref, j)
 		if k < 0 {
-			return out, false
+			if k = refAhead(s, i, ref, j+1); k < 0 {
+				break
+			}
 		}
 		out = append(out, ref[k])
+		if b != nil {
+			b[k/64] |= 1 << (k % 64)
+		}
 		n++
 		i += len(ref[k]) + 2
 		j = k + 1
 		if i >= len(s) {
-			return out, false
+			break
 		}
-		switch s[i] {
-		case ',':
+		if s[i] == ',' {
 			i++
-		case ']':
-			d.i = i + 1
-			return out, true
-		default:
-			return out, false
+			continue
 		}
+		if s[i] == ']' {
+			d.i = i + 1
+			d.lastBits = b
+			return out, true
+		}
+		break
 	}
+	d.bits = d.bits[:at]
+	return out[:len(out)-n], false
 }
 
 // refAhead is the index of the reference name, among ref[j] and the few

@@ -264,7 +264,7 @@ func TestNamesAgainstReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := schemaDecoder{s: tc.list}
+			d := schemaDecoder{s: tc.list, wantBits: true}
 			got, fromRef, err := d.names(ref)
 			if err != nil || !slices.Equal(got, want) || (got == nil) != (want == nil) {
 				t.Fatalf("names = %q, %v; alone %q", got, err, want)
@@ -274,6 +274,15 @@ func TestNamesAgainstReference(t *testing.T) {
 			}
 			if fromRef != tc.fromRef {
 				t.Errorf("fromRef = %v, want %v", fromRef, tc.fromRef)
+			}
+			// A list read the fast way is also its bits over the
+			// reference, the only bits written; any other has none.
+			if d.lastBits != nil {
+				if set := (&Set{Of: ref, Bits: d.lastBits}); !fromRef || !slices.Equal(set.Names(), got) || len(d.bits) != len(d.lastBits) {
+					t.Errorf("bits %b are %q (fromRef %v, %d words written)", d.lastBits, set.Names(), fromRef, len(d.bits))
+				}
+			} else if len(d.bits) != 0 {
+				t.Errorf("%d words of bits left behind", len(d.bits))
 			}
 			for _, n := range got {
 				if i := slices.Index(ref, n); fromRef && !sameString(ref[i], n) {
