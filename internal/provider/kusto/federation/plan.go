@@ -22,6 +22,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/heartbeat"
 	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
@@ -37,6 +38,10 @@ var OTLPColumns = []kql.Column{
 	{Name: "SeverityText", Type: "string"}, {Name: "SeverityNumber", Type: "int"},
 	{Name: "Body", Type: "dynamic"}, {Name: "Resource", Type: "dynamic"}, {Name: "Attributes", Type: "dynamic"},
 }
+
+// otlpColumns is OTLPColumns rendered, once: a fresh plan creates a
+// thousand tables with them.
+var otlpColumns = sync.OnceValues(func() (kql.ColumnList, error) { return kql.NewColumnList(OTLPColumns) })
 
 // GroupName is the entity group of hub database db.
 func GroupName(db string) string { return db + "Spoke" }
@@ -432,7 +437,7 @@ func planDatabase(db string, w *desired, live *Database, plan *Plan) []string {
 	if wanted {
 		for _, t := range slices.Sorted(maps.Keys(w.tables)) {
 			if !live.Tables[t] {
-				add(kql.CreateTable(t, OTLPColumns))
+				add(createOTLPTable(t))
 			}
 		}
 		ents := w.sortedEntities()
@@ -481,6 +486,15 @@ func planDatabase(db string, w *desired, live *Database, plan *Plan) []string {
 		add(kql.DropEntityGroup(group))
 	}
 	return cmds
+}
+
+// createOTLPTable is the command that creates a hub table.
+func createOTLPTable(table string) (string, error) {
+	cols, err := otlpColumns()
+	if err != nil {
+		return "", err
+	}
+	return kql.CreateTableOf(table, cols)
 }
 
 func docstring(table, group string) string {

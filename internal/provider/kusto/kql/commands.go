@@ -3,7 +3,7 @@ package kql
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -94,6 +94,28 @@ func CreateTable(table string, cols []Column) (string, error) {
 	return tableCommand(".create table ", table, cols)
 }
 
+// ColumnList is a table schema rendered once, for the many tables a
+// federation plan creates with it.
+type ColumnList struct{ text string }
+
+// NewColumnList checks and renders cols.
+func NewColumnList(cols []Column) (ColumnList, error) {
+	c, err := columns(cols)
+	return ColumnList{c}, err
+}
+
+// CreateTableOf is CreateTable with the schema rendered already.
+func CreateTableOf(table string, cols ColumnList) (string, error) {
+	if cols.text == "" {
+		return "", errors.New("a table needs at least one column")
+	}
+	id, err := Ident(table)
+	if err != nil {
+		return "", fmt.Errorf("table: %w", err)
+	}
+	return ".create table " + id + " (" + cols.text + ")", nil
+}
+
 func tableCommand(verb, table string, cols []Column) (string, error) {
 	id, err := Ident(table)
 	if err != nil {
@@ -137,21 +159,45 @@ type Entity struct {
 // Render writes the entity as cluster('endpoint').database('db'). The
 // endpoint must already be validated with Endpoint.
 func (e Entity) Render() (string, error) {
-	if _, err := Endpoint(e.Endpoint, true); err != nil {
+	var b strings.Builder
+	if err := e.render(&b); err != nil {
 		return "", err
+	}
+	return b.String(), nil
+}
+
+// render is Render into b, which a group of a thousand entities is
+// written into whole.
+func (e Entity) render(b *strings.Builder) error {
+	if _, err := Endpoint(e.Endpoint, true); err != nil {
+		return err
 	}
 	if err := ValidateName(e.Database); err != nil {
-		return "", fmt.Errorf("database: %w", err)
+		return fmt.Errorf("database: %w", err)
 	}
-	ep, err := Literal(e.Endpoint)
-	if err != nil {
-		return "", err
+	b.WriteString("cluster(")
+	if err := writeLiteral(b, e.Endpoint); err != nil {
+		return err
 	}
-	db, err := Literal(e.Database)
-	if err != nil {
-		return "", err
+	b.WriteString(").database(")
+	if err := writeLiteral(b, e.Database); err != nil {
+		return err
 	}
-	return "cluster(" + ep + ").database(" + db + ")", nil
+	b.WriteByte(')')
+	return nil
+}
+
+// writeLiteral writes Literal(s) to b.
+func writeLiteral(b *strings.Builder, s string) error {
+	if plainLiteral(s) {
+		b.WriteByte('\'')
+		b.WriteString(s)
+		b.WriteByte('\'')
+		return nil
+	}
+	lit, err := escapedLiteral(s)
+	b.WriteString(lit)
+	return err
 }
 
 // ParseEntity reads an entity written as cluster('x').database('y'), the
@@ -209,26 +255,32 @@ func plainLiteral(s string) bool {
 	return true
 }
 
-func entityList(entities []Entity) (string, error) {
+// compareEntities orders entities by endpoint, then database.
+func compareEntities(a, b Entity) int {
+	if c := strings.Compare(a.Endpoint, b.Endpoint); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Database, b.Database)
+}
+
+// writeEntityList writes entities, sorted, comma separated, to b.
+func writeEntityList(b *strings.Builder, entities []Entity) error {
 	if len(entities) == 0 {
-		return "", errors.New("an entity group needs at least one entity")
+		return errors.New("an entity group needs at least one entity")
 	}
-	sorted := append([]Entity(nil), entities...)
-	sort.Slice(sorted, func(i, j int) bool {
-		if sorted[i].Endpoint != sorted[j].Endpoint {
-			return sorted[i].Endpoint < sorted[j].Endpoint
-		}
-		return sorted[i].Database < sorted[j].Database
-	})
-	parts := make([]string, len(sorted))
-	for i, e := range sorted {
-		r, err := e.Render()
-		if err != nil {
-			return "", fmt.Errorf("entity %d: %w", i, err)
-		}
-		parts[i] = r
+	// A plan hands them over sorted already.
+	if !slices.IsSortedFunc(entities, compareEntities) {
+		entities = slices.SortedFunc(slices.Values(entities), compareEntities)
 	}
-	return strings.Join(parts, ", "), nil
+	for i, e := range entities {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if err := e.render(b); err != nil {
+			return fmt.Errorf("entity %d: %w", i, err)
+		}
+	}
+	return nil
 }
 
 // CreateEntityGroup creates a stored entity group unless it exists. The
@@ -248,11 +300,21 @@ func entityGroupCommand(verb, flag, name string, entities []Entity) (string, err
 	if err != nil {
 		return "", fmt.Errorf("entity group: %w", err)
 	}
-	list, err := entityList(entities)
-	if err != nil {
+	var b strings.Builder
+	size := len(verb) + len(id) + len(flag) + 3
+	for _, e := range entities {
+		size += len(e.Endpoint) + len(e.Database) + len("cluster('').database(''), ")
+	}
+	b.Grow(size)
+	b.WriteString(verb)
+	b.WriteString(id)
+	b.WriteString(flag)
+	b.WriteString(" (")
+	if err := writeEntityList(&b, entities); err != nil {
 		return "", err
 	}
-	return verb + id + flag + " (" + list + ")", nil
+	b.WriteByte(')')
+	return b.String(), nil
 }
 
 // DropEntityGroup drops a stored entity group.

@@ -121,6 +121,13 @@ func TestCommands(t *testing.T) {
 		}
 		return s
 	}
+	must2 := func(c ColumnList, err error) ColumnList {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
 	ents := []Entity{{"https://p2.kusto.windows.net", "Metrics"}, {"https://p1.kusto.windows.net", "Metrics"}}
 	cases := map[string]string{
 		must(CreateMergeTable("Heartbeats", []Column{{"Timestamp", "datetime"}, {"Schema", "dynamic"}})):                  `.create-merge table ['Heartbeats'] (['Timestamp']:datetime, ['Schema']:dynamic)`,
@@ -135,6 +142,10 @@ func TestCommands(t *testing.T) {
 		must(IngestInline("Heartbeats", `a,"b,c"`)):                                 `.ingest inline into table ['Heartbeats'] <| a,"b,c"`,
 		must(ShowDatabaseSchemaJSON("Metrics")):                                     `.show database ['Metrics'] schema as json`,
 		must(CallFunction("GetBlockedPartitions")):                                  `['GetBlockedPartitions']()`,
+		// A schema rendered once makes the same command as CreateTable.
+		must(CreateTableOf("cpu", must2(NewColumnList([]Column{{"Timestamp", "datetime"}, {"Body", "dynamic"}})))): must(CreateTable("cpu", []Column{{"Timestamp", "datetime"}, {"Body", "dynamic"}})),
+		// A database named beyond ASCII, in a group, is quoted the long way.
+		must(AlterEntityGroup("G", []Entity{{"https://p1", "Métriques"}})): `.alter entity_group ['G'] (cluster('https://p1').database('Métriques'))`,
 	}
 	for got, want := range cases {
 		if got != want {
@@ -149,6 +160,15 @@ func TestCommands(t *testing.T) {
 	}
 	if _, err := (Entity{"https://x').database('y", "d"}).Render(); err == nil {
 		t.Error("an endpoint that breaks out of its literal must be refused")
+	}
+	if _, err := CreateEntityGroup("G", []Entity{{"https://p1", "d"}, {"https://x').database('y", "d"}}); err == nil {
+		t.Error("a group with an endpoint that breaks out of its literal must be refused")
+	}
+	if _, err := CreateTableOf("T", ColumnList{}); err == nil {
+		t.Error("a table without columns must be refused")
+	}
+	if _, err := NewColumnList([]Column{{"a", "string); .drop table T //"}}); err == nil {
+		t.Error("an unknown column type must be refused")
 	}
 }
 
