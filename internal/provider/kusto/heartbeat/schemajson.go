@@ -455,6 +455,10 @@ func (d *schemaDecoder) refRun(ref, out []string) ([]string, bool) {
 		b = d.bits[at : at+w : at+w]
 		clear(b)
 	}
+	// The word of bits being set, kept in a register until the names
+	// move past it (they only go forward), then written to b.
+	var word uint64
+	wordAt := 0
 	i++
 	for i < len(s) && s[i] == '"' && n < MaxTablesPerDatabase {
 		// Most names are the reference's next: tried here, the few
@@ -471,9 +475,10 @@ func (d *schemaDecoder) refRun(ref, out []string) ([]string, bool) {
 			}
 		}
 		out = append(out, ref[k])
-		if b != nil {
-			b[k/64] |= 1 << (k % 64)
+		if w := k / 64; w != wordAt && b != nil {
+			b[wordAt], word, wordAt = word, 0, w
 		}
+		word |= 1 << (uint(k) % 64)
 		n++
 		i += len(ref[k]) + 2
 		j = k + 1
@@ -486,7 +491,10 @@ func (d *schemaDecoder) refRun(ref, out []string) ([]string, bool) {
 		}
 		if s[i] == ']' {
 			d.i = i + 1
-			d.lastBits = b
+			if b != nil {
+				b[wordAt] = word
+				d.lastBits = b
+			}
 			return out, true
 		}
 		break
