@@ -175,7 +175,8 @@ type Decoder struct {
 	// schemaDecoder.names), which a fleet whose partitions each leave out
 	// different tables matches nearly name for name. seenCopied counts
 	// the names written into it, bounded by maxSeenCopied.
-	seen       map[refKey][]string
+	seen       map[refKey]refList
+	seenBytes  int
 	seenCopied int
 	// known is, per database and kind, the JSON text of a list decoded
 	// whole and what came of it: a later row with the same text takes
@@ -207,7 +208,7 @@ func (dec *Decoder) knownText(db string, views bool) string {
 
 // reference is every name the lists kept for a database held, which
 // valid names only make.
-func (dec *Decoder) reference(db string, views bool) []string {
+func (dec *Decoder) reference(db string, views bool) refList {
 	return dec.seen[refKey{db, views}]
 }
 
@@ -225,6 +226,10 @@ func (dec *Decoder) bitsArena() *[]uint64 {
 // lists are read against it; rows that keep adding names stop growing it.
 const maxSeenCopied = 1 << 20
 
+// maxSeenBytes bounds the text of the references a Decoder writes (a
+// reference keeps its list's JSON text, see refList).
+const maxSeenBytes = 32 << 20
+
 // maxSeen bounds one reference: merging a list into it costs a walk
 // through both, and a fleet's union of one database's tables is a few
 // hundred names (past this bound the reference stops growing, and lists
@@ -233,7 +238,7 @@ const maxSeen = 4096
 
 // see adds the names of a kept list to the database's reference.
 func (dec *Decoder) see(k refKey, kept []string) {
-	have := dec.seen[k]
+	have := dec.seen[k].names
 	if len(have)+len(kept) > maxSeen {
 		return
 	}
@@ -241,11 +246,16 @@ func (dec *Decoder) see(k refKey, kept []string) {
 	if len(u) == len(have) || dec.seenCopied+len(u) > maxSeenCopied {
 		return
 	}
-	if dec.seen == nil {
-		dec.seen = map[refKey][]string{}
+	ref := newRefList(u)
+	if dec.seenBytes+len(ref.text) > maxSeenBytes {
+		return
 	}
-	dec.seen[k] = u
+	if dec.seen == nil {
+		dec.seen = map[refKey]refList{}
+	}
+	dec.seen[k] = ref
 	dec.seenCopied += len(u)
+	dec.seenBytes += len(ref.text)
 }
 
 // remember keeps a list's text and what it gave, when the database had
@@ -436,7 +446,7 @@ func (dec *Decoder) fromRef(k refKey, l []string, bits []uint64) list {
 	if out.bits = bits; bits == nil {
 		out.bits = dec.bitsOf(k, l)
 	}
-	if last := dec.lastSet[k]; out.bits != nil && last != nil && last.Equal(&Set{Of: dec.seen[k], Bits: out.bits}) {
+	if last := dec.lastSet[k]; out.bits != nil && last != nil && last.Equal(&Set{Of: dec.seen[k].names, Bits: out.bits}) {
 		return list{names: l, set: last, found: true}
 	}
 	return out
@@ -456,7 +466,7 @@ func bitsFor(db, readFor string, bits []uint64) []uint64 {
 // over the reference (in the decoder's memory); nil if a name is not one
 // of them after all.
 func (dec *Decoder) bitsOf(k refKey, l []string) []uint64 {
-	ref := dec.seen[k]
+	ref := dec.seen[k].names
 	start, n := len(dec.bits), words(len(ref))
 	dec.bits = slices.Grow(dec.bits, n)[:start+n]
 	b := dec.bits[start : start+n : start+n]
@@ -590,7 +600,7 @@ func (dec *Decoder) finish(k refKey, l list) ([]string, *Set) {
 		return l.names, nil
 	}
 	if l.bits != nil {
-		s := dec.KeepSet(Set{Of: dec.seen[k], Bits: l.bits})
+		s := dec.KeepSet(Set{Of: dec.seen[k].names, Bits: l.bits})
 		if dec.lastSet == nil {
 			dec.lastSet = map[refKey]*Set{}
 		}

@@ -239,9 +239,13 @@ func TestReferencesBounded(t *testing.T) {
 				if dec.seenCopied > maxSeenCopied {
 					t.Fatalf("after %d rows the decoder copied %d names into its references, more than %d", i+1, dec.seenCopied, maxSeenCopied)
 				}
+				if dec.seenBytes > maxSeenBytes {
+					t.Fatalf("after %d rows the decoder wrote %d bytes of reference text, more than %d", i+1, dec.seenBytes, maxSeenBytes)
+				}
 			}
 			held := 0
-			for _, names := range dec.seen {
+			for _, ref := range dec.seen {
+				names := ref.names
 				held += len(names)
 			}
 			if held == 0 || held > dec.seenCopied {

@@ -61,7 +61,7 @@ type earlier interface {
 	// is likely to share most names with: a name of the row that is, byte
 	// for byte, the reference's next name is taken as that string without
 	// being scanned (see names).
-	reference(db string, views bool) []string
+	reference(db string, views bool) refList
 	// bitsArena is where a list read against its reference is written
 	// as bits over it (reused from row to row), nil if none is wanted.
 	bitsArena() *[]uint64
@@ -82,10 +82,10 @@ func decodeSchemaInto(s string, arena *[]string, prev earlier, texts *[]listText
 	if texts != nil {
 		d.texts = (*texts)[:0]
 	}
-	var bits *[]uint64
+	var bitsOut *[]uint64
 	if prev != nil {
-		if bits = prev.bitsArena(); bits != nil {
-			d.bits, d.wantBits = *bits, true
+		if bitsOut = prev.bitsArena(); bitsOut != nil {
+			d.bits, d.wantBits = *bitsOut, true
 		}
 	}
 	defer func() {
@@ -93,8 +93,8 @@ func decodeSchemaInto(s string, arena *[]string, prev earlier, texts *[]listText
 		if texts != nil {
 			*texts = d.texts
 		}
-		if bits != nil {
-			*bits = d.bits
+		if bitsOut != nil {
+			*bitsOut = d.bits
 		}
 	}()
 	out, err := d.databases()
@@ -108,6 +108,60 @@ func decodeSchemaInto(s string, arena *[]string, prev earlier, texts *[]listText
 		return nil, nil, err
 	}
 	return out, d.texts, nil
+}
+
+// refList is a reference (see earlier.reference): its names, and the JSON
+// text of the list of all of them as writers write it ("a","b",… without
+// brackets or spaces), with where each name's string starts in it. A row
+// that lists a run of the reference's names in order holds that stretch
+// of the text byte for byte, which is compared many bytes at a time.
+type refList struct {
+	names []string
+	text  string
+	// off[q] is where names[q]'s opening quote is in text;
+	// off[len(names)] is one past a comma after the text.
+	off []int
+}
+
+// newRefList is the reference of names, valid names sorted without
+// repeats: none needs an escape, so each is written as it is.
+func newRefList(names []string) refList {
+	size := 0
+	for _, n := range names {
+		size += len(n) + 3
+	}
+	b := make([]byte, 0, size)
+	off := make([]int, len(names)+1)
+	for q, n := range names {
+		if q > 0 {
+			b = append(b, ',')
+		}
+		off[q] = len(b)
+		b = append(b, '"')
+		b = append(b, n...)
+		b = append(b, '"')
+	}
+	off[len(names)] = len(b) + 1
+	return refList{names: names, text: unsafe.String(unsafe.SliceData(b), len(b)), off: off}
+}
+
+// commonPrefix is how many bytes a and b start with alike, compared eight
+// at a time.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	if n >= 8 {
+		pa, pb := unsafe.Pointer(unsafe.StringData(a)), unsafe.Pointer(unsafe.StringData(b))
+		for ; i+8 <= n; i += 8 {
+			if *(*uint64)(unsafe.Add(pa, i)) != *(*uint64)(unsafe.Add(pb, i)) {
+				break
+			}
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 // maxDepth is encoding/json's nesting limit, which skipped values obey.
@@ -319,14 +373,14 @@ func (d *schemaDecoder) readKnown(db *DatabaseSchema, text *listText) error {
 	var err error
 	if text.tablesKnown {
 		d.i = text.tablesAt
-		if db.Tables, _, err = d.names(nil); err != nil {
+		if db.Tables, _, err = d.names(refList{}); err != nil {
 			return err
 		}
 		text.tables, text.tablesKnown = d.s[text.tablesAt:d.i], false
 	}
 	if text.viewsKnown {
 		d.i = text.viewsAt
-		if db.Views, _, err = d.names(nil); err != nil {
+		if db.Views, _, err = d.names(refList{}); err != nil {
 			return err
 		}
 		text.views, text.viewsKnown = d.s[text.viewsAt:d.i], false
@@ -341,7 +395,7 @@ func (d *schemaDecoder) namesOf(db string, views bool) (names []string, text str
 	d.ws()
 	start := d.i
 	d.lastBits = nil
-	var ref []string
+	var ref refList
 	if d.prev != nil && db != "" {
 		if k := d.prev.knownText(db, views); k != "" && strings.HasPrefix(d.s[d.i:], k) {
 			d.i += len(k)
@@ -367,13 +421,14 @@ func (d *schemaDecoder) namesOf(db string, views bool) (names []string, text str
 // fromRef reports a list of at least one name, each the reference's
 // string, in the reference's order: valid, sorted and without repeats as
 // it stands.
-func (d *schemaDecoder) names(ref []string) (names []string, fromRef bool, err error) {
+func (d *schemaDecoder) names(reference refList) (names []string, fromRef bool, err error) {
+	ref := reference.names
 	// Names gather at the end of the arena; the list is that stretch, its
 	// capacity capped so that nothing appended to it can reach the next.
 	start := len(d.arena)
 	d.lastBits = nil
 	if len(ref) > 0 {
-		if out, ok := d.refRun(ref, d.arena); ok {
+		if out, ok := d.refRun(reference, d.arena); ok {
 			d.arena = out
 			return out[start:len(out):len(out)], true, nil
 		}
@@ -435,16 +490,23 @@ func (d *schemaDecoder) names(ref []string) (names []string, fromRef bool, err e
 }
 
 // refRun is names' fast way through a list written as writers write it,
-// without whitespace or escapes, whose every name is the reference's next
-// or one of the few after it: it appends the reference's strings to out,
-// moves past the list and reports true. Any other list it leaves unread,
-// out as it was, for the general way.
+// without whitespace or escapes, whose every name is one of the
+// reference's, in order: it appends the reference's strings to out, moves past the list and reports true. Any
+// other list it leaves unread, out as it was, for the general way.
 //
-// When the decoder wants bits, the list is also written as bits over ref
-// (lastBits).
-func (d *schemaDecoder) refRun(ref, out []string) ([]string, bool) {
-	s, i, j, n := d.s, d.i, 0, 0
-	if i+1 >= len(s) || s[i] != '[' || s[i+1] == ']' {
+// A list that leaves out a few of the reference's names is, between them,
+// the reference's own text: from each name the list and the reference
+// have alike, the two texts are compared many bytes at a time, and every
+// name whose string and comma lie in the stretch that agrees is the list's
+// too. Then the next name is looked for among the few after, or searched
+// for further on.
+//
+// When the decoder wants bits, the list is also written as bits over the
+// reference (lastBits).
+func (d *schemaDecoder) refRun(reference refList, out []string) ([]string, bool) {
+	s, i, n := d.s, d.i, 0
+	ref, text, off := reference.names, reference.text, reference.off
+	if i+1 >= len(s) || s[i] != '[' || s[i+1] == ']' || len(off) != len(ref)+1 {
 		return out, false
 	}
 	var b []uint64
@@ -455,33 +517,33 @@ func (d *schemaDecoder) refRun(ref, out []string) ([]string, bool) {
 		b = d.bits[at : at+w : at+w]
 		clear(b)
 	}
-	// The word of bits being set, kept in a register until the names
-	// move past it (they only go forward), then written to b.
-	var word uint64
-	wordAt := 0
 	i++
-	for i < len(s) && s[i] == '"' && n < MaxTablesPerDatabase {
-		// Most names are the reference's next: tried here, the few
-		// after it by refAhead.
-		k := -1
-		if j < len(ref) {
-			if r := ref[j]; i+1+len(r) < len(s) && s[i+1+len(r)] == '"' && equalAt(s, i+1, r) {
-				k = j
-			}
-		}
-		if k < 0 {
-			if k = refAhead(s, i, ref, j+1); k < 0 {
+	for k := 0; i < len(s) && s[i] == '"'; {
+		q := refAhead(s, i, ref, k)
+		if q < 0 {
+			if q = refFind(s, i, ref, k); q < 0 {
 				break
 			}
 		}
-		out = append(out, ref[k])
-		if w := k / 64; w != wordAt && b != nil {
-			b[wordAt], word, wordAt = word, 0, w
+		// The names from q on that agree, each with its comma.
+		agree := off[q] + commonPrefix(s[i:], text[off[q]:])
+		m, _ := slices.BinarySearch(off[q+1:], agree+1)
+		m += q
+		if m == q {
+			// Only q itself, the list's last name or one past the
+			// reference's last.
+			m = q + 1
 		}
-		word |= 1 << (uint(k) % 64)
-		n++
-		i += len(ref[k]) + 2
-		j = k + 1
+		if n+m-q > MaxTablesPerDatabase {
+			break
+		}
+		n += m - q
+		out = append(out, ref[q:m]...)
+		if b != nil {
+			setRange(b, q, m)
+		}
+		i += off[m-1] - off[q] + len(ref[m-1]) + 2
+		k = m
 		if i >= len(s) {
 			break
 		}
@@ -491,16 +553,39 @@ func (d *schemaDecoder) refRun(ref, out []string) ([]string, bool) {
 		}
 		if s[i] == ']' {
 			d.i = i + 1
-			if b != nil {
-				b[wordAt] = word
-				d.lastBits = b
-			}
+			d.lastBits = b
 			return out, true
 		}
 		break
 	}
 	d.bits = d.bits[:at]
 	return out[:len(out)-n], false
+}
+
+// refFind is the index, k or after, of the reference name that the string
+// at the quote s[i] is, written without escapes; -1 if none is. It is
+// refAhead for a name further on: the string's end is found and the name
+// searched for.
+func refFind(s string, i int, ref []string, k int) int {
+	n := strings.IndexByte(s[i+1:], '"')
+	if n < 0 || strings.IndexByte(s[i+1:i+1+n], '\\') >= 0 {
+		return -1
+	}
+	at, found := slices.BinarySearch(ref[k:], s[i+1:i+1+n])
+	if !found {
+		return -1
+	}
+	return k + at
+}
+
+// setRange sets bits lo to hi-1 of b.
+func setRange(b []uint64, lo, hi int) {
+	for lo < hi {
+		w, from := lo/64, uint(lo%64)
+		to := min(uint(hi-w*64), 64)
+		b[w] |= (^uint64(0) >> (64 - (to - from))) << from
+		lo = w*64 + int(to)
+	}
 }
 
 // refAhead is the index of the reference name, among ref[j] and the few

@@ -237,35 +237,57 @@ func TestAnySpecial(t *testing.T) {
 // reading it alone gives, and says it is a run of reference names in
 // order, each the reference's own string, exactly when it is one.
 func TestNamesAgainstReference(t *testing.T) {
-	ref := []string{"A", "B", "C", "D", "E", "F", "G", "H"}
+	letters := []string{"A", "B", "C", "D", "E", "F", "G", "H"}
+	prefixes := []string{"A", "AB", "ABC", "B"}
+	var long []string
+	for i := range 130 {
+		long = append(long, fmt.Sprintf("T%03d", i))
+	}
+	quoted := func(names []string) string {
+		return `["` + strings.Join(names, `","`) + `"]`
+	}
 	for _, tc := range []struct {
 		name, list string
 		fromRef    bool
+		ref        []string // letters if nil
 	}{
-		{"the reference", `["A","B","C","D","E","F","G","H"]`, true},
-		{"leaving out one", `["A","C","D","E","F","G","H"]`, true},
-		{"leaving out the first and the last", `["B","C","D","E","F","G"]`, true},
-		{"leaving out three in a row", `["A","E","F"]`, true},
-		{"leaving out more in a row", `["A","G","H"]`, true},
-		{"one name", `["H"]`, true},
-		{"spaced", ` [ "A" , "C" ] `, true},
-		{"escaped", `["\u0041","B"]`, true},
-		{"a prefix of a name", `["A","Bx","C"]`, false},
-		{"a longer name", `["AB"]`, false},
-		{"out of order", `["B","A"]`, false},
-		{"twice", `["A","A"]`, false},
-		{"null", `["A",null]`, false},
-		{"empty", `[]`, false},
-		{"null list", `null`, false},
+		{"the reference", `["A","B","C","D","E","F","G","H"]`, true, nil},
+		{"leaving out one", `["A","C","D","E","F","G","H"]`, true, nil},
+		{"leaving out the first and the last", `["B","C","D","E","F","G"]`, true, nil},
+		{"leaving out three in a row", `["A","E","F"]`, true, nil},
+		{"leaving out more in a row", `["A","G","H"]`, true, nil},
+		{"one name", `["H"]`, true, nil},
+		{"spaced", ` [ "A" , "C" ] `, true, nil},
+		{"escaped", `["\u0041","B"]`, true, nil},
+		{"a prefix of a name", `["A","Bx","C"]`, false, nil},
+		{"a longer name", `["AB"]`, false, nil},
+		{"out of order", `["B","A"]`, false, nil},
+		{"twice", `["A","A"]`, false, nil},
+		{"null", `["A",null]`, false, nil},
+		{"empty", `[]`, false, nil},
+		{"null list", `null`, false, nil},
+		{"past the reference's last", `["G","H","I"]`, false, nil},
+		{"names that are prefixes of the next", `["AB","B"]`, true, prefixes},
+		{"the longest of them", `["A","ABC"]`, true, prefixes},
+		{"all of them", `["A","AB","ABC","B"]`, true, prefixes},
+		{"longer than any", `["A","ABCD"]`, false, prefixes},
+		{"a hundred and thirty", quoted(long), true, long},
+		{"leaving out the 65th", quoted(slices.Delete(slices.Clone(long), 64, 65)), true, long},
+		{"around the 64th", quoted(long[62:67]), true, long},
+		{"the last alone", quoted(long[129:]), true, long},
 	} {
+		ref := tc.ref
+		if ref == nil {
+			ref = letters
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			alone := schemaDecoder{s: tc.list}
-			want, _, err := alone.names(nil)
+			want, _, err := alone.names(refList{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			d := schemaDecoder{s: tc.list, wantBits: true}
-			got, fromRef, err := d.names(ref)
+			got, fromRef, err := d.names(newRefList(ref))
 			if err != nil || !slices.Equal(got, want) || (got == nil) != (want == nil) {
 				t.Fatalf("names = %q, %v; alone %q", got, err, want)
 			}
@@ -274,6 +296,13 @@ func TestNamesAgainstReference(t *testing.T) {
 			}
 			if fromRef != tc.fromRef {
 				t.Errorf("fromRef = %v, want %v", fromRef, tc.fromRef)
+			}
+			// Written as writers write it, a list of reference names
+			// is read the fast way.
+			fast := tc.fromRef && !strings.ContainsAny(tc.list, ` \`)
+			r := schemaDecoder{s: tc.list}
+			if _, ok := r.refRun(newRefList(ref), nil); ok != fast {
+				t.Errorf("read the fast way: %v, want %v", ok, fast)
 			}
 			// A list read the fast way is also its bits over the
 			// reference, the only bits written; any other has none.
@@ -310,5 +339,43 @@ func TestEqualAt(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestCommonPrefix(t *testing.T) {
+	a := strings.Repeat("abcdefgh", 5)
+	for n := range len(a) + 1 {
+		for _, b := range []string{a[:n], a[:n] + "X" + a[n:]} {
+			if got := commonPrefix(a, b); got != n {
+				t.Errorf("commonPrefix(%q, %q) = %d, want %d", a, b, got, n)
+			}
+			if got := commonPrefix(b, a); got != n {
+				t.Errorf("commonPrefix(%q, %q) = %d, want %d", b, a, got, n)
+			}
+		}
+	}
+}
+
+func TestSetRange(t *testing.T) {
+	for lo := range 140 {
+		for hi := lo; hi <= 140; hi += 7 {
+			b := make([]uint64, 3)
+			setRange(b, lo, hi)
+			for i := range 192 {
+				if got, want := b[i/64]&(1<<(i%64)) != 0, i >= lo && i < hi; got != want {
+					t.Fatalf("setRange(%d, %d): bit %d is %v", lo, hi, i, got)
+				}
+			}
+		}
+	}
+}
+
+func TestNewRefList(t *testing.T) {
+	r := newRefList([]string{"a", "bc", "d"})
+	if r.text != `"a","bc","d"` || !slices.Equal(r.off, []int{0, 4, 9, 13}) {
+		t.Errorf("text %s, offsets %v", r.text, r.off)
+	}
+	if e := newRefList(nil); e.text != "" || !slices.Equal(e.off, []int{1}) {
+		t.Errorf("empty: text %q, offsets %v", e.text, e.off)
 	}
 }
