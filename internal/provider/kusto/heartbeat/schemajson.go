@@ -491,8 +491,9 @@ func (d *schemaDecoder) names(reference refList) (names []string, fromRef bool, 
 
 // refRun is names' fast way through a list written as writers write it,
 // without whitespace or escapes, whose every name is one of the
-// reference's, in order: it appends the reference's strings to out, moves past the list and reports true. Any
-// other list it leaves unread, out as it was, for the general way.
+// reference's, in order: it appends the reference's strings to out, moves
+// past the list and reports true. Any other list it leaves unread, out as
+// it was, for the general way.
 //
 // A list that leaves out a few of the reference's names is, between them,
 // the reference's own text: from each name the list and the reference
