@@ -440,7 +440,7 @@ func (dec *Decoder) fromRef(k refKey, l []string, bits []uint64) list {
 		return list{names: ref, found: true}
 	}
 	out := list{names: l, sorted: true, fromRef: true}
-	if dec.KeepSet == nil {
+	if dec.KeepSet == nil || !worthASet(len(l), len(dec.seen[k].names)) {
 		return out
 	}
 	if out.bits = bits; bits == nil {
@@ -451,6 +451,13 @@ func (dec *Decoder) fromRef(k refKey, l []string, bits []uint64) list {
 	}
 	return out
 }
+
+// worthASet reports whether a list of n names is kept as a set over a
+// reference of refLen: a set keeps the whole reference alive, so a few
+// names of a long reference stay a list. A kept set then holds on to at
+// most four times the string headers its list would, plus 1 KiB, however
+// the rows that made the reference were written.
+func worthASet(n, refLen int) bool { return refLen <= 4*n+64 }
 
 // bitsFor are the bits a list was read as, if it was read against the
 // reference of the database it is kept for: a row may name its database

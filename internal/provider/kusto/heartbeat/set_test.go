@@ -96,3 +96,33 @@ func TestDecoderKeepsSets(t *testing.T) {
 		t.Errorf("KeepSet called %d times, want 5 (rows 2, 3, 4, 5 and 8)", kept)
 	}
 }
+
+// TestDecoderKeepsSetsWorthKeeping: a list written with spaces is a set
+// as a compact one is; a list of a few names of a long reference stays a
+// list, so that no set keeps a reference far larger than itself alive.
+func TestDecoderKeepsSetsWorthKeeping(t *testing.T) {
+	var names []string
+	for i := range 300 {
+		names = append(names, fmt.Sprintf(`"T%03d"`, i))
+	}
+	dec := Decoder{KeepSet: func(s Set) *Set { return &Set{Of: s.Of, Bits: slices.Clone(s.Bits)} }}
+	for i, tc := range []struct {
+		row string
+		set bool
+	}{
+		{`[{"database":"M","tables":[` + strings.Join(names, ",") + `]}]`, false},
+		{`[{"database":"M","tables":[ ` + strings.Join(names[1:], " , ") + ` ]}]`, true},
+		{`[{"database":"M","tables":[` + strings.Join(names[:59], ",") + `]}]`, true},
+		{`[{"database":"M","tables":[` + strings.Join(names[:58], ",") + `]}]`, false},
+		{`[{"database":"M","tables":["T007"]}]`, false},
+	} {
+		p, rej, err := dec.Decode(time.Unix(0, 0), "https://p1", tc.row, false)
+		want, wrej, werr := Decode(time.Unix(0, 0), "https://p1", tc.row, false)
+		if got, w := fmt.Sprint(plain(p), rej, err), fmt.Sprint(want, wrej, werr); got != w {
+			t.Fatalf("row %d: %s, without sets %s", i, got, w)
+		}
+		if got := p.Databases[0].TableSet != nil; got != tc.set {
+			t.Errorf("row %d kept as a set: %v, want %v", i, got, tc.set)
+		}
+	}
+}
