@@ -413,13 +413,13 @@ func (s *Schemas) hash(l []string) uint64 {
 	// sharing; intern compares content before it shares.)
 	h := uint64(len(l)) ^ s.seed
 	for _, n := range l {
-		h ^= uint64(uintptr(unsafe.Pointer(unsafe.StringData(n))))
-		h *= 0x100000001b3 // FNV-1a's prime
-		h ^= uint64(len(n))
-		h *= 0x100000001b3
+		h = mix(mix(h, uint64(uintptr(unsafe.Pointer(unsafe.StringData(n))))), uint64(len(n)))
 	}
 	return h
 }
+
+// mix folds v into the hash h, a word at a time in FNV-1a's way.
+func mix(h, v uint64) uint64 { return (h ^ v) * 0x100000001b3 }
 
 // intern returns the cache's list equal to l, or keeps a copy of l: l is
 // the decoder's, which it reuses, while the names in it are its copies.
@@ -439,12 +439,9 @@ func (s *Schemas) intern(l []string) []string {
 // internSet returns the cache's set equal to l, or keeps a copy of l,
 // whose bits are the decoder's.
 func (s *Schemas) internSet(l heartbeat.Set) *heartbeat.Set {
-	h := uint64(len(l.Of)) ^ s.seed
-	h ^= uint64(uintptr(unsafe.Pointer(unsafe.SliceData(l.Of))))
-	h *= 0x100000001b3
+	h := mix(uint64(len(l.Of))^s.seed, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(l.Of)))))
 	for _, w := range l.Bits {
-		h ^= w
-		h *= 0x100000001b3
+		h = mix(h, w)
 	}
 	if have, ok := s.sets[h]; ok {
 		if have.Equal(&l) {

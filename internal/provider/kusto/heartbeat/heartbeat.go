@@ -440,13 +440,17 @@ func (dec *Decoder) fromRef(k refKey, l []string, bits []uint64) list {
 		return list{names: ref, found: true}
 	}
 	out := list{names: l, sorted: true, fromRef: true}
-	if dec.KeepSet == nil || !worthASet(len(l), len(dec.seen[k].names)) {
+	if dec.KeepSet == nil {
+		return out
+	}
+	of := dec.seen[k].names
+	if !worthASet(len(l), len(of)) {
 		return out
 	}
 	if out.bits = bits; bits == nil {
-		out.bits = dec.bitsOf(k, l)
+		out.bits = bitsOf(of, l, &dec.bits)
 	}
-	if last := dec.lastSet[k]; out.bits != nil && last != nil && last.Equal(&Set{Of: dec.seen[k].names, Bits: out.bits}) {
+	if last := dec.lastSet[k]; out.bits != nil && last != nil && last.Equal(&Set{Of: of, Bits: out.bits}) {
 		return list{names: l, set: last, found: true}
 	}
 	return out
@@ -470,21 +474,18 @@ func bitsFor(db, readFor string, bits []uint64) []uint64 {
 }
 
 // bitsOf is a list of the reference's own strings, in its order, as bits
-// over the reference (in the decoder's memory); nil if a name is not one
-// of them after all.
-func (dec *Decoder) bitsOf(k refKey, l []string) []uint64 {
-	ref := dec.seen[k].names
-	start, n := len(dec.bits), words(len(ref))
-	dec.bits = slices.Grow(dec.bits, n)[:start+n]
-	b := dec.bits[start : start+n : start+n]
-	clear(b)
+// over the reference, appended to arena; nil if a name is not one of them
+// after all.
+func bitsOf(ref, l []string, arena *[]uint64) []uint64 {
+	start := len(*arena)
+	b := newBits(arena, len(ref))
 	j := 0
 	for _, name := range l {
 		for j < len(ref) && !sameString(ref[j], name) {
 			j++
 		}
 		if j == len(ref) {
-			dec.bits = dec.bits[:start]
+			*arena = (*arena)[:start]
 			return nil
 		}
 		b[j/64] |= 1 << (j % 64)

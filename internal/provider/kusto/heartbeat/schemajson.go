@@ -513,10 +513,7 @@ func (d *schemaDecoder) refRun(reference refList, out []string) ([]string, bool)
 	var b []uint64
 	at := len(d.bits)
 	if d.wantBits {
-		w := words(len(ref))
-		d.bits = slices.Grow(d.bits, w)[:at+w]
-		b = d.bits[at : at+w : at+w]
-		clear(b)
+		b = newBits(&d.bits, len(ref))
 	}
 	i++
 	for k := 0; i < len(s) && s[i] == '"'; {

@@ -23,6 +23,16 @@ type Set struct {
 // words is how many words of bits a set over n names has.
 func words(n int) int { return (n + 63) / 64 }
 
+// newBits appends to arena the cleared bits of a set over n names and
+// returns them, capped so that nothing appended after can reach them.
+func newBits(arena *[]uint64, n int) []uint64 {
+	at, w := len(*arena), words(n)
+	*arena = slices.Grow(*arena, w)[:at+w]
+	b := (*arena)[at : at+w : at+w]
+	clear(b)
+	return b
+}
+
 // Len is the number of names in the set.
 func (s *Set) Len() int {
 	n := 0
