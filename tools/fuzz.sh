@@ -17,6 +17,22 @@ spurious() {
   grep -q '^    context deadline exceeded$' <<<"$1" && ! grep -q 'Failing input written to' <<<"$1"
 }
 
+# report prints the input a failing target wrote, whole: CI's clone is
+# thrown away, so the file Go names there is gone once the run ends.
+report() {
+  local dir file
+  dir=$("$GO" list -f '{{.Dir}}' "$1")
+  file=$(sed -n 's/^.*Failing input written to \(.*\)$/\1/p' <<<"$2" | head -1)
+  [ -n "$file" ] && [ -f "$dir/$file" ] || return 0
+  echo
+  echo "The failing input, to keep as a seed at ${dir#"$PWD/"}/$file:"
+  echo "----- 8< -----"
+  cat "$dir/$file"
+  echo "----- >8 -----"
+  echo "Save it there, then re-run it alone: go test $1 -run '$(basename "$(dirname "$file")")/$(basename "$file")' -v"
+  echo "(docs/development.md, \"When the fuzz step fails\", says what to do next.)"
+}
+
 for pkg in $("$GO" list ./internal/...); do
   for f in $("$GO" test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
     echo "fuzz $pkg $f"
@@ -29,6 +45,7 @@ for pkg in $("$GO" list ./internal/...); do
         continue
       fi
       echo "$out"
+      report "$pkg" "$out"
       exit 1
     done
   done

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzFromKubeconfig feeds arbitrary kubeconfigs: reading never panics, an
-// error stays short enough for a status condition, and a result is an https
+// error stays short enough for a status condition and is UTF-8, and a result is an https
 // server with a config that round-trips as JSON.
 func FuzzFromKubeconfig(f *testing.F) {
 	f.Add(string(kubeconfig("    token: t\n")))
@@ -20,6 +21,9 @@ func FuzzFromKubeconfig(f *testing.F) {
 		if err != nil {
 			if n := len(err.Error()); n > MaxErrorBytes {
 				t.Fatalf("error of %d bytes", n)
+			}
+			if !utf8.ValidString(err.Error()) {
+				t.Fatalf("error %q is not UTF-8, which a condition must be", err)
 			}
 			return
 		}

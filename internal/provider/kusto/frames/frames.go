@@ -34,6 +34,16 @@ type Column struct {
 // Row is one row of a primary result: the table's columns and the JSON
 // text of each value. Values are the reader's and valid only until the
 // callback that got the row returns; the accessors copy what they return.
+//
+// What a row promises about text that is not UTF-8 (FuzzRead holds it):
+// the reader accepts what encoding/json, and so the SDK, accepts, so a
+// value is one whole JSON value under jsontext's AllowInvalidUTF8 and
+// AllowDuplicateNames, its bytes as the answer sent them. Everything
+// decoded from it is valid UTF-8, invalid bytes read as U+FFFD as the SDK
+// reads them: column names, String, Time, Dynamic of a string, and every
+// error. Only the JSON text of a value (Raw, Dynamic and DynamicInPlace of
+// an object or array) keeps the bytes, for a decoder with the same
+// leniency to read.
 type Row struct {
 	Columns []Column
 	Values  []jsontext.Value

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	queryv2 "github.com/Azure/azure-kusto-go/azkustodata/query/v2"
 	"github.com/go-json-experiment/json/jsontext"
@@ -298,22 +299,59 @@ func FuzzReadMatchesSDK(f *testing.F) {
 	})
 }
 
-// FuzzRead: whatever the answer, the reader returns without panicking and
-// hands over only rows as wide as their table.
+// FuzzRead: whatever the answer, the reader returns without panicking,
+// hands over only rows as wide as their table, and keeps Row's promise
+// about text that is not UTF-8: each value is one JSON value under the
+// reader's own leniency (not jsontext's strict defaults, which refuse
+// what the SDK reads), and all it decodes, errors included, is UTF-8.
 func FuzzRead(f *testing.F) {
 	f.Add(answer(header, properties, primary, fragment(`["2026-11-27T07:00:00Z","a",{},1]`), completion, info, finished))
 	f.Add(answer(header, `{"FrameType":"DataSetCompletion","HasErrors":true,"Cancelled":false,"OneApiErrors":[{"error":{"code":"c","message":"m"}}]}`))
 	f.Fuzz(func(t *testing.T, text string) {
-		_ = Read(strings.NewReader(text), func(r Row) error {
+		err := Read(strings.NewReader(text), func(r Row) error {
 			if len(r.Values) != len(r.Columns) {
 				t.Fatalf("a row of %d values, %d columns", len(r.Values), len(r.Columns))
 			}
-			for _, v := range r.Values {
-				if !v.IsValid() {
-					t.Fatalf("invalid value %q", v)
+			for i, v := range r.Values {
+				if !oneLenientValue(v) {
+					t.Fatalf("not one JSON value, even allowing invalid UTF-8: %q", v)
+				}
+				c := r.Columns[i]
+				if !utf8.ValidString(c.Name) || !utf8.ValidString(c.Type) {
+					t.Fatalf("column %q of type %q is not UTF-8", c.Name, c.Type)
+				}
+				if v.Kind() != '"' {
+					continue
+				}
+				s, err := r.String(c.Name)
+				if r.Index(c.Name) != i {
+					continue // a repeated column name: String reads the first
+				}
+				if err != nil {
+					t.Fatalf("String of the string %q: %v", v, err)
+				}
+				if !utf8.ValidString(s) {
+					t.Fatalf("String of %q = %q, not UTF-8", v, s)
+				}
+				if d, _ := r.Dynamic(c.Name); !utf8.Valid(d) {
+					t.Fatalf("Dynamic of %q = %q, not UTF-8", v, d)
 				}
 			}
 			return nil
 		})
+		if err != nil && !utf8.ValidString(err.Error()) {
+			t.Fatalf("error %q is not UTF-8", err)
+		}
 	})
+}
+
+// oneLenientValue reports whether v is exactly one JSON value as the
+// reader reads them: invalid UTF-8 and duplicate names allowed.
+func oneLenientValue(v jsontext.Value) bool {
+	d := jsontext.NewDecoder(bytes.NewReader(v), jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+	if _, err := d.ReadValue(); err != nil {
+		return false
+	}
+	_, err := d.ReadToken()
+	return err == io.EOF
 }
