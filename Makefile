@@ -28,11 +28,11 @@ generate: ## Regenerate deepcopy code, method sets, XRDs, CRDs, the function inp
 	$$cg crd:crdVersions=v1 $$(tools/apis.sh input) output:crd:dir=package/function/input; \
 	$(GO) run ./tools/xrdgen -in $(GEN)/xr -out package/configuration/xrds; \
 	mkdir -p $(GEN)/help; \
-	for b in function-fleetplane provider-fleetplane; do COLUMNS=80 $(GO) run ./cmd/$$b --help > $(GEN)/help/$$b.txt; done; \
+	for b in function provider; do COLUMNS=80 $(GO) run ./$$b --help > $(GEN)/help/$$b-fleetplane.txt; done; \
 	$(GO) run ./tools/docgen -out docs/reference -help $(GEN)/help package/configuration/xrds package/provider/crds package/function/input; \
-	crds=$$($(TOOLS) adx-mon-crds); rm -rf internal/function/adxmon/crds && mkdir -p internal/function/adxmon/crds; \
+	crds=$$($(TOOLS) adx-mon-crds); rm -rf function/adxmon/crds && mkdir -p function/adxmon/crds; \
 	for c in functions managementcommands summaryrules alertrules; do \
-	  { echo "# Copied from github.com/Azure/adx-mon v0.3.0 operator/manifests/crds by \`make generate\`. DO NOT EDIT."; cat $$crds/$${c}_crd.yaml; } > internal/function/adxmon/crds/$$c.yaml; \
+	  { echo "# Copied from github.com/Azure/adx-mon v0.3.0 operator/manifests/crds by \`make generate\`. DO NOT EDIT."; cat $$crds/$${c}_crd.yaml; } > function/adxmon/crds/$$c.yaml; \
 	done; \
 	find tools/adx-mon/otlp/protocolbuffers -name '*.pb.go' -delete; \
 	(cd tools/adx-mon && $(GO) run ./otlpgen >/dev/null)

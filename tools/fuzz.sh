@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzz every Fuzz target under internal/ for FUZZTIME each.
+# Fuzz every Fuzz target of the two binaries and what they share
+# (function/, provider/, internal/) for FUZZTIME each.
 #
 # Go's fuzz coordinator up to 1.26 can fail a target at the -fuzztime boundary
 # with a bare "context deadline exceeded" although no input failed
@@ -33,7 +34,7 @@ report() {
   echo "(docs/development.md, \"When the fuzz step fails\", says what to do next.)"
 }
 
-for pkg in $("$GO" list ./internal/...); do
+for pkg in $("$GO" list ./function/... ./provider/... ./internal/...); do
   for f in $("$GO" test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
     echo "fuzz $pkg $f"
     for attempt in 1 2; do

@@ -15,7 +15,7 @@ xp=$(tools/tools.sh crossplane)
 
 mkdir -p "$out/bin" "$out/empty"
 for c in function provider; do
-  CGO_ENABLED=0 go build -trimpath -ldflags=-s -o "$out/bin/$c-fleetplane" "./cmd/$c-fleetplane"
+  CGO_ENABLED=0 go build -trimpath -ldflags=-s -o "$out/bin/$c-fleetplane" "./$c"
   go run ./tools/ociimage -binary "$out/bin/$c-fleetplane" -path "/$c-fleetplane" \
     -tag "xpkg.fleetplane.io/runtime/$c-fleetplane:dev" -o "$out/$c-runtime.tar" >/dev/null
 done

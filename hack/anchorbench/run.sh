@@ -32,7 +32,7 @@ cp "$root/hack/anchorbench/testdata/federation_anchor_test.go" "$work/operator/"
 echo "== adx-mon $version" >&2
 (cd "$work" && ANCHOR_ROWS=$cache/rows go test -run '^$' -bench BenchmarkAnchorCycle -benchmem -count "$count" ./operator) | tee "$cache/adxmon.txt" >&2
 echo "== fleetplane" >&2
-(cd "$root" && go test ./internal/provider/kusto/federation -run '^$' \
+(cd "$root" && go test ./provider/kusto/federation -run '^$' \
   -bench 'BenchmarkCycle/^fresh$/^(1000x5x200|5000x5x200|distinct)$' -benchmem -count "$count") | tee "$cache/fleetplane.txt" >&2
 
 # Medians of ns/op by fleet, then the table.

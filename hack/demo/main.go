@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fleetplane/fleetplane/internal/provider/kusto"
-	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
+	"github.com/fleetplane/fleetplane/provider/kusto"
+	"github.com/fleetplane/fleetplane/provider/kusto/kql"
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
 	"github.com/fleetplane/fleetplane/test/harness/environment"
 	"github.com/fleetplane/fleetplane/test/harness/kustoserver"

@@ -19,7 +19,7 @@
 //     properties Placements may use.
 //
 // A Grant is that decision for one namespace. The provider builds it from
-// the config a managed resource names (internal/provider/controller/shared), the
+// the config a managed resource names (provider/controller/shared), the
 // function from the config that governs an XR's namespace (Governing);
 // both check it with the same methods, so they cannot disagree.
 package tenancy

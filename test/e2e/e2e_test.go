@@ -26,7 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
+	"github.com/fleetplane/fleetplane/provider/kusto/kql"
 	"github.com/fleetplane/fleetplane/test/harness/environment"
 	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
 	"github.com/fleetplane/fleetplane/test/harness/standin"

@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	placementv1alpha1 "github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
-	placementfn "github.com/fleetplane/fleetplane/internal/function/placement"
-	"github.com/fleetplane/fleetplane/internal/function/placement/expand"
+	placementfn "github.com/fleetplane/fleetplane/function/placement"
+	"github.com/fleetplane/fleetplane/function/placement/expand"
 	"github.com/fleetplane/fleetplane/test/harness/environment"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )

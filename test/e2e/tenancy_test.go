@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
-	placementfn "github.com/fleetplane/fleetplane/internal/function/placement"
+	placementfn "github.com/fleetplane/fleetplane/function/placement"
 	"github.com/fleetplane/fleetplane/test/harness/environment"
 	"github.com/fleetplane/fleetplane/test/harness/standin"
 	"github.com/fleetplane/fleetplane/test/harness/support"

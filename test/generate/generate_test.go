@@ -14,7 +14,7 @@ import (
 )
 
 // generated are the paths `make generate` owns.
-var generated = []string{"apis", "package/configuration/xrds", "package/provider/crds", "package/function/input", "internal/function/adxmon/crds", "docs/reference", "tools/adx-mon/otlp/protocolbuffers"}
+var generated = []string{"apis", "package/configuration/xrds", "package/provider/crds", "package/function/input", "function/adxmon/crds", "docs/reference", "tools/adx-mon/otlp/protocolbuffers"}
 
 func TestGeneratedFilesAreCurrent(t *testing.T) {
 	support.NeedsTools(t)

@@ -17,8 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fleetplane/fleetplane/internal/function/runmetrics"
-	"github.com/fleetplane/fleetplane/internal/provider/fleetmetrics"
+	"github.com/fleetplane/fleetplane/function/runmetrics"
+	"github.com/fleetplane/fleetplane/provider/fleetmetrics"
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )

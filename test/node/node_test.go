@@ -24,7 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	expv1alpha1 "github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
-	"github.com/fleetplane/fleetplane/internal/function/compose/composetest"
+	"github.com/fleetplane/fleetplane/function/compose/composetest"
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
 	"github.com/fleetplane/fleetplane/test/harness/node"
 	"github.com/fleetplane/fleetplane/test/harness/registry"
@@ -77,7 +77,7 @@ func run(m *testing.M) int {
 func TestFunctionRunsAsAPod(t *testing.T) {
 	ctx := context.Background()
 	start := time.Now()
-	ref, digest, err := cluster.PushCommand(ctx, support.Root(), "./cmd/function-fleetplane", "/function-fleetplane", "fleetplane/function-fleetplane", "test")
+	ref, digest, err := cluster.PushCommand(ctx, support.Root(), "./function", "/function-fleetplane", "fleetplane/function-fleetplane", "test")
 	if err != nil {
 		t.Fatal(err)
 	}

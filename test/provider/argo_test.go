@@ -20,7 +20,7 @@ import (
 	lifecyclev1alpha1 "github.com/fleetplane/fleetplane/apis/lifecycle/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
 	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
-	"github.com/fleetplane/fleetplane/internal/provider/workflow"
+	"github.com/fleetplane/fleetplane/provider/workflow"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 

@@ -19,7 +19,7 @@ import (
 
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
-	"github.com/fleetplane/fleetplane/internal/provider/workflow"
+	"github.com/fleetplane/fleetplane/provider/workflow"
 	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )

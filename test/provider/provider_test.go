@@ -27,7 +27,7 @@ import (
 	"github.com/fleetplane/fleetplane/apis"
 	kustov1alpha1 "github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
-	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
+	"github.com/fleetplane/fleetplane/provider/kusto/kql"
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
 	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
 	"github.com/fleetplane/fleetplane/test/harness/standin"
@@ -79,10 +79,10 @@ func run(m *testing.M) int {
 		return 1
 	}
 	bin := filepath.Join(dir, "provider-fleetplane")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/provider-fleetplane")
+	build := exec.Command("go", "build", "-o", bin, "./provider")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		support.SetupFailedf("go build ./cmd/provider-fleetplane: %v\n%s", err, out)
+		support.SetupFailedf("go build ./provider: %v\n%s", err, out)
 		return 1
 	}
 	// The provider runs as its ServiceAccount under exactly the RBAC a

@@ -44,10 +44,10 @@ func tool(t testing.TB, root, name string) string {
 func startFunction(t testing.TB, root string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "function-fleetplane")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/function-fleetplane")
+	build := exec.Command("go", "build", "-o", bin, "./function")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/function-fleetplane: %v\n%s", err, out)
+		t.Fatalf("go build ./function: %v\n%s", err, out)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

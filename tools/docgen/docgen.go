@@ -12,9 +12,9 @@ import (
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fleetplane/fleetplane/internal/function/runmetrics"
+	"github.com/fleetplane/fleetplane/function/runmetrics"
 	"github.com/fleetplane/fleetplane/internal/metrics"
-	"github.com/fleetplane/fleetplane/internal/provider/fleetmetrics"
+	"github.com/fleetplane/fleetplane/provider/fleetmetrics"
 )
 
 // definition is what docgen reads of a CRD or an XRD: both carry the
@@ -106,7 +106,7 @@ func run(out string, dirs []string, help string) error {
 // definitions the binaries build them from.
 func metricsPage() string {
 	var b strings.Builder
-	b.WriteString(header + "# Metrics\n\nfleetplane's own metrics, from the definitions the binaries register (`internal/provider/fleetmetrics`, `internal/function/runmetrics`). Besides these, provider-fleetplane serves crossplane-runtime's managed-resource metrics (`crossplane_managed_resource_*`) and controller-runtime's, and function-fleetplane the gRPC server's (`grpc_server_*`). No label carries free text: each is a closed set of values or names one Kubernetes object. [docs/operations.md](../operations.md) says what to watch and alert on.\n")
+	b.WriteString(header + "# Metrics\n\nfleetplane's own metrics, from the definitions the binaries register (`provider/fleetmetrics`, `function/runmetrics`). Besides these, provider-fleetplane serves crossplane-runtime's managed-resource metrics (`crossplane_managed_resource_*`) and controller-runtime's, and function-fleetplane the gRPC server's (`grpc_server_*`). No label carries free text: each is a closed set of values or names one Kubernetes object. [docs/operations.md](../operations.md) says what to watch and alert on.\n")
 	for _, bin := range []struct {
 		name string
 		defs []metrics.Def

@@ -31,7 +31,7 @@ type HeartbeatTarget struct {
 
 // Partitioning describes a partition (geo, tenant, ...) to its hubs. The
 // hub checks the same limits on every heartbeat it reads (package
-// internal/provider/kusto/heartbeat), whoever wrote it.
+// provider/kusto/heartbeat), whoever wrote it.
 // +kubebuilder:validation:MaxProperties=32
 // +kubebuilder:validation:XValidation:rule=`self.all(k, size(k) >= 1 && size(k) <= 63 && !k.matches(r'\p{Cc}'))`,message="partitioning keys must be 1 to 63 characters without control characters"
 // +kubebuilder:validation:XValidation:rule=`self.all(k, !self[k].matches(r'\p{Cc}'))`,message="partitioning values must not hold control characters"

@@ -4,7 +4,7 @@ package v1alpha1
 // refer to itself, so each level of the tree is a type of its own, down to
 // PathExpression, which can only read a path: five levels, two more than
 // the deepest of the seed's examples (Not of Equal of Path). The function
-// checks the same rules again (internal/function/placement/combine) on what it decodes.
+// checks the same rules again (function/placement/combine) on what it decodes.
 
 // ExpressionOp is an expression's operator.
 // +kubebuilder:validation:Enum=Path;Not;Equal;And;Or

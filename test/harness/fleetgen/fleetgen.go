@@ -13,7 +13,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fleetplane/fleetplane/internal/provider/kusto/heartbeat"
+	"github.com/fleetplane/fleetplane/provider/kusto/heartbeat"
 )
 
 // Shape is a fleet's size: partitions × databases × tables. Distinct

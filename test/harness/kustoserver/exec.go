@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
+	"github.com/fleetplane/fleetplane/provider/kusto/kql"
 )
 
 // cursor walks the tokens of one command.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
+	"github.com/fleetplane/fleetplane/provider/kusto/kql"
 )
 
 // maxFunctionDepth stops a function that calls itself.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
+	"github.com/fleetplane/fleetplane/provider/kusto/kql"
 )
 
 // scalar is a compiled scalar expression of one row: a column, a string

@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
+	"github.com/fleetplane/fleetplane/provider/kusto/kql"
 )
 
 // maxRequestBytes bounds a request body; Kusto's own limit is far larger,

@@ -19,8 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/fleetplane/fleetplane/internal/provider/kusto"
-	"github.com/fleetplane/fleetplane/internal/provider/kusto/kql"
+	"github.com/fleetplane/fleetplane/provider/kusto"
+	"github.com/fleetplane/fleetplane/provider/kusto/kql"
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
 	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
 )
