@@ -2,6 +2,7 @@ package generate
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -26,11 +27,11 @@ var (
 // reads: its imports, its tests' included, and every package the binary
 // it is the main package of depends on.
 type listed struct {
-	ImportPath   string
-	Imports      []string
-	TestImports  []string
-	XTestImports []string
-	Deps         []string
+	ImportPath   string   `json:"ImportPath"`
+	Imports      []string `json:"Imports"`
+	TestImports  []string `json:"TestImports"`
+	XTestImports []string `json:"XTestImports"`
+	Deps         []string `json:"Deps"`
 }
 
 // TestLayout keeps the split by binary: no package of one side imports one
@@ -130,11 +131,11 @@ func layoutViolations(pkgs []listed) []string {
 		byFn, byPv := slices.Contains(fnDeps, p.ImportPath), slices.Contains(pvDeps, p.ImportPath)
 		switch {
 		case byFn && !byPv:
-			out = append(out, fmt.Sprintf("%s is imported by the function only: move it under function/", short(p.ImportPath)))
+			out = append(out, short(p.ImportPath)+" is imported by the function only: move it under function/")
 		case byPv && !byFn:
-			out = append(out, fmt.Sprintf("%s is imported by the provider only: move it under provider/", short(p.ImportPath)))
+			out = append(out, short(p.ImportPath)+" is imported by the provider only: move it under provider/")
 		case !byFn && !byPv:
-			out = append(out, fmt.Sprintf("%s is imported by neither binary", short(p.ImportPath)))
+			out = append(out, short(p.ImportPath)+" is imported by neither binary")
 		}
 	}
 	return out
@@ -157,7 +158,7 @@ func goList(t *testing.T, patterns ...string) []listed {
 	var pkgs []listed
 	for dec := json.NewDecoder(out); ; {
 		var p listed
-		if err := dec.Decode(&p); err == io.EOF {
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
 			t.Fatalf("go list: %v", err)

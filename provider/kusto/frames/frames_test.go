@@ -353,5 +353,5 @@ func oneLenientValue(v jsontext.Value) bool {
 		return false
 	}
 	_, err := d.ReadToken()
-	return err == io.EOF
+	return errors.Is(err, io.EOF)
 }
