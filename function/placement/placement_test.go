@@ -435,6 +435,42 @@ func TestCombinedStatus(t *testing.T) {
 	}
 }
 
+// TestLastReturnedUpdateTimestamp: the copies' conditions as
+// provider-kubernetes writes them (each with its own transition time and
+// observed generation, times as the API server's RFC 3339 text) reach the
+// Placement through the wire, and a collector over
+// propagation.lastReturnedUpdateTimestamp sees each copy's latest
+// transition, Synced's or Ready's.
+func TestLastReturnedUpdateTimestamp(t *testing.T) {
+	p := xr(t, `{objects: [{apiVersion: apps/v1, kind: Deployment, names: [web]}], clusters: {matchLabels: {env: prod}}}`)
+	p.Spec.StatusCollectors = []string{"when"}
+	req := workloads(t)
+	req["collector-when"] = []runtime.Object{collectorObject(t, "when", `
+select:
+   - name: wec
+     def: {op: Path, path: "$.inventory.name"}
+   - name: at
+     def: {op: Path, path: "$.propagation.lastReturnedUpdateTimestamp"}
+`)}
+	deploy := map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "web"}, "status": map[string]any{"replicas": 2}}
+	observed := delivered(t, map[string]map[string]any{"wec1/Deployment.apps/web": deploy, "wec2/Deployment.apps/web": deploy})
+	written := func(ready, synced string) []any {
+		return []any{
+			map[string]any{"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": ready, "observedGeneration": 2},
+			map[string]any{"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": synced, "observedGeneration": 2},
+		}
+	}
+	observed["wec1/Deployment.apps/web"].Set("status.conditions", written("2026-11-26T06:05:00Z", "2026-11-26T06:00:00Z"))
+	observed["wec2/Deployment.apps/web"].Set("status.conditions", written("2026-11-26T06:01:00Z", "2026-11-26T06:07:30Z"))
+	rsp := ct.Run(t, placement.Composer, ct.Call{XR: p, Required: req, Observed: observed})
+
+	got, _ := json.Marshal(rsp.Value("", "status.objects"))
+	want := `"rows":[{"at":"2026-11-26T06:05:00Z","wec":"wec1"},{"at":"2026-11-26T06:07:30Z","wec":"wec2"}]`
+	if !strings.Contains(string(got), want) {
+		t.Errorf("status.objects =\n%s\nwant the rows %s", got, want)
+	}
+}
+
 func TestSingletonReportedState(t *testing.T) {
 	p := xr(t, spec)
 	p.Spec.WantSingletonReportedState = true

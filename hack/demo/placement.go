@@ -158,9 +158,10 @@ func placement(ctx context.Context, env *environment.Env, root string) (func(), 
 	sayf("Job smoke runs on wec1 alone; its status here is what wec1 reports (wantSingletonReportedState), %s after apply: %s", time.Since(applied).Round(100*time.Millisecond), status)
 	sayf("  (its pod on wec1's node is ready once it fetched http://web, the Service the web Placement delivered there, through wec1's cluster DNS and kube-proxy)")
 	if err := until(ctx, time.Minute, func() bool {
-		return env.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "smoke"}, job) == nil && job.GetAnnotations()[placementv1alpha1.ExecutingCountAnnotation] != ""
+		return env.Kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "smoke"}, job) == nil && job.GetLabels()[placementv1alpha1.ExecutingCountLabel] != ""
 	}); err == nil {
-		sayf("Job smoke carries %s=%s: the clusters it executes on", placementv1alpha1.ExecutingCountAnnotation, job.GetAnnotations()[placementv1alpha1.ExecutingCountAnnotation])
+		sayf("Job smoke carries the label %s=%s, the clusters it executes on, as KubeStellar's does: kubectl get jobs -n %s -l %s=1 selects it",
+			placementv1alpha1.ExecutingCountLabel, job.GetLabels()[placementv1alpha1.ExecutingCountLabel], ns, placementv1alpha1.ExecutingCountLabel)
 	}
 
 	cp := &unstructured.Unstructured{}

@@ -9,11 +9,13 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // MaxMessage bounds any message copied from a composed resource.
@@ -58,7 +60,19 @@ func condition(o *composed.Unstructured, t xpv2.ConditionType) xpv2.Condition {
 		s, _ := m["status"].(string)
 		r, _ := m["reason"].(string)
 		msg, _ := m["message"].(string)
-		return xpv2.Condition{Type: t, Status: corev1.ConditionStatus(s), Reason: xpv2.ConditionReason(r), Message: msg}
+		c := xpv2.Condition{Type: t, Status: corev1.ConditionStatus(s), Reason: xpv2.ConditionReason(r), Message: msg}
+		// Every field a provider writes is read, not only the four the
+		// gating rule needs: a caller that reads the time or generation
+		// of a condition rebuilt without them sees nothing (the
+		// Placement's lastReturnedUpdateTimestamp was always empty).
+		// A time that does not parse is no time, as metav1.Time reads it.
+		if at, ok := m["lastTransitionTime"].(string); ok {
+			if tm, err := time.Parse(time.RFC3339, at); err == nil {
+				c.LastTransitionTime = metav1.NewTime(tm)
+			}
+		}
+		c.ObservedGeneration, _ = number(m["observedGeneration"])
+		return c
 	}
 	return xpv2.Condition{}
 }

@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -68,5 +69,38 @@ func TestBound(t *testing.T) {
 	}
 	if got := Bound("a\n  b"); got != "a b" {
 		t.Errorf("Bound folds whitespace: got %q", got)
+	}
+}
+
+// TestConditionOfReadsWhatProvidersWrite: a condition as the API server
+// sends it (times as RFC 3339 text, the generation a JSON number, so a
+// float64 once decoded) is read whole, as the SDK's own GetCondition reads
+// it, time and generation included.
+func TestConditionOfReadsWhatProvidersWrite(t *testing.T) {
+	const written = `{"apiVersion":"kubernetes.m.crossplane.io/v1alpha1","kind":"Object","metadata":{"name":"wec1-web","generation":3},
+"status":{"conditions":[
+ {"type":"Ready","status":"True","reason":"Available","lastTransitionTime":"2026-11-26T06:05:00Z","observedGeneration":3},
+ {"type":"Synced","status":"True","reason":"ReconcileSuccess","lastTransitionTime":"2026-11-26T06:00:00Z","observedGeneration":2}]}}`
+	o := composed.New()
+	if err := json.Unmarshal([]byte(written), &o.Object); err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []xpv2.ConditionType{xpv2.TypeReady, xpv2.TypeSynced} {
+		got, want := ConditionOf(o, string(typ)), o.GetCondition(typ)
+		if !got.Equal(want) || !got.LastTransitionTime.Equal(&want.LastTransitionTime) || got.ObservedGeneration != want.ObservedGeneration {
+			t.Errorf("ConditionOf(%s) = %+v, the SDK reads %+v", typ, got, want)
+		}
+		if got.LastTransitionTime.IsZero() || got.ObservedGeneration == 0 {
+			t.Errorf("ConditionOf(%s) lost the time or generation: %+v", typ, got)
+		}
+	}
+
+	// A time that does not parse is no time; the rest of the condition
+	// stands.
+	bad := composed.New()
+	bad.Object = map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
+		"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": "yesterday", "observedGeneration": "3"}}}}
+	if c := ConditionOf(bad, "Ready"); c.Status != corev1.ConditionTrue || !c.LastTransitionTime.IsZero() || c.ObservedGeneration != 0 {
+		t.Errorf("a malformed time and generation read as %+v", c)
 	}
 }

@@ -64,6 +64,12 @@ func Int(o *composed.Unstructured, path ...string) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
+	return number(v)
+}
+
+// number reads an integer as the decoders hand it over: float64 from
+// structpb and fnwire, int64 or int from a typed fixture.
+func number(v any) (int64, bool) {
 	switch n := v.(type) {
 	case int64:
 		return n, true

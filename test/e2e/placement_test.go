@@ -26,7 +26,7 @@ import (
 
 const placementAPI = "placement.fleetplane.io/v1alpha1"
 
-const executingCount = placementv1alpha1.ExecutingCountAnnotation
+const executingCount = placementv1alpha1.ExecutingCountLabel
 
 // exampleDocs are the documents of a file under examples/placement.
 func exampleDocs(t *testing.T, rel string) []*unstructured.Unstructured {
@@ -341,7 +341,7 @@ func TestPlacement(t *testing.T) {
 		a, _ := json.Marshal(here)
 		b, _ := json.Marshal(remote)
 		startTime, _ = here["startTime"].(string)
-		count := get(t, "batch/v1", "Job", ns, "smoke").GetAnnotations()[executingCount]
+		count := get(t, "batch/v1", "Job", ns, "smoke").GetLabels()[executingCount]
 		return string(a) == string(b) && here["active"] == int64(1) && here["ready"] == int64(1) && count == "1", fmt.Sprintf("here %s, wec1 %s, %s=%q", a, b, executingCount, count)
 	})
 	eventually(t, time.Minute, "the smoke Placement says the status is written", func() (bool, string) {
@@ -357,8 +357,8 @@ func TestPlacement(t *testing.T) {
 		_, r, msg := condition(get(t, placementAPI, "Placement", ns, "smoke"), "ReportedState")
 		here, _, _ := unstructured.NestedMap(get(t, "batch/v1", "Job", ns, "smoke").Object, "status")
 		b, _ := json.Marshal(here)
-		count, annotated := get(t, "batch/v1", "Job", ns, "smoke").GetAnnotations()[executingCount]
-		return r == "NotSingleton" && fmt.Sprint(here) == fmt.Sprint(map[string]any{"startTime": startTime}) && !annotated,
+		count, labelled := get(t, "batch/v1", "Job", ns, "smoke").GetLabels()[executingCount]
+		return r == "NotSingleton" && fmt.Sprint(here) == fmt.Sprint(map[string]any{"startTime": startTime}) && !labelled,
 			r + ": " + msg + "; status " + string(b) + "; " + executingCount + "=" + count
 	})
 	// Aggregated: with wantMultiClusterReportedState what both clusters
@@ -373,7 +373,7 @@ func TestPlacement(t *testing.T) {
 		b, _ := json.Marshal(here)
 		// Both copies are there and ready, though wec2's pod waits: the
 		// executing count is copies, not pods.
-		count := get(t, "batch/v1", "Job", ns, "smoke").GetAnnotations()[executingCount]
+		count := get(t, "batch/v1", "Job", ns, "smoke").GetLabels()[executingCount]
 		return r == "Reported" && here["active"] == int64(2) && here["ready"] == int64(1) && count == "2", r + ": " + msg + "; status " + string(b) + "; " + executingCount + "=" + count
 	})
 
@@ -407,7 +407,7 @@ func TestPlacement(t *testing.T) {
 			}
 		}
 		_, _, ready := condition(&rs, "Ready")
-		count := get(t, "apps/v1", "Deployment", ns, "web").GetAnnotations()[executingCount]
+		count := get(t, "apps/v1", "Deployment", ns, "web").GetLabels()[executingCount]
 		ok := fmt.Sprint(clusters) == "[wec1 wec2]" && available == 0 && strings.HasPrefix(availableCond, "False") && strings.Contains(availableCond, "wec2") &&
 			(strings.Contains(ready, "its 2 clusters report, aggregated") || strings.Contains(ready, "kube-controller-manager")) && count == "2"
 		return ok, fmt.Sprintf("clusters %v, status %s, Ready %q, %s=%q", clusters, b, ready, executingCount, count)

@@ -16,6 +16,7 @@ import (
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -143,19 +144,42 @@ func TestReportedState(t *testing.T) {
 		t.Errorf("Job status after removal = %s", got)
 	}
 	j := get(t, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "migrate"}})
-	if v, ok := j.Annotations[placementv1alpha1.ExecutingCountAnnotation]; ok {
-		t.Errorf("annotation %s=%q left after removal", placementv1alpha1.ExecutingCountAnnotation, v)
+	if v, ok := j.Labels[placementv1alpha1.ExecutingCountLabel]; ok {
+		t.Errorf("label %s=%q left after removal", placementv1alpha1.ExecutingCountLabel, v)
+	}
+	if n := selected(t, ns, placementv1alpha1.ExecutingCountLabel); n != 0 {
+		t.Errorf("%d Jobs still selected by %s after removal", n, placementv1alpha1.ExecutingCountLabel)
 	}
 }
 
-// executingCount waits for the object's executing-count annotation.
+// selected counts the Jobs in ns that a label selector selects, as
+// `kubectl get jobs -l <selector>` asks the API server.
+func selected(t *testing.T, ns, selector string) int {
+	t.Helper()
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs batchv1.JobList
+	if err := kube.List(context.Background(), &jobs, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		t.Fatal(err)
+	}
+	return len(jobs.Items)
+}
+
+// executingCount waits for the object's executing-count label.
 func executingCount(t *testing.T, ns, name, want string) {
 	t.Helper()
-	eventually(t, 30*time.Second, fmt.Sprintf("%s=%s on Job %s", placementv1alpha1.ExecutingCountAnnotation, want, name), func() (bool, string) {
+	eventually(t, 30*time.Second, fmt.Sprintf("label %s=%s on Job %s", placementv1alpha1.ExecutingCountLabel, want, name), func() (bool, string) {
 		j := get(t, &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
-		got := j.Annotations[placementv1alpha1.ExecutingCountAnnotation]
+		got := j.Labels[placementv1alpha1.ExecutingCountLabel]
 		return got == want, fmt.Sprintf("%q", got)
 	})
+	// What tools written for KubeStellar ask: the objects whose status
+	// comes back from one cluster.
+	if n := selected(t, ns, placementv1alpha1.ExecutingCountLabel+"="+want); n != 1 {
+		t.Errorf("%s=%s selects %d Jobs, want 1", placementv1alpha1.ExecutingCountLabel, want, n)
+	}
 }
 
 // TestReportedStateDoesNotFight: the control plane's own deployment

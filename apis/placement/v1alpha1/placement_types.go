@@ -12,11 +12,11 @@ import (
 // by accident.
 const InventoryLabel = "placement.fleetplane.io/inventory"
 
-// ExecutingCountAnnotation on a workload object whose status comes back
-// says on how many clusters it executes: its copy is there and ready.
-// The key is KubeStellar's, which defines it and never wrote it, so that
-// tools written for KubeStellar read it here.
-const ExecutingCountAnnotation = "kubestellar.io/executing-count"
+// ExecutingCountLabel on a workload object whose status comes back says
+// on how many clusters it executes: its copy is there and ready. It is
+// KubeStellar's label, under its key, so that what selects it there
+// (kubectl get -l kubestellar.io/executing-count=1) selects it here.
+const ExecutingCountLabel = "kubestellar.io/executing-count"
 
 // ObjectSelector selects workload objects of one kind in the Placement's
 // namespace, by name or by label.

@@ -15,10 +15,10 @@
 // never fights another writer: a status someone rewrote after it wrote
 // its own is reported, not overwritten, until the cluster reports
 // something new. It also keeps the object's kubestellar.io/executing-count
-// annotation at the number of clusters the function counts it executing
-// on, patching that one key. Removing a ReportedState clears the status
-// and the annotation it wrote, and only those, whatever the policy says
-// by then.
+// label at the number of clusters the function counts it executing on,
+// patching that one key (decision 0013). Removing a ReportedState clears
+// the status and the label it wrote, and only those, whatever the policy
+// says by then.
 //
 // It acts on the control plane the provider runs on.
 package reportedstate
@@ -108,8 +108,8 @@ type external struct {
 	want map[string]any
 	// reported is want's digest.
 	reported string
-	// count is the executing-count annotation to write, nil when it is
-	// as wanted.
+	// count is the executing-count label to write, nil when it is as
+	// wanted.
 	count *string
 	// clearStatus and clearCount: what Delete clears, as observeDeleted
 	// found it still as written.
@@ -193,15 +193,24 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.ReportedState) (man
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: false, Diff: diff(statusDue, countDue, mg)}, nil
 }
 
-// executingCount is the executing-count annotation the spec asks for,
-// and whether live lacks it.
+// executingCount is the executing-count label the spec asks for, and
+// whether live lacks it. An annotation of the key holding what this
+// resource last wrote is one it wrote before the count became a label
+// (decision 0013): it is due to move too.
 func executingCount(mg *v1alpha1.ReportedState, live *unstructured.Unstructured) (string, bool) {
 	n := mg.Spec.ForProvider.ExecutingCount
 	if n == nil {
 		return "", false
 	}
 	want := strconv.Itoa(int(*n))
-	return want, live.GetAnnotations()[placementv1alpha1.ExecutingCountAnnotation] != want
+	return want, live.GetLabels()[placementv1alpha1.ExecutingCountLabel] != want || oldCount(mg, live)
+}
+
+// oldCount says whether live still carries the executing count this
+// resource wrote as an annotation, before it was a label.
+func oldCount(mg *v1alpha1.ReportedState, live *unstructured.Unstructured) bool {
+	written := mg.Status.AtProvider.ExecutingCount
+	return written != "" && live.GetAnnotations()[placementv1alpha1.ExecutingCountLabel] == written
 }
 
 // diff says what Update is to write.
@@ -211,7 +220,7 @@ func diff(status, count bool, mg *v1alpha1.ReportedState) string {
 		out = append(out, "status differs from what "+reports(mg))
 	}
 	if count {
-		out = append(out, fmt.Sprintf("annotation %s is not %d", placementv1alpha1.ExecutingCountAnnotation, *mg.Spec.ForProvider.ExecutingCount))
+		out = append(out, fmt.Sprintf("label %s is not %d", placementv1alpha1.ExecutingCountLabel, *mg.Spec.ForProvider.ExecutingCount))
 	}
 	return strings.Join(out, "; ")
 }
@@ -232,10 +241,10 @@ func (e *external) observeDeleted(ctx context.Context, mg *v1alpha1.ReportedStat
 		// Gone or replaced: not ours to clear.
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
-	// Each only while it is as written: a status or an annotation
-	// rewritten since is someone else's.
+	// Each only while it is as written: a status or a label rewritten
+	// since is someone else's.
 	e.clearStatus = obs.Digest != "" && digestOf(live.Object["status"]) == obs.Digest
-	e.clearCount = obs.ExecutingCount != "" && live.GetAnnotations()[placementv1alpha1.ExecutingCountAnnotation] == obs.ExecutingCount
+	e.clearCount = obs.ExecutingCount != "" && (live.GetLabels()[placementv1alpha1.ExecutingCountLabel] == obs.ExecutingCount || oldCount(mg, live))
 	if !e.clearStatus && !e.clearCount {
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
@@ -374,7 +383,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.ReportedState) (mana
 	}
 	if e.count != nil {
 		var v any = *e.count
-		if err := e.annotate(ctx, v); err != nil {
+		if err := e.label(ctx, mg, v); err != nil {
 			return managed.ExternalUpdate{}, err
 		}
 		mg.Status.AtProvider.UID, mg.Status.AtProvider.ExecutingCount = string(e.live.GetUID()), *e.count
@@ -382,17 +391,23 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.ReportedState) (mana
 	return managed.ExternalUpdate{}, nil
 }
 
-// annotate sets the executing-count annotation to v, or removes it when v
-// is nil, by a merge patch of that one key: the rest of the object is
-// not this controller's. The patch carries the UID read, which the API
-// server refuses to change, so a newer object of the same name is never
-// annotated. An object gone meanwhile has nothing to annotate.
-func (e *external) annotate(ctx context.Context, v any) error {
+// label sets the executing-count label to v, or removes it when v is
+// nil, by a merge patch of that one key: the rest of the object is not
+// this controller's. It removes too the annotation of the key this
+// resource wrote before the count was a label, while it holds what it
+// wrote. The patch carries the UID read, which the API server refuses to
+// change, so a newer object of the same name is never labelled. An object
+// gone meanwhile has nothing to label.
+func (e *external) label(ctx context.Context, mg *v1alpha1.ReportedState, v any) error {
 	ref := e.live.GroupVersionKind()
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"uid":         e.live.GetUID(),
-		"annotations": map[string]any{placementv1alpha1.ExecutingCountAnnotation: v},
-	}})
+	md := map[string]any{
+		"uid":    e.live.GetUID(),
+		"labels": map[string]any{placementv1alpha1.ExecutingCountLabel: v},
+	}
+	if oldCount(mg, e.live) {
+		md["annotations"] = map[string]any{placementv1alpha1.ExecutingCountLabel: nil}
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": md})
 	if err != nil {
 		return err
 	}
@@ -402,9 +417,9 @@ func (e *external) annotate(ctx context.Context, v any) error {
 	case kerrors.IsNotFound(err):
 		return nil
 	case kerrors.IsForbidden(err):
-		return fmt.Errorf("provider-fleetplane may not annotate %s with the executing count: grant it patch on %s (package/rbac/provider-fleetplane.yaml)", ref.GroupKind(), strings.ToLower(ref.Kind))
+		return fmt.Errorf("provider-fleetplane may not label %s with the executing count: grant it patch on %s (package/rbac/provider-fleetplane.yaml)", ref.GroupKind(), strings.ToLower(ref.Kind))
 	case err != nil:
-		return fmt.Errorf("cannot annotate %s %s with the executing count: %w", ref.Kind, e.live.GetName(), err)
+		return fmt.Errorf("cannot label %s %s with the executing count: %w", ref.Kind, e.live.GetName(), err)
 	}
 	e.live = u
 	return nil
@@ -415,7 +430,7 @@ func (e *external) annotate(ctx context.Context, v any) error {
 // fields once set (a Job its startTime): when the API server refuses the
 // empty status and names such fields, those alone stay. A status the API
 // server will not clear at all is left as it is, and the deletion goes
-// on. The executing-count annotation it wrote goes too.
+// on. The executing-count label it wrote goes too.
 func (e *external) Delete(ctx context.Context, mg *v1alpha1.ReportedState) (managed.ExternalDelete, error) {
 	if e.clearStatus {
 		if err := e.clearWritten(ctx, mg); err != nil {
@@ -423,7 +438,7 @@ func (e *external) Delete(ctx context.Context, mg *v1alpha1.ReportedState) (mana
 		}
 	}
 	if e.clearCount {
-		if err := e.annotate(ctx, nil); err != nil {
+		if err := e.label(ctx, mg, nil); err != nil {
 			return managed.ExternalDelete{}, err
 		}
 		mg.Status.AtProvider.ExecutingCount = ""

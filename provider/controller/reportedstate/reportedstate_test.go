@@ -377,13 +377,16 @@ func TestExecutingCount(t *testing.T) {
 	count := func(n int32) func(*v1alpha1.ReportedState) {
 		return func(mg *v1alpha1.ReportedState) { mg.Spec.ForProvider.ExecutingCount = &n }
 	}
-	annotation := func(kube client.Client) (string, bool) {
+	label := func(kube client.Client) (string, bool) {
 		t.Helper()
 		live := &appsv1.Deployment{}
 		if err := kube.Get(ctx, client.ObjectKey{Namespace: "team", Name: "web"}, live); err != nil {
 			t.Fatal(err)
 		}
-		v, ok := live.Annotations[placementv1alpha1.ExecutingCountAnnotation]
+		if _, ok := live.Annotations[placementv1alpha1.ExecutingCountLabel]; ok {
+			t.Errorf("the count is an annotation too: %v", live.Annotations)
+		}
+		v, ok := live.Labels[placementv1alpha1.ExecutingCountLabel]
 		return v, ok
 	}
 	reconcile := func(e *external, mg *v1alpha1.ReportedState) managed.ExternalObservation {
@@ -406,20 +409,20 @@ func TestExecutingCount(t *testing.T) {
 		if got := reconcile(e, mg); !strings.Contains(got.Diff, "status") || !strings.Contains(got.Diff, "executing-count") {
 			t.Errorf("first observation's diff %q names neither", got.Diff)
 		}
-		if v, _ := annotation(kube); v != "1" || mg.Status.AtProvider.ExecutingCount != "1" || mg.Status.AtProvider.Digest == "" {
-			t.Fatalf("annotation %q, atProvider %+v", v, mg.Status.AtProvider)
+		if v, _ := label(kube); v != "1" || mg.Status.AtProvider.ExecutingCount != "1" || mg.Status.AtProvider.Digest == "" {
+			t.Fatalf("label %q, atProvider %+v", v, mg.Status.AtProvider)
 		}
 		if got := reconcile(e, mg); !got.ResourceUpToDate {
 			t.Errorf("written, yet: %+v", got)
 		}
-		// The copy stops executing: only the annotation changes.
+		// The copy stops executing: only the label changes.
 		mg.Spec.ForProvider.ExecutingCount = new(int32(0))
 		written := mg.Status.AtProvider.WrittenAt
 		if got := reconcile(e, mg); got.ResourceUpToDate || strings.Contains(got.Diff, "status") {
 			t.Errorf("a new count alone: %+v", got)
 		}
-		if v, _ := annotation(kube); v != "0" || mg.Status.AtProvider.WrittenAt != written {
-			t.Errorf("annotation %q, status rewritten at %v", v, mg.Status.AtProvider.WrittenAt)
+		if v, _ := label(kube); v != "0" || mg.Status.AtProvider.WrittenAt != written {
+			t.Errorf("label %q, status rewritten at %v", v, mg.Status.AtProvider.WrittenAt)
 		}
 
 		// Removal takes it away with the status.
@@ -430,22 +433,22 @@ func TestExecutingCount(t *testing.T) {
 		if _, err := e.Delete(ctx, mg); err != nil {
 			t.Fatal(err)
 		}
-		if v, ok := annotation(kube); ok {
-			t.Errorf("annotation %q left after removal", v)
+		if v, ok := label(kube); ok {
+			t.Errorf("label %q left after removal", v)
 		}
 	})
 
 	t.Run("no count asked, none written", func(t *testing.T) {
 		e, kube := newExternal(t, placement(), deployment(nil))
 		reconcile(e, reportedState())
-		if v, ok := annotation(kube); ok {
-			t.Errorf("annotation %q written though the spec has no count", v)
+		if v, ok := label(kube); ok {
+			t.Errorf("label %q written though the spec has no count", v)
 		}
 	})
 
 	t.Run("a value someone else wrote since is left", func(t *testing.T) {
 		d := deployment(map[string]any{"replicas": int64(1)})
-		d.SetAnnotations(map[string]string{placementv1alpha1.ExecutingCountAnnotation: "7", "team": "keeps this"})
+		d.SetLabels(map[string]string{placementv1alpha1.ExecutingCountLabel: "7", "team": "keeps this"})
 		e, kube := newExternal(t, placement(), d)
 		mg := reportedState(func(mg *v1alpha1.ReportedState) {
 			mg.Status.AtProvider = v1alpha1.ReportedStateObservation{UID: "web-uid", ExecutingCount: "1"}
@@ -454,23 +457,53 @@ func TestExecutingCount(t *testing.T) {
 		if got, err := e.Observe(ctx, mg); err != nil || got.ResourceExists {
 			t.Errorf("a count it did not write is not its to clear: %+v, %v", got, err)
 		}
-		if v, _ := annotation(kube); v != "7" {
-			t.Errorf("annotation %q", v)
+		if v, _ := label(kube); v != "7" {
+			t.Errorf("label %q", v)
 		}
 	})
 
-	t.Run("the patch touches that one annotation", func(t *testing.T) {
+	t.Run("the patch touches that one label", func(t *testing.T) {
 		d := deployment(nil)
-		d.SetAnnotations(map[string]string{"team": "keeps this"})
+		d.SetLabels(map[string]string{"team": "keeps this"})
+		d.SetAnnotations(map[string]string{"team": "keeps this too"})
 		e, kube := newExternal(t, placement(), d)
 		reconcile(e, reportedState(count(2)))
 		live := &appsv1.Deployment{}
 		if err := kube.Get(ctx, client.ObjectKey{Namespace: "team", Name: "web"}, live); err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]string{"team": "keeps this", placementv1alpha1.ExecutingCountAnnotation: "2"}
-		if diff := cmp.Diff(want, live.Annotations); diff != "" || live.Spec.Template.Spec.Containers[0].Image != "nginx" {
+		want := map[string]string{"team": "keeps this", placementv1alpha1.ExecutingCountLabel: "2"}
+		if diff := cmp.Diff(want, live.Labels); diff != "" || live.Spec.Template.Spec.Containers[0].Image != "nginx" {
+			t.Errorf("labels (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(map[string]string{"team": "keeps this too"}, live.Annotations); diff != "" {
 			t.Errorf("annotations (-want +got):\n%s", diff)
 		}
 	})
+
+	// An object a provider before the label annotated: the annotation it
+	// wrote (still holding the value its status records) moves to the
+	// label; one holding another value is someone else's and stays.
+	for _, tc := range []struct {
+		name, annotated string
+		wantAnnotation  bool
+	}{{"its own annotation moves to the label", "1", false}, {"another writer's annotation stays", "5", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := deployment(map[string]any{"replicas": int64(1)})
+			d.SetAnnotations(map[string]string{placementv1alpha1.ExecutingCountLabel: tc.annotated})
+			e, kube := newExternal(t, placement(), d)
+			mg := reportedState(count(1), func(mg *v1alpha1.ReportedState) {
+				mg.Status.AtProvider = v1alpha1.ReportedStateObservation{UID: "web-uid", ExecutingCount: "1"}
+			})
+			reconcile(e, mg)
+			live := &appsv1.Deployment{}
+			if err := kube.Get(ctx, client.ObjectKey{Namespace: "team", Name: "web"}, live); err != nil {
+				t.Fatal(err)
+			}
+			_, annotated := live.Annotations[placementv1alpha1.ExecutingCountLabel]
+			if live.Labels[placementv1alpha1.ExecutingCountLabel] != "1" || annotated != tc.wantAnnotation {
+				t.Errorf("labels %v, annotations %v", live.Labels, live.Annotations)
+			}
+		})
+	}
 }

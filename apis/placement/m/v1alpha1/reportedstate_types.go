@@ -59,8 +59,8 @@ type ReportedStateParameters struct {
 
 	// ExecutingCount is on how many of the clusters the object executes
 	// (its copy is there and ready), written into the object's
-	// kubestellar.io/executing-count annotation as KubeStellar's API
-	// defines it. Absent: the annotation is left alone.
+	// kubestellar.io/executing-count label as KubeStellar maintains it.
+	// Absent: the label is left alone.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=5000
@@ -89,9 +89,9 @@ type ReportedStateObservation struct {
 	// status it clears is the one it wrote.
 	// +optional
 	Digest string `json:"digest,omitempty"`
-	// ExecutingCount is the kubestellar.io/executing-count annotation
-	// last written: removing this resource removes the annotation only
-	// while it still holds this value.
+	// ExecutingCount is the kubestellar.io/executing-count label last
+	// written: removing this resource removes the label only while it
+	// still holds this value.
 	// +optional
 	ExecutingCount string `json:"executingCount,omitempty"`
 	// WrittenAt is when it was last written.
