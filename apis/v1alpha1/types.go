@@ -31,6 +31,12 @@ type ClusterProviderConfigSpec struct {
 	// Credentials for Kusto.
 	Credentials Credentials `json:"credentials"`
 
+	// Kusto says which Kusto endpoints and databases the namespaces'
+	// Tables, Heartbeats and Federations may reach, and which endpoints
+	// they may federate as hubs. Without it they reach none.
+	// +optional
+	Kusto *KustoPolicy `json:"kusto,omitempty"`
+
 	// NamespaceSelector chooses the namespaces whose managed resources may
 	// use this ClusterProviderConfig; {} selects every namespace. It is
 	// required: sharing the provider's powers is a decision.
@@ -61,6 +67,69 @@ type ClusterProviderConfigSpec struct {
 	// deliver. Without it, their Placements deliver nothing.
 	// +optional
 	Placement *PlacementPolicy `json:"placement,omitempty"`
+}
+
+// KustoPolicy is where on the Kusto data plane the namespaces' managed
+// resources (Tables, Heartbeats, Federations) may act. They act with this
+// config's credentials, which Kusto cannot tell from any other team's
+// use of them, so the provider checks every endpoint and database here
+// first, and the function before it composes them.
+type KustoPolicy struct {
+	// Endpoints the namespaces may reach, with the databases there.
+	// Empty: none, whatever the credentials source. A namespaced
+	// ProviderConfig's own credentials reach only these too: the
+	// provider's pod, not the tenant's, makes the calls.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
+	Endpoints []KustoEndpointGrant `json:"endpoints,omitempty"`
+}
+
+// KustoEndpointGrant grants one endpoint, or the endpoints a pattern
+// matches, and databases there.
+type KustoEndpointGrant struct {
+	// Endpoint is a cluster URL, or a pattern where * in the host
+	// matches any run of characters (https://team-b-*.westeurope.kusto.windows.net).
+	// Compared as endpoints are everywhere: scheme and host ignoring
+	// case, the default port the same as none, a trailing slash
+	// ignored. A port is matched exactly (or * for any); a * never
+	// matches across the host into the port.
+	// +kubebuilder:validation:MinLength=8
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9*]([A-Za-z0-9.*-]*[A-Za-z0-9*])?)(:([0-9]{1,5}|\*))?/?$`
+	Endpoint string `json:"endpoint"`
+
+	// Databases of the endpoint the namespaces may use, by name or
+	// pattern (* matches any run of characters), compared ignoring case
+	// as Kusto does. Omitted: every database of the endpoint.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=260
+	// +kubebuilder:validation:items:Pattern=`^[A-Za-z0-9_*]+$`
+	Databases []string `json:"databases,omitempty"`
+
+	// Hub lets the namespaces federate the endpoint: a Federation may
+	// use it as its hub (writing entity groups and functions into the
+	// databases granted above). A hub is one namespace's: when the
+	// configs governing two namespaces both grant one endpoint as a
+	// hub, Federations of neither run on it, and both say why.
+	// +optional
+	Hub *KustoHubGrant `json:"hub,omitempty"`
+}
+
+// KustoHubGrant is what a namespace's hub may do beyond federating.
+type KustoHubGrant struct {
+	// CreateDatabasesFromPartitions lets a provisioned hub (an ADXCluster
+	// with role hub that provisions) create the Azure databases its
+	// partitions report and it lacks (the Federation's
+	// status.atProvider.missingDatabases). Those names come from
+	// heartbeat rows, which whoever may ingest into the hub's heartbeat
+	// table writes. Default false: missing databases are reported, and
+	// the admin or the ADXCluster's spec.provision.databases adds them.
+	// +optional
+	CreateDatabasesFromPartitions bool `json:"createDatabasesFromPartitions,omitempty"`
 }
 
 // AzurePolicy bounds the Azure identities managed resources may assume.

@@ -130,6 +130,12 @@ func (p *planner) plan() error {
 				p.refuse(fmt.Errorf("heartbeat target %s: %w", t.Endpoint, err))
 				return nil
 			}
+			// Heartbeats are written with the platform's identity: only
+			// into hubs the namespace is granted.
+			if err := p.grant.KustoDatabase("spec.federation.federatedTargets[].heartbeatDatabase", t.Endpoint, t.HeartbeatDatabase); err != nil {
+				p.refuse(fmt.Errorf("heartbeat target %s: %w", t.Endpoint, err))
+				return nil
+			}
 		}
 	}
 	if spec.Provision == nil {
@@ -218,7 +224,7 @@ func (p *planner) provision() (string, bool) {
 			azure = append(azure, n)
 		}
 	}
-	for _, name := range p.discoveredDatabases(r.databases()) {
+	for _, name := range p.discoveredDatabases(r.databases(), uri) {
 		p.set.AddWhen(uri != "", DatabaseName(name), r.discoveredDatabase(name, p.createdHere(DatabaseName(name))), NameCluster)
 		azure = append(azure, DatabaseName(name))
 	}
@@ -285,8 +291,9 @@ var databaseName = regexp.MustCompile(`^[a-zA-Z0-9_]{1,260}$`)
 // created so before, which stay (a database that exists is no longer
 // missing, and dropping its resource would delete it under
 // deletionPolicy Delete). Names come from heartbeats, so they are checked
-// and their number capped.
-func (p *planner) discoveredDatabases(declared []v1alpha1.DatabaseSpec) []string {
+// and their number capped. New ones are added only where the policy lets
+// the hub at endpoint create them.
+func (p *planner) discoveredDatabases(declared []v1alpha1.DatabaseSpec, endpoint string) []string {
 	if p.xr.Spec.Role != v1alpha1.RoleFederated {
 		return nil
 	}
@@ -300,7 +307,7 @@ func (p *planner) discoveredDatabases(declared []v1alpha1.DatabaseSpec) []string
 			found[strings.TrimPrefix(string(name), databasePrefix)] = true
 		}
 	}
-	if f := p.set.Observed(NameFederation); f != nil {
+	if f := p.set.Observed(NameFederation); f != nil && p.databasesFromPartitions(endpoint) {
 		var missing []string
 		if err := f.GetValueInto("status.atProvider.missingDatabases", &missing); err == nil {
 			for _, m := range missing {
@@ -467,6 +474,10 @@ func (p *planner) federation(endpoint string, usable bool) error {
 		p.set.Keep(NameHeartbeat, NameHeartbeatTable, NameFederation)
 		return nil
 	}
+	if err := p.kustoGranted(endpoint); err != nil {
+		p.refuse(err)
+		return nil
+	}
 	switch spec.Role {
 	case v1alpha1.RolePartition:
 		hb, err := p.render.heartbeat(endpoint)
@@ -494,6 +505,32 @@ func (p *planner) federation(endpoint string, usable bool) error {
 		p.set.Add(NameFederation, f, NameHeartbeatTable)
 	}
 	return nil
+}
+
+// kustoGranted checks that the policy lets the role's Kusto resources act
+// on endpoint with the platform's identity: a partition's Heartbeat reads
+// it, a hub's Table and Federation write its heartbeat database and
+// federate it.
+func (p *planner) kustoGranted(endpoint string) error {
+	field := "spec.endpoint"
+	if p.xr.Spec.Provision != nil {
+		field = "the provisioned cluster's endpoint"
+	}
+	if p.xr.Spec.Role != v1alpha1.RoleFederated {
+		return p.grant.KustoDatabase(field, endpoint, "")
+	}
+	if _, err := p.grant.KustoHub(field, endpoint); err != nil {
+		return err
+	}
+	return p.grant.KustoDatabase("spec.federation.heartbeatDatabase", endpoint, p.xr.Spec.Federation.HeartbeatDatabase)
+}
+
+// databasesFromPartitions reports whether the policy lets this hub, at
+// endpoint, create the databases its partitions report: names anyone who
+// may ingest into its heartbeat table chooses.
+func (p *planner) databasesFromPartitions(endpoint string) bool {
+	hub, err := p.grant.KustoHub("", endpoint)
+	return err == nil && hub.CreateDatabasesFromPartitions
 }
 
 // gate applies criteriaExpression: unless it holds, the plan is frozen and

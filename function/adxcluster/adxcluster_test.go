@@ -591,7 +591,14 @@ func TestProvisionedHubCreatesDiscoveredDatabases(t *testing.T) {
 		"resource-group": resourceGroup().Ready(), "cluster": runningCluster(), "database-FleetDiscovery": database("FleetDiscovery").Ready(),
 		"heartbeat-table": fleetplaneMR("Table").Ready(), "federation": fed,
 	}
-	r := run(t, ct.Call{XR: provisionedHub(), Observed: observed})
+	// Names from heartbeat rows become Azure databases only where the
+	// policy says the hub may create them.
+	reported := ct.Permissive()
+	reported.Spec.Kusto.Endpoints[0].Hub.CreateDatabasesFromPartitions = false
+	r := run(t, ct.Call{XR: provisionedHub(), Observed: observed, Policy: reported})
+	r.WantNames("resource-group", "cluster", "database-Metrics", "database-Logs", "database-FleetDiscovery", "heartbeat-table", "federation")
+
+	r = run(t, ct.Call{XR: provisionedHub(), Observed: observed})
 	r.WantNames("resource-group", "cluster", "database-Metrics", "database-Logs", "database-FleetDiscovery", "database-Traces", "heartbeat-table", "federation")
 	r.Want("database-Traces", "metadata.annotations", map[string]any{externalName: "Traces", discoveredAnnotation: "true"})
 	r.Want("database-Metrics", "metadata.annotations", map[string]any{externalName: "Metrics"})
@@ -878,7 +885,25 @@ func teamPolicy() *fpv1alpha1.ClusterProviderConfig {
 		UserAssignedIdentities: []string{"/subscriptions/" + ct.Subscription + "/resourceGroups/team-b-ids/providers/Microsoft.ManagedIdentity/userAssignedIdentities/*"},
 		DatabasePrincipals:     []string{"11111111-bbbb-1111-1111-111111111111"},
 	}}}
+	p.Spec.Kusto = &fpv1alpha1.KustoPolicy{Endpoints: []fpv1alpha1.KustoEndpointGrant{
+		{Endpoint: "https://team-b-*.kusto.windows.net"},
+		{Endpoint: "https://hub-b.kusto.windows.net", Databases: []string{"FleetDiscovery"}, Hub: &fpv1alpha1.KustoHubGrant{}},
+	}}
 	return p
+}
+
+// onKusto is a partition or hub XR moved to endpoint, with its heartbeat
+// targets (a partition's) at target, asking for no identity.
+func onKusto(xr *v1alpha1.ADXCluster, endpoint, target, database string) *v1alpha1.ADXCluster {
+	xr.Spec.Endpoint = endpoint
+	for i := range xr.Spec.Federation.FederatedTargets {
+		t := &xr.Spec.Federation.FederatedTargets[i]
+		t.Endpoint, t.HeartbeatDatabase, t.ManagedIdentityClientID = target, database, ""
+	}
+	if xr.Spec.Role == v1alpha1.RoleFederated {
+		xr.Spec.Federation.HeartbeatDatabase = database
+	}
+	return xr
 }
 
 // TestPolicyRefuses: an ADXCluster composes nothing its namespace's
@@ -929,6 +954,26 @@ func TestPolicyRefuses(t *testing.T) {
 			xr: partition(), labels: teamB, policy: teamPolicy(),
 			message: []string{"heartbeat target https://hub.kusto.windows.net: managedIdentityClientId 22222222-2222-2222-2222-222222222222 is not among the identities ClusterProviderConfig team-b allows"},
 		},
+		"heartbeats into another team's hub": {
+			xr: onKusto(partition(), "https://team-b-eu.kusto.windows.net", "https://hub-a.kusto.windows.net", "FleetDiscovery"), labels: teamB, policy: teamPolicy(),
+			message: []string{"heartbeat target https://hub-a.kusto.windows.net: ClusterProviderConfig team-b does not grant Kusto endpoint https://hub-a.kusto.windows.net (spec.federation.federatedTargets[].heartbeatDatabase); spec.kusto.endpoints grants https://team-b-*.kusto.windows.net, https://hub-b.kusto.windows.net"},
+		},
+		"heartbeats into another database of its hub": {
+			xr: onKusto(partition(), "https://team-b-eu.kusto.windows.net", "https://hub-b.kusto.windows.net", "TeamA"), labels: teamB, policy: teamPolicy(),
+			message: []string{"does not grant database TeamA on Kusto endpoint https://hub-b.kusto.windows.net", "allows there: FleetDiscovery"},
+		},
+		"a partition on another team's cluster": {
+			xr: onKusto(partition(), "https://team-a-eu.kusto.windows.net", "https://hub-b.kusto.windows.net", "FleetDiscovery"), labels: teamB, policy: teamPolicy(),
+			message: []string{"does not grant Kusto endpoint https://team-a-eu.kusto.windows.net (spec.endpoint)"},
+		},
+		"a hub on an endpoint granted, but not as a hub": {
+			xr: onKusto(hub(), "https://team-b-eu.kusto.windows.net", "", "FleetDiscovery"), labels: teamB, policy: teamPolicy(),
+			message: []string{"grants Kusto endpoint https://team-b-eu.kusto.windows.net (spec.endpoint) but not as a hub"},
+		},
+		"a hub in a database not granted": {
+			xr: onKusto(hub(), "https://hub-b.kusto.windows.net", "", "TeamA"), labels: teamB, policy: teamPolicy(),
+			message: []string{"does not grant database TeamA on Kusto endpoint https://hub-b.kusto.windows.net (spec.federation.heartbeatDatabase)"},
+		},
 		"a namespace the config does not select": {
 			xr: inGroup("team-b-prod"), policy: teamPolicy(),
 			message: []string{"namespace team-a is granted nothing: it is governed by ClusterProviderConfig default", "whose spec.namespaceSelector does not select it"},
@@ -960,6 +1005,12 @@ func TestPolicyRefuses(t *testing.T) {
 		})
 	}
 
+	t.Run("granted: its own Kusto endpoints", func(t *testing.T) {
+		r := run(t, ct.Call{XR: onKusto(partition(), "https://team-b-eu.kusto.windows.net", "https://hub-b.kusto.windows.net", "FleetDiscovery"), Policy: teamPolicy(), NamespaceLabels: teamB})
+		r.WantNames("heartbeat")
+		r = run(t, ct.Call{XR: onKusto(hub(), "https://hub-b.kusto.windows.net", "", "FleetDiscovery"), Policy: teamPolicy(), NamespaceLabels: teamB})
+		r.WantNames("heartbeat-table")
+	})
 	t.Run("granted: the policy's upjet config acts", func(t *testing.T) {
 		xr := inGroup("team-b-prod")
 		xr.Spec.Provision.DatabasePrincipals = []v1alpha1.DatabasePrincipal{{ClientID: "11111111-BBBB-1111-1111-111111111111", TenantID: "33333333-3333-3333-3333-333333333333"}}

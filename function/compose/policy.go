@@ -13,9 +13,8 @@ import (
 )
 
 // PolicyLabel on a namespace names the fleetplane ClusterProviderConfig
-// that governs what its XRs compose; a namespace without it is governed
-// by "default". Namespace labels are the cluster admin's to write.
-const PolicyLabel = "fleetplane.io/policy"
+// that governs what its XRs compose (tenancy.Governing).
+const PolicyLabel = tenancy.PolicyLabel
 
 // ReasonNotGranted is the reason of a kind's condition when the policy
 // refuses what its XR asks for.
@@ -44,14 +43,14 @@ func (r *Request[X]) Policy() (g *tenancy.Grant, resolved bool, err error) {
 		return nil, true, fmt.Errorf("a %s is cluster-scoped: it has no namespace policy", r.kind)
 	}
 	nss, nsResolved := r.Require(NamespaceRequirement, Selector{APIVersion: "v1", Kind: "Namespace", Name: ns})
-	name, badLabel := tenancy.DefaultConfigName, false
+	name, which, labelErr := tenancy.DefaultConfigName, "", error(nil)
 	if nsResolved && len(nss) > 0 {
-		if l := nss[0].Resource.GetLabels()[PolicyLabel]; l != "" {
-			// A label that is no object name is never asked for: Crossplane
-			// would fail the whole composition fetching it.
-			if badLabel = len(validation.IsDNS1123Subdomain(l)) > 0; !badLabel {
-				name = l
-			}
+		// A label that is no object name is never asked for: Crossplane
+		// would fail the whole composition fetching it.
+		if n, w, err := tenancy.Governing(nss[0].Resource.GetLabels()); err != nil {
+			labelErr = err
+		} else {
+			name, which = n, w
 		}
 	}
 	// Asked for with the namespace, under the default name: when the
@@ -64,12 +63,8 @@ func (r *Request[X]) Policy() (g *tenancy.Grant, resolved bool, err error) {
 		return nil, true, fmt.Errorf("namespace %s was not found", ns)
 	}
 	labels := nss[0].Resource.GetLabels()
-	which := fmt.Sprintf("ClusterProviderConfig %s (the namespace has no label %s)", name, PolicyLabel)
-	if labels[PolicyLabel] != "" {
-		which = fmt.Sprintf("ClusterProviderConfig %s (the namespace's label %s)", name, PolicyLabel)
-	}
-	if badLabel {
-		return nil, true, fmt.Errorf("namespace %s is granted nothing: its label %s is no ClusterProviderConfig name", ns, PolicyLabel)
+	if labelErr != nil {
+		return nil, true, fmt.Errorf("namespace %s is granted nothing: %w", ns, labelErr)
 	}
 	// The answer may still be for the name asked before the namespace
 	// was known: only the config of this name counts.

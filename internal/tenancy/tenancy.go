@@ -32,6 +32,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
 )
@@ -42,6 +43,10 @@ type Grant struct {
 	Kind, Name string
 	// Credentials for Kusto.
 	Credentials v1alpha1.Credentials
+	// Kusto endpoints and databases managed resources may reach, and
+	// the hubs they may federate; from the governing ClusterProviderConfig
+	// even when a ProviderConfig lends the credentials.
+	Kusto v1alpha1.KustoPolicy
 	// Azure identities a managed resource may assume, and where
 	// ADXClusters may provision; empty from a ProviderConfig.
 	Azure v1alpha1.AzurePolicy
@@ -94,6 +99,9 @@ func FromClusterProviderConfig(pc *v1alpha1.ClusterProviderConfig, namespace str
 	}
 	if pc.Spec.Azure != nil {
 		g.Azure = *pc.Spec.Azure
+	}
+	if pc.Spec.Kusto != nil {
+		g.Kusto = *pc.Spec.Kusto
 	}
 	return g, nil
 }
@@ -156,4 +164,24 @@ func (g *Grant) WorkflowsPolicy() (v1alpha1.WorkflowsPolicy, error) {
 // template.
 func TemplateAllowed(p v1alpha1.WorkflowsPolicy, template string) bool {
 	return slices.Contains(p.AllowedTemplates, "*") || slices.Contains(p.AllowedTemplates, template)
+}
+
+// PolicyLabel on a namespace names the ClusterProviderConfig that governs
+// it; a namespace without it is governed by DefaultConfigName. Namespace
+// labels are the cluster admin's to write.
+const PolicyLabel = "fleetplane.io/policy"
+
+// Governing is the name of the ClusterProviderConfig that governs a
+// namespace whose labels are nsLabels, and how it was chosen, for
+// messages. The function and the provider both choose with it, so a
+// namespace's XRs and its managed resources are held to one config.
+func Governing(nsLabels map[string]string) (name, which string, err error) {
+	l := nsLabels[PolicyLabel]
+	switch {
+	case l == "":
+		return DefaultConfigName, fmt.Sprintf("ClusterProviderConfig %s (the namespace has no label %s)", DefaultConfigName, PolicyLabel), nil
+	case len(validation.IsDNS1123Subdomain(l)) > 0:
+		return "", "", fmt.Errorf("its label %s is no ClusterProviderConfig name", PolicyLabel)
+	}
+	return l, fmt.Sprintf("ClusterProviderConfig %s (the namespace's label %s)", l, PolicyLabel), nil
 }

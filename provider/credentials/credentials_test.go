@@ -53,7 +53,8 @@ func TestResolve(t *testing.T) {
 		secretPC("team-a", "sp", "team-a", "good"),
 		secretPC("team-a", "bad", "team-a", "bad"),
 		secretPC("team-a", "elsewhere", "team-b", "good"),
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{"fleetplane.io/policy": "local"}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-z", Labels: map[string]string{"fleetplane.io/policy": "azure"}}},
 		&v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Spec: v1alpha1.ClusterProviderConfigSpec{Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone}}},
 		&v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "azure"}, Spec: v1alpha1.ClusterProviderConfigSpec{
 			Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceInjectedIdentity},
@@ -86,7 +87,7 @@ func TestResolve(t *testing.T) {
 	}{
 		"secret lacking tenantId":     {"ProviderConfig", "bad", "must hold JSON with tenantId"},
 		"secret of another namespace": {"ProviderConfig", "elsewhere", "may not read a Secret in namespace team-b"},
-		"missing config":              {"ClusterProviderConfig", "nope", "cannot get ClusterProviderConfig nope"},
+		"a config not governing it":   {"ClusterProviderConfig", "nope", "is governed by ClusterProviderConfig local, not by nope"},
 		"unknown kind":                {"Other", "x", "neither ProviderConfig nor ClusterProviderConfig"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -107,7 +108,9 @@ func TestResolve(t *testing.T) {
 	if c, err := s.Credential(""); err != nil || c != nil {
 		t.Errorf("None must give no credential: %v, %v", c, err)
 	}
-	s, err = resolve(mr("ClusterProviderConfig", "azure"))
+	inZ := mr("ClusterProviderConfig", "azure")
+	inZ.Namespace = "team-z"
+	s, err = resolve(inZ)
 	if err != nil {
 		t.Fatal(err)
 	}

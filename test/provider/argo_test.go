@@ -39,7 +39,9 @@ func grantArgo(t *testing.T, tenantNS, argoNS, workflowsNS string) string {
 		NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: tenantNS}},
 		ArgoCD:            &v1alpha1.ArgoCDPolicy{Namespace: argoNS, Project: "experiments", AllowedExecCommands: []string{"argocd-k8s-auth"}},
 		Workflows:         &v1alpha1.WorkflowsPolicy{Namespace: workflowsNS, AllowedTemplates: []string{"*"}},
+		Kusto:             everyStandIn(),
 	}})
+	govern(t, tenantNS, name)
 	return name
 }
 
@@ -389,7 +391,7 @@ func expiryOf(ns, name string, owner client.Object, at time.Time) *lifecyclev1al
 			APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: owner.GetName(), UID: owner.GetUID(), Controller: new(true),
 		}}},
 		Spec: lifecyclev1alpha1.ExpirySpec{
-			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: local},
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: configOf(ns)},
 			ForProvider: lifecyclev1alpha1.ExpiryParameters{
 				Target:    lifecyclev1alpha1.ObjectRef{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: owner.GetName(), UID: string(owner.GetUID())},
 				ExpiresAt: metav1.NewTime(at),

@@ -95,7 +95,7 @@ func TestAutoscalerScalesTheIngestor(t *testing.T) {
 	as := &scalingv1alpha1.Autoscaler{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ingestor"},
 		Spec: scalingv1alpha1.AutoscalerSpec{
-			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: local},
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: configOf(ns)},
 			ForProvider: scalingv1alpha1.AutoscalerParameters{
 				Ingestor: &scalingv1alpha1.IngestorTarget{StatefulSet: "ingestor", Service: "ingestor"},
 				Metrics: []scalingv1alpha1.ScaleMetric{
@@ -191,22 +191,23 @@ func TestAutoscalerScalesADX(t *testing.T) {
 	azureAPI.SetMetric(sub, rg, cluster, "IngestionUtilization", 90)
 	azureAPI.SetMetric(sub, rg, cluster, "CPU", 85)
 
-	monitoring := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "monitoring"}, Spec: v1alpha1.ClusterProviderConfigSpec{
+	// First the namespace's config without allowMonitoring: refused.
+	monitoring := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "monitoring-" + ns}, Spec: v1alpha1.ClusterProviderConfigSpec{
 		Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone}, NamespaceSelector: metav1.LabelSelector{},
 		// Monitoring covers the resource groups where provisioning is
 		// granted, and only those.
-		Azure: &v1alpha1.AzurePolicy{AllowMonitoring: true, Provisioning: []v1alpha1.AzureProvisioning{{
+		Azure: &v1alpha1.AzurePolicy{Provisioning: []v1alpha1.AzureProvisioning{{
 			SubscriptionID: sub, ResourceGroups: []string{"adx-*"},
 			ProviderConfigRef: v1alpha1.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"},
 		}}},
 	}}
 	create(t, monitoring)
+	govern(t, ns, monitoring.Name)
 
 	as := &scalingv1alpha1.Autoscaler{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster},
 		Spec: scalingv1alpha1.AutoscalerSpec{
-			// First the config without allowMonitoring: refused.
-			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: local},
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: configOf(ns)},
 			ForProvider: scalingv1alpha1.AutoscalerParameters{
 				ADX: &scalingv1alpha1.ADXTarget{SubscriptionID: sub, ResourceGroup: rg, ClusterName: cluster},
 				Metrics: []scalingv1alpha1.ScaleMetric{
@@ -241,9 +242,9 @@ func TestAutoscalerScalesADX(t *testing.T) {
 		update(t, as, func() { change(as) })
 	}
 
-	respec(func(a *scalingv1alpha1.Autoscaler) {
-		a.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "monitoring"}
-	})
+	update(t, monitoring, func() { monitoring.Spec.Azure.AllowMonitoring = true })
+	// A change of spec, so that the refused Autoscaler is tried again now.
+	respec(func(a *scalingv1alpha1.Autoscaler) { a.Spec.ForProvider.Metrics[1].Weight = 0.45 })
 	at := evaluated("2 → 3 on high utilization", "Up", 3)
 	if at.ObservedSize == nil || *at.ObservedSize != 2 || len(at.Metrics) != 2 || at.Metrics[0].Value == nil || *at.Metrics[0].Value != 90 || at.Metrics[1].Value == nil || *at.Metrics[1].Value != 85 {
 		t.Errorf("atProvider = %+v, want Azure's capacity 2 and the metrics 90 and 85", at)

@@ -53,7 +53,7 @@ func reportedStateOf(p *unstructured.Unstructured, name, apiVersion, kind, objec
 			APIVersion: p.GetAPIVersion(), Kind: p.GetKind(), Name: p.GetName(), UID: p.GetUID(), Controller: new(true),
 		}}},
 		Spec: placementmv1alpha1.ReportedStateSpec{
-			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: local},
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: configOf(p.GetNamespace())},
 			ForProvider: placementmv1alpha1.ReportedStateParameters{
 				Placement: p.GetName(), Cluster: "wec1",
 				Object: placementmv1alpha1.ObjectRef{APIVersion: apiVersion, Kind: kind, Name: object},

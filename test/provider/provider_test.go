@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,8 +122,10 @@ func run(m *testing.M) int {
 		support.SetupFailedf("%v", err)
 		return 1
 	}
-	pc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Spec: v1alpha1.ClusterProviderConfigSpec{
+	// "default" governs every namespace a test does not label otherwise.
+	pc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ClusterProviderConfigSpec{
 		Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone}, NamespaceSelector: metav1.LabelSelector{},
+		Kusto: everyStandIn(),
 		// Jobs' and Deployments' status may come back from a cluster;
 		// a PodDisruptionBudget's may not.
 		Placement: &v1alpha1.PlacementPolicy{
@@ -169,7 +172,38 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 
 func namespace(t *testing.T) string { t.Helper(); return support.Namespace(t, kube) }
 
-var local = &xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "local"}
+// governing is the ClusterProviderConfig each namespace a test labelled
+// for one is governed by (govern); others are governed by "default".
+var governing sync.Map
+
+// govern labels namespace ns for the ClusterProviderConfig name, as the
+// admin does, so that its managed resources may use it (and no other).
+func govern(t *testing.T, ns, name string) {
+	t.Helper()
+	n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	update(t, n, func() {
+		if n.Labels == nil {
+			n.Labels = map[string]string{}
+		}
+		n.Labels["fleetplane.io/policy"] = name
+	})
+	governing.Store(ns, name)
+}
+
+// configOf is the reference a managed resource of namespace ns names: the
+// config that governs ns.
+func configOf(ns string) *xpv2.ProviderConfigReference {
+	name := "default"
+	if v, ok := governing.Load(ns); ok {
+		name = v.(string)
+	}
+	return &xpv2.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: name}
+}
+
+// everyStandIn grants every Kusto stand-in, each as a hub.
+func everyStandIn() *v1alpha1.KustoPolicy {
+	return &v1alpha1.KustoPolicy{Endpoints: []v1alpha1.KustoEndpointGrant{{Endpoint: "http://*:*", Hub: &v1alpha1.KustoHubGrant{}}}}
+}
 
 func every(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
 
@@ -177,7 +211,7 @@ func heartbeatTable(ns, endpoint string) *kustov1alpha1.Table {
 	return &kustov1alpha1.Table{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "heartbeats"},
 		Spec: kustov1alpha1.TableSpec{
-			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: local},
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: configOf(ns)},
 			ForProvider: kustov1alpha1.TableParameters{Endpoint: endpoint, Database: "FleetDiscovery", Table: "Heartbeats", Columns: []kustov1alpha1.Column{
 				{Name: "Timestamp", Type: "datetime"}, {Name: "ClusterEndpoint", Type: "string"}, {Name: "Schema", Type: "dynamic"}, {Name: "PartitionMetadata", Type: "dynamic"},
 			}},
@@ -189,7 +223,7 @@ func heartbeat(ns, name, endpoint string, hubs ...string) *kustov1alpha1.Heartbe
 	hb := &kustov1alpha1.Heartbeat{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		Spec: kustov1alpha1.HeartbeatSpec{
-			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: local},
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: configOf(ns)},
 			ForProvider:         kustov1alpha1.HeartbeatParameters{Endpoint: endpoint, Interval: every(time.Second), Partitioning: kustov1alpha1.Partitioning{"name": kustov1alpha1.PartitionValue(name)}},
 		},
 	}
@@ -203,7 +237,7 @@ func federation(ns, endpoint, ttl string) *kustov1alpha1.Federation {
 	return &kustov1alpha1.Federation{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hub"},
 		Spec: kustov1alpha1.FederationSpec{
-			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: local},
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: configOf(ns)},
 			ForProvider: kustov1alpha1.FederationParameters{
 				Endpoint: endpoint, HeartbeatDatabase: "FleetDiscovery", HeartbeatTable: "Heartbeats", HeartbeatTTL: ttl,
 				Interval: every(time.Second), AllowInsecureEndpoints: true,

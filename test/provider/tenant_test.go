@@ -151,7 +151,9 @@ func TestTenant(t *testing.T) {
 		if err := c.Create(ctx, kubeconfig("borrow", "https://10.9.0.1", "")); err != nil {
 			t.Fatal(err)
 		}
-		refusedBySynced(t, register("borrow", "borrow", notGranted), "does not grant namespace "+ns)
+		// Its namespace is governed by one config: another, even one
+		// whose selector would select it, is refused.
+		refusedBySynced(t, register("borrow", "borrow", notGranted), "namespace "+ns+" is governed by ClusterProviderConfig "+granted+", not by "+notGranted)
 	})
 
 	t.Run("it cannot have Argo CD run a plugin of its choosing", func(t *testing.T) {
@@ -200,18 +202,73 @@ func TestTenant(t *testing.T) {
 		}
 	})
 
-	t.Run("its Table never drops a table it did not create", func(t *testing.T) {
-		hub := support.KustoServer(t, "FleetDiscovery")
-		support.KustoExec(t, hub, "FleetDiscovery", ".create table ['Heartbeats'] (['Timestamp']:datetime, ['ClusterEndpoint']:string, ['Schema']:dynamic, ['PartitionMetadata']:dynamic)")
-		tbl := heartbeatTable(ns, hub.URL)
+	// The Kusto data plane: the other team's cluster and hub, which the
+	// platform's identity may write, are not the tenant's to reach.
+	theirs := support.KustoServer(t, "FleetDiscovery", "Metrics")
+	support.KustoExec(t, theirs, "FleetDiscovery", ".create table ['Heartbeats'] (['Timestamp']:datetime, ['ClusterEndpoint']:string, ['Schema']:dynamic, ['PartitionMetadata']:dynamic)")
+	ours := support.KustoServer(t, "FleetDiscovery", "Metrics")
+	pc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: granted}}
+	update(t, pc, func() {
+		pc.Spec.Kusto = &v1alpha1.KustoPolicy{Endpoints: []v1alpha1.KustoEndpointGrant{{Endpoint: ours.URL, Databases: []string{"FleetDiscovery", "Metrics"}, Hub: &v1alpha1.KustoHubGrant{}}}}
+	})
+
+	t.Run("its Table cannot reach another team's cluster", func(t *testing.T) {
+		tbl := heartbeatTable(ns, theirs.URL)
+		tbl.Name = "theirs"
 		tbl.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionAll}
 		if err := c.Create(ctx, tbl); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 30*time.Second, "the table adopted", func() (bool, string) {
-			get(t, tbl)
-			return tbl.Status.AtProvider.Exists, fmt.Sprintf("%+v", tbl.Status.AtProvider)
+		refusedBySynced(t, tbl, "does not grant Kusto endpoint "+theirs.URL)
+		if err := c.Delete(ctx, tbl); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "the refused Table gone", func() (bool, string) {
+			err := kube.Get(ctx, client.ObjectKeyFromObject(tbl), &kustov1alpha1.Table{})
+			return kerrors.IsNotFound(err), fmt.Sprint(err)
 		})
+		if got := theirs.Tables("FleetDiscovery")["Heartbeats"]; got == "" {
+			t.Error("the other team's table is gone")
+		}
+	})
+
+	t.Run("its Heartbeat cannot write into another team's hub", func(t *testing.T) {
+		hb := heartbeat(ns, "forged", ours.URL, theirs.URL)
+		if err := c.Create(ctx, hb); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "the target refused", func() (bool, string) {
+			get(t, hb)
+			for _, ts := range hb.Status.AtProvider.Targets {
+				if strings.Contains(ts.LastError, "does not grant Kusto endpoint "+theirs.URL) {
+					return true, ""
+				}
+			}
+			return false, fmt.Sprintf("%+v", hb.Status.AtProvider.Targets)
+		})
+		if n := len(theirs.Rows("FleetDiscovery", "Heartbeats")); n != 0 {
+			t.Errorf("%d rows in the other team's heartbeat table", n)
+		}
+	})
+
+	t.Run("its Table never drops a table it did not create, whatever it writes", func(t *testing.T) {
+		support.KustoExec(t, ours, "FleetDiscovery", ".create table ['Heartbeats'] (['Timestamp']:datetime, ['ClusterEndpoint']:string, ['Schema']:dynamic, ['PartitionMetadata']:dynamic)")
+		tbl := heartbeatTable(ns, ours.URL)
+		tbl.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionAll}
+		// What an earlier release took as proof that it created the table.
+		tbl.Annotations = map[string]string{"kusto.fleetplane.io/created-table": "FleetDiscovery.Heartbeats"}
+		tbl.Spec.ForProvider.Columns = append(tbl.Spec.ForProvider.Columns, kustov1alpha1.Column{Name: "Injected", Type: "string"})
+		if err := c.Create(ctx, tbl); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "the table found, not claimed", func() (bool, string) {
+			get(t, tbl)
+			c := tbl.GetCondition(xpv2.TypeReady)
+			return tbl.Status.AtProvider.Exists && strings.Contains(c.Message, "was not created by this Table"), fmt.Sprintf("%+v %q", tbl.Status.AtProvider, c.Message)
+		})
+		if at := tbl.Status.AtProvider; at.Created || at.Schema != "" {
+			t.Errorf("atProvider %+v: claimed or described a table it did not create", at)
+		}
 		if err := c.Delete(ctx, tbl); err != nil {
 			t.Fatal(err)
 		}
@@ -219,24 +276,24 @@ func TestTenant(t *testing.T) {
 			err := kube.Get(ctx, client.ObjectKeyFromObject(tbl), &kustov1alpha1.Table{})
 			return kerrors.IsNotFound(err), fmt.Sprint(err)
 		})
-		if _, ok := hub.Tables("FleetDiscovery")["Heartbeats"]; !ok {
-			t.Error("deleting a Table dropped a table it adopted")
+		if got := ours.Tables("FleetDiscovery")["Heartbeats"]; got != "Timestamp:datetime,ClusterEndpoint:string,Schema:dynamic,PartitionMetadata:dynamic" {
+			t.Errorf("the table is %q: deleting a Table changed or dropped a table it did not create", got)
 		}
 	})
 
-	t.Run("its Federation cannot take over another's hub", func(t *testing.T) {
-		hub := support.KustoServer(t, "FleetDiscovery", "Metrics")
-		// The other team's came first (or in the same second: then the
-		// namespace decides, and tenant-b… sorts before testtenant).
-		first := federation(other, hub.URL, "1h")
-		create(t, first)
-		second := federation(ns, hub.URL, "1s")
-		if err := c.Create(ctx, second); err != nil {
+	t.Run("its Federation cannot take over another team's hub", func(t *testing.T) {
+		// The other team's Federation on its own hub, which its config
+		// grants it, made after the tenant's: age gives the tenant nothing.
+		squat := federation(ns, theirs.URL, "1s")
+		if err := c.Create(ctx, squat); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 30*time.Second, "the second Federation standing down", func() (bool, string) {
-			get(t, second)
-			return second.Status.AtProvider.Owner == other+"/hub", second.Status.AtProvider.Owner
+		refusedBySynced(t, squat, "does not grant Kusto endpoint "+theirs.URL)
+		own := federation(other, theirs.URL, "1h")
+		create(t, own)
+		eventually(t, 30*time.Second, "the other team's Federation cycling", func() (bool, string) {
+			get(t, own)
+			return own.Status.AtProvider.LastCycleTime != nil && own.Status.AtProvider.Owner == "", fmt.Sprintf("%+v", own.Status.AtProvider)
 		})
 	})
 }

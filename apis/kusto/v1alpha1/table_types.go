@@ -34,7 +34,8 @@ type TableParameters struct {
 	// +kubebuilder:validation:MaxLength=1024
 	Table string `json:"table"`
 
-	// Columns in order. Existing columns are kept; missing ones are added.
+	// Columns in order. Existing columns are kept; missing ones are added
+	// to a table this resource created.
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MinItems=1
@@ -47,12 +48,17 @@ type TableObservation struct {
 	// Exists is true when the table is present.
 	Exists bool `json:"exists,omitempty"`
 
-	// Schema is the live schema as name:type pairs.
+	// Schema is the live schema as name:type pairs, of a table this
+	// resource created.
 	Schema string `json:"schema,omitempty"`
 
-	// Created is true when this resource created the table. Only a table
-	// it created is dropped when it is deleted (and its management
-	// policies allow deletion); an adopted table is always left in place.
+	// Created is true when this resource created the table, as the table
+	// itself proves: it was created with a docstring naming this
+	// resource's UID (fleetplane-table-uid=), which Kusto keeps and a
+	// tenant cannot write there. Only such a table is altered, described
+	// here (schema) and dropped on delete (when the management policies
+	// allow deletion); one that was there before is checked, never
+	// changed.
 	// +optional
 	Created bool `json:"created,omitempty"`
 }
@@ -69,9 +75,11 @@ type TableStatus struct {
 	AtProvider                 TableObservation `json:"atProvider,omitempty"`
 }
 
-// A Table is a Kusto table whose columns fleetplane keeps present. Deleting
-// it drops the table only when it created the table and its management
-// policies allow deletion.
+// A Table is a Kusto table whose columns fleetplane keeps present in a
+// table it created. A table that was there before is only checked: the
+// Table is Ready when it has the columns asked for, and fleetplane never
+// alters or drops it. Deleting the Table drops the table only when it
+// created it and its management policies allow deletion.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

@@ -17,8 +17,10 @@ const (
 // Permissive is the policy composer tests run under unless they test the
 // policy: ClusterProviderConfig "default" for every namespace, granting
 // provisioning in the test subscriptions (any resource group, identity
-// and principal, with upjet's ClusterProviderConfig "default"),
-// Experiments on the hub, GKE and vclusters, and Placement of every kind anywhere.
+// and principal, with upjet's ClusterProviderConfig "default"), every
+// Kusto endpoint and database, each a hub that may create the databases
+// partitions report, Experiments on the hub, GKE and vclusters, and
+// Placement of every kind anywhere.
 // Tests of refusals write their own.
 func Permissive() *fpv1alpha1.ClusterProviderConfig {
 	azure := func(sub string) fpv1alpha1.AzureProvisioning {
@@ -38,6 +40,10 @@ func Permissive() *fpv1alpha1.ClusterProviderConfig {
 				AllowedManagedIdentityClientIDs: []string{"22222222-2222-2222-2222-222222222222"},
 				Provisioning:                    []fpv1alpha1.AzureProvisioning{azure(Subscription), azure(DiscoveredSubscription), azure(MovedSubscription)},
 			},
+			Kusto: &fpv1alpha1.KustoPolicy{Endpoints: []fpv1alpha1.KustoEndpointGrant{
+				{Endpoint: "https://*:*", Hub: &fpv1alpha1.KustoHubGrant{CreateDatabasesFromPartitions: true}},
+				{Endpoint: "http://*:*", Hub: &fpv1alpha1.KustoHubGrant{CreateDatabasesFromPartitions: true}},
+			}},
 			ArgoCD:    &fpv1alpha1.ArgoCDPolicy{AllowedExecCommands: []string{"argocd-k8s-auth"}},
 			Workflows: &fpv1alpha1.WorkflowsPolicy{AllowedTemplates: []string{"*"}},
 			Experiments: &fpv1alpha1.ExperimentsPolicy{

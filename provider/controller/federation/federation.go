@@ -7,6 +7,7 @@ package federation
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -16,12 +17,15 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 	"github.com/fleetplane/fleetplane/internal/observe"
+	"github.com/fleetplane/fleetplane/internal/tenancy"
 	"github.com/fleetplane/fleetplane/provider/controller/cycle"
 	"github.com/fleetplane/fleetplane/provider/controller/shared"
 	"github.com/fleetplane/fleetplane/provider/fleetmetrics"
@@ -90,14 +94,37 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Federation) (manag
 	if err != nil {
 		return nil, err
 	}
+	p := mg.Spec.ForProvider
+	g := s.Grant()
+	if !meta.WasDeleted(mg) {
+		if err := granted(g, p); err != nil {
+			return nil, err
+		}
+	}
 	e := newExternal(func(endpoint string) (hubClient, error) { return s.Client(endpoint, "") }, time.Now)
 	e.kube, e.metrics = c.kube, c.metrics
+	e.databases = g.KustoDatabasePatterns(p.Endpoint)
 	if meta.WasDeleted(mg) {
 		c.schemas.forget(mg.GetUID())
 	} else {
 		e.schemas = c.schemas.get(mg.GetUID(), time.Now())
 	}
 	return e, nil
+}
+
+// granted checks that the namespace may federate the hub: it is granted
+// as a hub, with the heartbeat database and the block list's database.
+func granted(g *tenancy.Grant, p v1alpha1.FederationParameters) error {
+	if _, err := g.KustoHub("spec.forProvider.endpoint", p.Endpoint); err != nil {
+		return err
+	}
+	if err := g.KustoDatabase("spec.forProvider.heartbeatDatabase", p.Endpoint, p.HeartbeatDatabase); err != nil {
+		return err
+	}
+	if b := p.BlockedClusters; b != nil && b.KustoFunction != nil {
+		return g.KustoDatabase("spec.forProvider.blockedClusters.kustoFunction.database", p.Endpoint, b.KustoFunction.Database)
+	}
+	return nil
 }
 
 func newExternal(open func(endpoint string) (hubClient, error), now func() time.Time) *external {
@@ -115,6 +142,9 @@ type external struct {
 	// every heartbeat.
 	schemas *fed.Schemas
 	metrics *fleetmetrics.Metrics
+	// databases of the hub the cycle may write, as the policy's patterns;
+	// nil: every one.
+	databases []string
 }
 
 // retryBackoffCap is the longest crossplane-runtime's controller rate
@@ -128,7 +158,7 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.Federation) (manage
 		e.metrics.ForgetFederation(mg.Namespace, mg.Name)
 		return managed.ExternalObservation{ResourceExists: false}, nil
 	}
-	owner, err := e.owner(ctx, mg)
+	owner, conflict, err := e.owner(ctx, mg)
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
@@ -136,8 +166,13 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.Federation) (manage
 	// Gauges follow the status at every reconcile, so a provider that
 	// restarts has them back as soon as it has seen each Federation.
 	e.metrics.Federation(mg)
-	if owner != "" {
-		mg.SetConditions(xpv2.Unavailable().WithMessage(fmt.Sprintf("hub %s is federated by Federation %s; a hub has one Federation, the oldest, and this one runs no cycle", mg.Spec.ForProvider.Endpoint, owner)))
+	switch {
+	case len(conflict) > 0:
+		mg.SetConditions(xpv2.Unavailable().WithMessage(observe.Bound(fmt.Sprintf("hub %s is granted to namespace %s and to %s, which have Federations on it too; a hub is one namespace's, so none runs a cycle until the cluster admin grants it (spec.kusto.endpoints[].hub) to one",
+			mg.Spec.ForProvider.Endpoint, mg.Namespace, strings.Join(conflict, ", ")))))
+		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+	case owner != "":
+		mg.SetConditions(xpv2.Unavailable().WithMessage(fmt.Sprintf("hub %s is federated by Federation %s; a hub has one Federation in its namespace, the oldest, and this one runs no cycle", mg.Spec.ForProvider.Endpoint, owner)))
 		return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
 	}
 	setAvailability(mg)
@@ -187,33 +222,57 @@ func windows(p v1alpha1.FederationParameters) (ttl, window time.Duration, err er
 	return ttl, max(ttl, retention), nil
 }
 
-// owner names the Federation that federates mg's hub when it is another:
-// the oldest one on the same hub, so that two never fight over its groups
-// and functions (a second Federation, even another namespace's, with a
-// tiny TTL could otherwise drop the first one's federation).
-func (e *external) owner(ctx context.Context, mg *v1alpha1.Federation) (string, error) {
+// owner names the Federation that federates mg's hub when it is another
+// of mg's namespace: the oldest one there on the same hub, so that two
+// never fight over its groups and functions. Federations of other
+// namespaces never own it: a hub is federated only by a namespace the
+// policy grants it to, and when the configs governing two namespaces
+// with Federations on it both grant it, neither runs (conflict names
+// the others) until the admin grants it to one.
+func (e *external) owner(ctx context.Context, mg *v1alpha1.Federation) (owner string, conflict []string, err error) {
 	if e.kube == nil {
-		return "", nil
+		return "", nil, nil
 	}
 	hub := kql.NormalizeEndpoint(mg.Spec.ForProvider.Endpoint)
 	list := &v1alpha1.FederationList{}
 	if err := e.kube.List(ctx, list); err != nil {
-		return "", fmt.Errorf("cannot list Federations to find the hub's owner: %w", err)
+		return "", nil, fmt.Errorf("cannot list Federations to find the hub's owner: %w", err)
 	}
 	first := mg
+	others := map[string]bool{}
 	for i := range list.Items {
 		f := &list.Items[i]
 		if f.UID == mg.UID || meta.WasDeleted(f) || kql.NormalizeEndpoint(f.Spec.ForProvider.Endpoint) != hub {
+			continue
+		}
+		if f.Namespace != mg.Namespace {
+			others[f.Namespace] = true
 			continue
 		}
 		if older(f, first) {
 			first = f
 		}
 	}
-	if first == mg {
-		return "", nil
+	for _, ns := range slices.Sorted(maps.Keys(others)) {
+		if e.grantsHub(ctx, ns, mg.Spec.ForProvider.Endpoint) {
+			conflict = append(conflict, ns)
+		}
 	}
-	return first.Namespace + "/" + first.Name, nil
+	if first == mg {
+		return "", conflict, nil
+	}
+	return first.Namespace + "/" + first.Name, conflict, nil
+}
+
+// grantsHub reports whether the config governing namespace grants it the
+// hub at endpoint. A namespace granted nothing is granted no hub.
+func (e *external) grantsHub(ctx context.Context, namespace, endpoint string) bool {
+	ns := &corev1.Namespace{}
+	if err := e.kube.Get(ctx, types.NamespacedName{Name: namespace}, ns); err != nil {
+		return false
+	}
+	g, err := shared.Governing(ctx, e.kube, ns)
+	return err == nil && g.GrantsKustoHub(endpoint)
 }
 
 // older orders Federations by creation, then by namespace and name.
@@ -337,7 +396,7 @@ func (e *external) cycle(ctx context.Context, mg *v1alpha1.Federation) (*run, er
 		return nil, err
 	}
 	c.held = fed.Guard(ev, c.parts, blocklist, live, guard)
-	c.plan = schemas.Plan(fed.Input{Partitions: c.parts, Held: c.held, Hub: live})
+	c.plan = schemas.Plan(fed.Input{Partitions: c.parts, Held: c.held, Hub: live, Databases: e.databases})
 	c.failures, c.applyErr = fed.Apply(ctx, hub, c.plan)
 	c.report(mg, e.now().UTC())
 	if c.applyErr != nil {

@@ -14,10 +14,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/fleetplane/fleetplane/apis"
 	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
+	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
 	"github.com/fleetplane/fleetplane/provider/fleetmetrics"
 	"github.com/fleetplane/fleetplane/provider/kusto"
 	fed "github.com/fleetplane/fleetplane/provider/kusto/federation"
@@ -343,34 +347,82 @@ func TestPacingAndSyncTimes(t *testing.T) {
 	})
 }
 
-func TestOneFederationPerHub(t *testing.T) {
+// TestOneNamespacePerHub: a hub is federated by the namespace the policy
+// grants it to, whatever the age of other namespaces' Federations on it
+// (one made first used to own it); two namespaces granted it is the
+// admin's error, reported on both, and within a namespace the oldest
+// Federation runs.
+func TestOneNamespacePerHub(t *testing.T) {
 	s := runtime.NewScheme()
-	if err := apis.AddToScheme(s); err != nil {
-		t.Fatal(err)
+	for _, add := range []func(*runtime.Scheme) error{apis.AddToScheme, clientgoscheme.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
 	}
-	first := federationOf("https://Hub.kusto.windows.net:443")
-	first.Namespace, first.Name, first.UID = "team-a", "hub", "a"
-	first.CreationTimestamp = metav1.NewTime(now.Add(-time.Hour))
-	second := federationOf("https://hub.kusto.windows.net")
-	second.Namespace, second.Name, second.UID = "team-b", "hub", "b"
-	second.CreationTimestamp = metav1.NewTime(now)
-	kube := fake.NewClientBuilder().WithScheme(s).WithObjects(first, second).Build()
+	fedIn := func(ns, name string, age time.Duration) *v1alpha1.Federation {
+		f := federationOf("https://hub.kusto.windows.net")
+		f.Namespace, f.Name, f.UID = ns, name, types.UID(ns+"/"+name)
+		f.CreationTimestamp = metav1.NewTime(now.Add(-age))
+		if ns == "team-a" {
+			f.Spec.ForProvider.Endpoint = "https://Hub.kusto.windows.net:443" // the same hub, spelt otherwise
+		}
+		return f
+	}
+	policy := func(team string, hub bool) *fpv1alpha1.ClusterProviderConfig {
+		grant := fpv1alpha1.KustoEndpointGrant{Endpoint: "https://" + team + ".kusto.windows.net", Hub: &fpv1alpha1.KustoHubGrant{}}
+		if hub {
+			grant.Endpoint = "https://hub.kusto.windows.net"
+		}
+		return &fpv1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: team}, Spec: fpv1alpha1.ClusterProviderConfigSpec{
+			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"fleetplane.io/policy": team}},
+			Kusto:             &fpv1alpha1.KustoPolicy{Endpoints: []fpv1alpha1.KustoEndpointGrant{grant}},
+		}}
+	}
+	ns := func(team string) *corev1.Namespace {
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team, Labels: map[string]string{"fleetplane.io/policy": team}}}
+	}
+	observe := func(t *testing.T, kube client.Client, f *v1alpha1.Federation) (bool, *v1alpha1.Federation) {
+		t.Helper()
+		e := newExternal(open, clock)
+		e.kube = kube
+		got, err := e.Observe(context.Background(), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return !got.ResourceUpToDate, f
+	}
 
-	e := newExternal(open, clock)
-	e.kube = kube
-	got, err := e.Observe(context.Background(), second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !got.ResourceUpToDate || second.Status.AtProvider.Owner != "team-a/hub" {
-		t.Errorf("second Federation: %+v, owner %q; want no cycle and team-a/hub named", got, second.Status.AtProvider.Owner)
-	}
-	if c := second.GetCondition(xpv2.TypeReady); c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "a hub has one Federation") {
-		t.Errorf("Ready = %s %q", c.Status, c.Message)
-	}
-	if got, _ := e.Observe(context.Background(), first); got.ResourceUpToDate || first.Status.AtProvider.Owner != "" {
-		t.Errorf("the oldest Federation owns the hub: %+v owner %q", got, first.Status.AtProvider.Owner)
-	}
+	t.Run("another namespace's older Federation does not take a hub it is not granted", func(t *testing.T) {
+		squat, own := fedIn("team-a", "squat", time.Hour), fedIn("team-b", "hub", 0)
+		kube := fake.NewClientBuilder().WithScheme(s).WithObjects(ns("team-a"), ns("team-b"), policy("team-a", false), policy("team-b", true), squat, own).Build()
+		if runs, f := observe(t, kube, own); !runs || f.Status.AtProvider.Owner != "" {
+			t.Errorf("team-b's Federation: runs %v, owner %q; want it to run, owned by nobody else", runs, f.Status.AtProvider.Owner)
+		}
+	})
+	t.Run("two namespaces granted one hub: neither runs, both say why", func(t *testing.T) {
+		a, b := fedIn("team-a", "hub", time.Hour), fedIn("team-b", "hub", 0)
+		kube := fake.NewClientBuilder().WithScheme(s).WithObjects(ns("team-a"), ns("team-b"), policy("team-a", true), policy("team-b", true), a, b).Build()
+		for _, tc := range []struct {
+			f     *v1alpha1.Federation
+			other string
+		}{{a, "team-b"}, {b, "team-a"}} {
+			runs, f := observe(t, kube, tc.f)
+			c := f.GetCondition(xpv2.TypeReady)
+			if runs || c.Status != corev1.ConditionFalse || !strings.Contains(c.Message, "is granted to namespace "+f.Namespace+" and to "+tc.other) || !strings.Contains(c.Message, "spec.kusto.endpoints[].hub") {
+				t.Errorf("%s: runs %v, Ready %s %q", f.Namespace, runs, c.Status, c.Message)
+			}
+		}
+	})
+	t.Run("in one namespace, the oldest Federation runs", func(t *testing.T) {
+		first, second := fedIn("team-b", "first", time.Hour), fedIn("team-b", "second", 0)
+		kube := fake.NewClientBuilder().WithScheme(s).WithObjects(ns("team-b"), policy("team-b", true), first, second).Build()
+		if runs, f := observe(t, kube, second); runs || f.Status.AtProvider.Owner != "team-b/first" || !strings.Contains(f.GetCondition(xpv2.TypeReady).Message, "the oldest") {
+			t.Errorf("second: runs %v, owner %q, %q", runs, f.Status.AtProvider.Owner, f.GetCondition(xpv2.TypeReady).Message)
+		}
+		if runs, f := observe(t, kube, first); !runs || f.Status.AtProvider.Owner != "" {
+			t.Errorf("first: runs %v, owner %q", runs, f.Status.AtProvider.Owner)
+		}
+	})
 }
 
 // TestPartitionMetadataInStatus: the hub lists each partition's metadata

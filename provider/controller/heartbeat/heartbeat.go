@@ -90,9 +90,21 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Heartbeat) (manage
 	if err != nil {
 		return nil, err
 	}
+	g := s.Grant()
+	// The partition is read with the platform's credentials: only where
+	// the namespace is granted, and only its granted databases.
+	if !meta.WasDeleted(mg) {
+		if err := g.KustoDatabase("spec.forProvider.endpoint", mg.Spec.ForProvider.Endpoint, ""); err != nil {
+			return nil, err
+		}
+	}
 	open := func(endpoint, id string) (kustoClient, error) { return s.Client(endpoint, id) }
 	e := newExternal(open, time.Now)
 	e.metrics = c.metrics
+	e.databases = g.KustoDatabases(mg.Spec.ForProvider.Endpoint)
+	e.target = func(t v1alpha1.HeartbeatTarget) error {
+		return g.KustoDatabase("spec.forProvider.targets[].heartbeatDatabase", t.Endpoint, t.HeartbeatDatabase)
+	}
 	return e, nil
 }
 
@@ -109,6 +121,12 @@ type external struct {
 	// Update of the same reconcile sends rather than reading it again.
 	checked *collected
 	metrics *fleetmetrics.Metrics
+	// databases of the partition the heartbeat reports, those the
+	// namespace is granted there (nil: every one).
+	databases func(string) bool
+	// target checks that the namespace is granted a target's endpoint
+	// and database; nil in unit tests of the cycle.
+	target func(v1alpha1.HeartbeatTarget) error
 }
 
 type collected struct {
@@ -152,7 +170,7 @@ func (e *external) schemaChanged(ctx context.Context, mg *v1alpha1.Heartbeat) bo
 	defer func() { _ = partition.Close() }()
 	ctx, cancel := context.WithTimeout(ctx, collectTimeout)
 	defer cancel()
-	schema, counts, err := hb.Collect(ctx, partition)
+	schema, counts, err := hb.Collect(ctx, partition, e.databases)
 	if err != nil {
 		return false
 	}
@@ -213,7 +231,7 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Heartbeat) (managed.
 		schema, counts = c.schema, c.counts
 	} else {
 		cctx, cancel := context.WithTimeout(ctx, collectTimeout)
-		schema, counts, err = hb.Collect(cctx, partition)
+		schema, counts, err = hb.Collect(cctx, partition, e.databases)
 		cancel()
 		if err != nil {
 			return managed.ExternalUpdate{}, fmt.Errorf("cannot read the partition's schema: %w", err)
@@ -291,6 +309,13 @@ func (e *external) sendAll(ctx context.Context, mg *v1alpha1.Heartbeat, rec stri
 }
 
 func (e *external) send(ctx context.Context, t v1alpha1.HeartbeatTarget, record string) error {
+	// Each target is checked alone: one the namespace is not granted is
+	// never written, and says so, while the others take their rows.
+	if e.target != nil {
+		if err := e.target(t); err != nil {
+			return err
+		}
+	}
 	c, err := e.open(t.Endpoint, t.ManagedIdentityClientID)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -39,29 +40,65 @@ func (c *Grants) Connect(ctx context.Context, mg resource.ModernManaged) (*tenan
 	return Resolve(ctx, c.kube, mg)
 }
 
-// Resolve reads and checks the ProviderConfig mg names.
+// Resolve reads and checks the ProviderConfig mg names, against the
+// ClusterProviderConfig that governs mg's namespace, chosen as the
+// function chooses it for the namespace's XRs (tenancy.Governing): a
+// managed resource naming a ClusterProviderConfig gets it only when it
+// is that one; one naming a ProviderConfig of its namespace gets those
+// credentials, and the Kusto endpoints the governing config grants.
 func Resolve(ctx context.Context, kube client.Reader, mg resource.ModernManaged) (*tenancy.Grant, error) {
 	ref := mg.GetProviderConfigReference()
 	if ref == nil || ref.Name == "" {
 		return nil, errors.New("the managed resource names no ProviderConfig (spec.providerConfigRef)")
 	}
-	switch ref.Kind {
-	case v1alpha1.ProviderConfigKind:
+	if ref.Kind != v1alpha1.ProviderConfigKind && ref.Kind != v1alpha1.ClusterProviderConfigKind {
+		return nil, fmt.Errorf("providerConfigRef.kind %q is neither %s nor %s", ref.Kind, v1alpha1.ProviderConfigKind, v1alpha1.ClusterProviderConfigKind)
+	}
+	ns := &corev1.Namespace{}
+	if err := kube.Get(ctx, types.NamespacedName{Name: mg.GetNamespace()}, ns); err != nil {
+		return nil, fmt.Errorf("cannot get namespace %s to find the ClusterProviderConfig that governs it: %w", mg.GetNamespace(), err)
+	}
+	governing, gerr := Governing(ctx, kube, ns)
+	if ref.Kind == v1alpha1.ProviderConfigKind {
 		pc := &v1alpha1.ProviderConfig{}
 		if err := kube.Get(ctx, types.NamespacedName{Namespace: mg.GetNamespace(), Name: ref.Name}, pc); err != nil {
 			return nil, fmt.Errorf("cannot get ProviderConfig %s/%s: %w", mg.GetNamespace(), ref.Name, err)
 		}
-		return tenancy.FromProviderConfig(pc)
-	case v1alpha1.ClusterProviderConfigKind:
-		pc := &v1alpha1.ClusterProviderConfig{}
-		if err := kube.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
-			return nil, fmt.Errorf("cannot get ClusterProviderConfig %s: %w", ref.Name, err)
+		g, err := tenancy.FromProviderConfig(pc)
+		if err != nil {
+			return nil, err
 		}
-		ns := &corev1.Namespace{}
-		if err := kube.Get(ctx, types.NamespacedName{Name: mg.GetNamespace()}, ns); err != nil {
-			return nil, fmt.Errorf("cannot get namespace %s to check ClusterProviderConfig %s's namespaceSelector: %w", mg.GetNamespace(), pc.Name, err)
+		// The tenant's own credentials, from the provider's pod: they
+		// reach only the endpoints the admin grants the namespace, and
+		// none when nothing governs it.
+		if gerr == nil {
+			g.Kusto = governing.Kusto
 		}
-		return tenancy.FromClusterProviderConfig(pc, ns.Name, ns.Labels)
+		return g, nil
 	}
-	return nil, fmt.Errorf("providerConfigRef.kind %q is neither %s nor %s", ref.Kind, v1alpha1.ProviderConfigKind, v1alpha1.ClusterProviderConfigKind)
+	if gerr != nil {
+		return nil, gerr
+	}
+	if ref.Name != governing.Name {
+		return nil, fmt.Errorf("namespace %s is governed by ClusterProviderConfig %s, not by %s, which this resource names: a namespace's managed resources use the config that governs it (label %s, else %s), as its XRs do",
+			ns.Name, governing.Name, ref.Name, tenancy.PolicyLabel, tenancy.DefaultConfigName)
+	}
+	return governing, nil
+}
+
+// Governing is what the ClusterProviderConfig that governs ns grants it,
+// or an error saying why it grants nothing.
+func Governing(ctx context.Context, kube client.Reader, ns *corev1.Namespace) (*tenancy.Grant, error) {
+	name, which, err := tenancy.Governing(ns.Labels)
+	if err != nil {
+		return nil, fmt.Errorf("namespace %s is granted nothing: %w", ns.Name, err)
+	}
+	pc := &v1alpha1.ClusterProviderConfig{}
+	if err := kube.Get(ctx, types.NamespacedName{Name: name}, pc); err != nil {
+		if kerrors.IsNotFound(err) {
+			return nil, fmt.Errorf("namespace %s is granted nothing: it is governed by %s, which does not exist", ns.Name, which)
+		}
+		return nil, fmt.Errorf("cannot get %s, which governs namespace %s: %w", which, ns.Name, err)
+	}
+	return tenancy.FromClusterProviderConfig(pc, ns.Name, ns.Labels)
 }

@@ -51,24 +51,42 @@ func kube(t *testing.T, objs ...client.Object) client.Client {
 func TestResolve(t *testing.T) {
 	everyone := metav1.LabelSelector{}
 	platform := metav1.LabelSelector{MatchLabels: map[string]string{"fleetplane.io/tenant": "platform"}}
+	kustoGrant := &v1alpha1.KustoPolicy{Endpoints: []v1alpha1.KustoEndpointGrant{{Endpoint: "https://team-a.kusto.windows.net"}}}
+	policy := func(name string) map[string]string { return map[string]string{"fleetplane.io/policy": name} }
 	k := kube(t,
-		namespace("team-a", nil), namespace("ops", map[string]string{"fleetplane.io/tenant": "platform"}),
-		cluster("shared", everyone, v1alpha1.ClusterProviderConfigSpec{}),
+		namespace("team-a", nil),
+		namespace("ops", map[string]string{"fleetplane.io/tenant": "platform", "fleetplane.io/policy": "platform-only"}),
+		namespace("team-c", policy("platform-only")),
+		namespace("team-d", policy("missing")),
+		namespace("team-e", policy("broken-selector")),
+		cluster("default", everyone, v1alpha1.ClusterProviderConfigSpec{Kusto: kustoGrant}),
 		cluster("platform-only", platform, v1alpha1.ClusterProviderConfigSpec{ArgoCD: &v1alpha1.ArgoCDPolicy{Project: "platform"}}),
 		cluster("broken-selector", metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "x", Operator: "Bogus"}}}, v1alpha1.ClusterProviderConfigSpec{}),
 		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "own"}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone}}},
+		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "team-d", Name: "own"}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceNone}}},
 		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "borrow"}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.Credentials{Source: xpv2.CredentialsSourceInjectedIdentity}}},
 	)
 	cases := map[string]struct {
-		mg       *kustov1alpha1.Heartbeat
-		want     string
-		wantArgo bool
+		mg        *kustov1alpha1.Heartbeat
+		want      string
+		wantArgo  bool
+		wantKusto bool
 	}{
-		"a namespace's own ProviderConfig":              {mg: mr("team-a", "ProviderConfig", "own")},
-		"a ClusterProviderConfig shared with everyone":  {mg: mr("team-a", "ClusterProviderConfig", "shared")},
-		"a ClusterProviderConfig granted to the tenant": {mg: mr("ops", "ClusterProviderConfig", "platform-only"), wantArgo: true},
-		"one not granted to it": {
-			mg: mr("team-a", "ClusterProviderConfig", "platform-only"), want: "ClusterProviderConfig platform-only does not grant namespace team-a",
+		"a namespace's own ProviderConfig, with the governing config's endpoints": {mg: mr("team-a", "ProviderConfig", "own"), wantKusto: true},
+		"a namespace's own ProviderConfig where nothing governs: no endpoints":    {mg: mr("team-d", "ProviderConfig", "own")},
+		"the default config, governing a namespace without a label":               {mg: mr("team-a", "ClusterProviderConfig", "default"), wantKusto: true},
+		"the config the namespace's label names":                                  {mg: mr("ops", "ClusterProviderConfig", "platform-only"), wantArgo: true},
+		"another config, even one whose selector selects the namespace": {
+			mg: mr("ops", "ClusterProviderConfig", "default"), want: "namespace ops is governed by ClusterProviderConfig platform-only, not by default",
+		},
+		"a config the namespace is not governed by": {
+			mg: mr("team-a", "ClusterProviderConfig", "platform-only"), want: "namespace team-a is governed by ClusterProviderConfig default, not by platform-only",
+		},
+		"the governing config, whose selector does not select it": {
+			mg: mr("team-c", "ClusterProviderConfig", "platform-only"), want: "ClusterProviderConfig platform-only does not grant namespace team-c",
+		},
+		"a governing config that does not exist": {
+			mg: mr("team-d", "ClusterProviderConfig", "missing"), want: "governed by ClusterProviderConfig missing (the namespace's label fleetplane.io/policy), which does not exist",
 		},
 		"a namespaced config borrowing the provider's identity": {
 			mg: mr("team-a", "ProviderConfig", "borrow"), want: "only a ClusterProviderConfig grants",
@@ -76,7 +94,7 @@ func TestResolve(t *testing.T) {
 		"another namespace's ProviderConfig is not found": {
 			mg: mr("ops", "ProviderConfig", "own"), want: "cannot get ProviderConfig ops/own",
 		},
-		"an invalid selector grants nothing": {mg: mr("team-a", "ClusterProviderConfig", "broken-selector"), want: "invalid namespaceSelector"},
+		"an invalid selector grants nothing": {mg: mr("team-e", "ClusterProviderConfig", "broken-selector"), want: "invalid namespaceSelector"},
 		"no reference":                       {mg: mr("team-a", "", ""), want: "names no ProviderConfig"},
 		"another kind":                       {mg: mr("team-a", "Secret", "x"), want: "neither ProviderConfig nor ClusterProviderConfig"},
 	}
@@ -94,6 +112,9 @@ func TestResolve(t *testing.T) {
 			}
 			if _, err := g.ArgoCDPolicy(); (err == nil) != tc.wantArgo {
 				t.Errorf("Argo CD granted = %v, want %v", err == nil, tc.wantArgo)
+			}
+			if err := g.KustoDatabase("spec", "https://team-a.kusto.windows.net", "db"); (err == nil) != tc.wantKusto {
+				t.Errorf("Kusto endpoint granted = %v (%v), want %v", err == nil, err, tc.wantKusto)
 			}
 		})
 	}

@@ -18,6 +18,7 @@ type planMemo struct {
 	held   []Member
 	hub    map[string]*Database
 	limits Limits
+	dbs    []string
 	plan   Plan
 }
 
@@ -30,7 +31,8 @@ type memoPart struct {
 // Plan plans a cycle as in.Plan does, but returns the last plan without
 // planning again when in is what that plan was made from: the same
 // partitions (by endpoint and database lists), nothing held or the same
-// held, the same hub databases as ReadHub returned them, the same limits.
+// held, the same hub databases as ReadHub returned them, the same limits
+// and granted databases.
 // A steady cycle, where nothing changed, then plans in time proportional
 // to the partitions and allocates nothing. The plan returned may be an
 // earlier cycle's: it is read-only.
@@ -39,7 +41,7 @@ func (s *Schemas) Plan(in Input) Plan {
 		return s.memo.plan
 	}
 	plan := in.Plan()
-	m := planMemo{valid: true, held: slices.Clone(in.Held), limits: in.Limits, plan: plan, hub: make(map[string]*Database, len(in.Hub.Databases))}
+	m := planMemo{valid: true, held: slices.Clone(in.Held), limits: in.Limits, dbs: slices.Clone(in.Databases), plan: plan, hub: make(map[string]*Database, len(in.Hub.Databases))}
 	m.parts = make([]memoPart, len(in.Partitions))
 	for i, p := range in.Partitions {
 		m.parts[i] = memoPart{endpoint: p.Endpoint, dbs: unsafe.SliceData(p.Databases), n: len(p.Databases)}
@@ -50,7 +52,7 @@ func (s *Schemas) Plan(in Input) Plan {
 }
 
 func (m *planMemo) same(in Input) bool {
-	if in.Limits != m.limits || len(in.Partitions) != len(m.parts) || len(in.Hub.Databases) != len(m.hub) || len(in.Held) != len(m.held) {
+	if in.Limits != m.limits || (in.Databases == nil) != (m.dbs == nil) || !slices.Equal(in.Databases, m.dbs) || len(in.Partitions) != len(m.parts) || len(in.Hub.Databases) != len(m.hub) || len(in.Held) != len(m.held) {
 		return false
 	}
 	for i, p := range in.Partitions {

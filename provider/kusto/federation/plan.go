@@ -24,6 +24,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fleetplane/fleetplane/internal/tenancy"
 	"github.com/fleetplane/fleetplane/provider/kusto/heartbeat"
 	"github.com/fleetplane/fleetplane/provider/kusto/kql"
 )
@@ -267,6 +268,11 @@ type Input struct {
 	Hub Hub
 	// Limits; the zero value means DefaultLimits.
 	Limits Limits
+	// Databases, when not nil, are the hub databases the cycle may write,
+	// by name or * pattern (the namespace's grant): others are neither
+	// planned (their groups and functions are someone else's) nor
+	// reported missing.
+	Databases []string
 }
 
 // Compute plans a cycle with the default limits and nothing held.
@@ -308,6 +314,18 @@ func (in Input) Plan() Plan {
 	}
 	for _, key := range slices.Sorted(maps.Keys(keys)) {
 		hubName, ok := live[key]
+		if in.Databases != nil {
+			name := hubName
+			if !ok {
+				name = want[key].database
+			}
+			if !tenancy.MatchAny(in.Databases, name) {
+				if want[key] != nil {
+					cut("database %s, reported by partitions, is not granted on this hub (spec.kusto.endpoints[].databases): not federated", name)
+				}
+				continue
+			}
+		}
 		if !ok {
 			plan.MissingDatabases = append(plan.MissingDatabases, want[key].database)
 			continue

@@ -168,6 +168,50 @@ func TestLeavesOthersAlone(t *testing.T) {
 	}
 }
 
+// TestOnlyGrantedDatabases: a cycle writes only the hub databases the
+// namespace is granted; another team's database keeps its groups and
+// functions, and names partitions report outside the grant are never
+// asked for as missing.
+func TestOnlyGrantedDatabases(t *testing.T) {
+	h := newHub(t, "Metrics", "TeamA")
+	// team-a's own federation in its own database.
+	own := Compute([]heartbeat.Partition{part("https://a1", db("TeamA", []string{"cpu"}))}, mustReadHub(t, h))
+	if _, err := Apply(context.Background(), h.c, own); err != nil {
+		t.Fatal(err)
+	}
+	before := h.s.Functions("TeamA")
+	if len(before) == 0 {
+		t.Fatal("team-a's own cycle made no function")
+	}
+
+	parts := []heartbeat.Partition{part("https://p1", db("Metrics", []string{"cpu"}), db("TeamA", []string{"mem"}), db("Secret", []string{"x"}))}
+	plan := Input{Partitions: parts, Hub: mustReadHub(t, h), Databases: []string{"metr*"}}.Plan()
+	if _, ok := plan.Commands["TeamA"]; ok || len(plan.Commands["Metrics"]) == 0 {
+		t.Errorf("commands for %v: want Metrics only", slices.Collect(maps.Keys(plan.Commands)))
+	}
+	if len(plan.MissingDatabases) != 0 {
+		t.Errorf("missing = %v: a database not granted is no one's to create", plan.MissingDatabases)
+	}
+	if len(plan.Problems) != 2 || !strings.Contains(strings.Join(plan.Problems, ";"), "database TeamA, reported by partitions, is not granted on this hub") {
+		t.Errorf("problems = %v", plan.Problems)
+	}
+	if _, err := Apply(context.Background(), h.c, plan); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(h.s.Functions("TeamA"), before) {
+		t.Error("another team's database was changed")
+	}
+}
+
+func mustReadHub(t *testing.T, h *hub) Hub {
+	t.Helper()
+	live, err := ReadHub(context.Background(), h.c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return live
+}
+
 func TestMissingDatabasesAndCase(t *testing.T) {
 	h := newHub(t, "metrics")
 	plan := h.cycle(part("https://p1", db("Metrics", []string{"cpu"}), db("Traces", []string{"spans"})))

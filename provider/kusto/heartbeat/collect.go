@@ -37,8 +37,11 @@ type schemaDocument struct {
 
 // Collect reads a partition's databases, tables and views: one .show
 // databases, then one schema document per database, rather than one
-// command per function as the operator this replaces did.
-func Collect(ctx context.Context, c Mgmt) ([]DatabaseSchema, Counts, error) {
+// command per function as the operator this replaces did. Only the
+// databases keep accepts are read (all when keep is nil): a partition
+// reports what its namespace is granted, not every database the
+// provider's identity can see there.
+func Collect(ctx context.Context, c Mgmt, keep func(database string) bool) ([]DatabaseSchema, Counts, error) {
 	rows, err := c.Mgmt(kusto.WithLimit(ctx, kusto.MaxListBytes), "", kql.ShowDatabases)
 	if err != nil {
 		return nil, Counts{}, fmt.Errorf("cannot list databases: %w", err)
@@ -49,7 +52,7 @@ func Collect(ctx context.Context, c Mgmt) ([]DatabaseSchema, Counts, error) {
 		if err != nil {
 			return nil, Counts{}, fmt.Errorf("cannot read .show databases: %w", err)
 		}
-		if kql.ValidateName(n) == nil {
+		if kql.ValidateName(n) == nil && (keep == nil || keep(n)) {
 			names = append(names, n)
 		}
 	}

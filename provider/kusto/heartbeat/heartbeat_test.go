@@ -150,7 +150,7 @@ func TestCollect(t *testing.T) {
 		}
 	}
 	c, _ := kusto.New(s.URL, nil, kusto.Options{})
-	schema, n, err := Collect(context.Background(), c)
+	schema, n, err := Collect(context.Background(), c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +162,15 @@ func TestCollect(t *testing.T) {
 	}
 	if n != (Counts{Databases: 2, Tables: 3, Views: 1}) {
 		t.Errorf("counts = %+v", n)
+	}
+
+	// Only the databases the namespace is granted are read and reported.
+	schema, n, err = Collect(context.Background(), c, func(db string) bool { return db == "Logs" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(schema) != 1 || schema[0].Database != "Logs" || n != (Counts{Databases: 1, Tables: 1}) {
+		t.Errorf("granted Logs only: schema %+v, counts %+v", schema, n)
 	}
 }
 

@@ -88,10 +88,25 @@ func CreateMergeTable(table string, cols []Column) (string, error) {
 	return tableCommand(".create-merge table ", table, cols)
 }
 
-// CreateTable creates a table. Kusto accepts it for an existing table with
-// the same schema and fails it otherwise, so it never alters data.
+// CreateTable creates a table. For a table that exists Kusto succeeds
+// and changes nothing, whatever the schema, so it never alters data.
 func CreateTable(table string, cols []Column) (string, error) {
 	return tableCommand(".create table ", table, cols)
+}
+
+// CreateTableDocumented is CreateTable with the table's docstring. A
+// table that existed keeps its own docstring, so reading the docstring
+// back tells whether this command created the table.
+func CreateTableDocumented(table string, cols []Column, docstring string) (string, error) {
+	cmd, err := tableCommand(".create table ", table, cols)
+	if err != nil {
+		return "", err
+	}
+	doc, err := Literal(docstring)
+	if err != nil {
+		return "", fmt.Errorf("docstring: %w", err)
+	}
+	return cmd + " with (docstring = " + doc + ")", nil
 }
 
 // ColumnList is a table schema rendered once, for the many tables a

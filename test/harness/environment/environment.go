@@ -387,7 +387,8 @@ func (e *Env) configure(ctx context.Context, o Options) error {
 // use, governing every namespace without a fleetplane.io/policy label: no
 // Kusto credentials (local plain-http servers); provisioning in the test
 // subscriptions (any resource group, with upjet's ClusterProviderConfig
-// "default"), discovery and monitoring there; Argo CD registrations in the
+// "default"), discovery and monitoring there; every Kusto endpoint, each
+// a hub; Argo CD registrations in the
 // default project with Argo CD's own exec helper; every WorkflowTemplate
 // of the argo namespace; Experiments on the hub and on GKE (the project
 // and Argo CD's Google service account); and Placement of the workload
@@ -405,6 +406,12 @@ func DefaultProviderConfig() *v1alpha1.ClusterProviderConfig {
 		NamespaceSelector: metav1.LabelSelector{},
 		Azure: &v1alpha1.AzurePolicy{AllowDiscovery: true, AllowMonitoring: true, Provisioning: []v1alpha1.AzureProvisioning{
 			azure(TestSubscription), azure(DiscoveredSubscription),
+		}},
+		// Every Kusto stand-in, each a hub that may create the databases
+		// partitions report; tenancy tests write narrower grants.
+		Kusto: &v1alpha1.KustoPolicy{Endpoints: []v1alpha1.KustoEndpointGrant{
+			{Endpoint: "http://*:*", Hub: &v1alpha1.KustoHubGrant{CreateDatabasesFromPartitions: true}},
+			{Endpoint: "https://*:*", Hub: &v1alpha1.KustoHubGrant{CreateDatabasesFromPartitions: true}},
 		}},
 		ArgoCD:    &v1alpha1.ArgoCDPolicy{Namespace: ArgoCDNamespace, Project: "default", AllowedExecCommands: []string{"argocd-k8s-auth"}},
 		Workflows: &v1alpha1.WorkflowsPolicy{Namespace: WorkflowsNamespace, AllowedTemplates: []string{"*"}},

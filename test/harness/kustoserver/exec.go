@@ -83,6 +83,38 @@ func (c *cursor) str() (string, error) {
 	return t.Value, nil
 }
 
+// properties reads an optional with (name = value, ...) of the names
+// allowed, for an entity of kind.
+func (c *cursor) properties(kind string, allowed ...string) (map[string]string, error) {
+	props := map[string]string{}
+	if !c.accept("with") {
+		return props, nil
+	}
+	if err := c.expect("("); err != nil {
+		return nil, err
+	}
+	for !c.accept(")") {
+		if len(props) > 0 {
+			if err := c.expect(","); err != nil {
+				return nil, err
+			}
+		}
+		key := strings.ToLower(c.next().Value)
+		if !slices.Contains(allowed, key) {
+			return nil, badRequest("Syntax error: unknown %s property %q", kind, key)
+		}
+		if err := c.expect("="); err != nil {
+			return nil, err
+		}
+		v := c.next()
+		if v.Kind != kql.String {
+			return nil, badRequest("Syntax error: %s property %s takes a string literal", kind, key)
+		}
+		props[key] = v.Value
+	}
+	return props, nil
+}
+
 func (c *cursor) end() error {
 	if !c.done() {
 		return badRequest("Syntax error: unexpected %s at token %d of %q", c.peek(), c.i, c.text)
@@ -297,13 +329,17 @@ func (s *Server) createTable(db *database, c *cursor, merge bool) (*result, erro
 		}
 		cols = append(cols, Column{cn, ct.Value})
 	}
+	props, err := c.properties("table", "folder", "docstring")
+	if err != nil {
+		return nil, err
+	}
 	if err := c.end(); err != nil {
 		return nil, err
 	}
 	t, exists := db.tables[name]
 	switch {
 	case !exists:
-		t = &table{name: name, columns: cols}
+		t = &table{name: name, columns: cols, folder: props["folder"], doc: props["docstring"]}
 		db.tables[name] = t
 	case merge:
 		for _, col := range cols {
@@ -320,9 +356,9 @@ func (s *Server) createTable(db *database, c *cursor, merge bool) (*result, erro
 			}
 		}
 	default:
-		if (&table{columns: cols}).cslSchema() != t.cslSchema() {
-			return nil, badRequest("Table '%s' already exists with a different schema.", name)
-		}
+		// As Kusto documents it: .create table of a table that exists
+		// succeeds and changes nothing, neither its schema nor its
+		// folder or docstring, whatever the command says.
 	}
 	r := newResult("TableName", "string", "Schema", "string", "DatabaseName", "string", "Folder", "string", "DocString", "string")
 	r.add(t.name, t.cslSchema(), db.name, t.folder, t.doc)
