@@ -339,11 +339,15 @@ func providerReconciles(t *testing.T, kube client.Client) {
 	}
 	pc := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "m.fleetplane.io/v1alpha1", "kind": "ClusterProviderConfig",
-		"metadata": map[string]any{"name": "argo"},
+		// "default": it governs team-a, which has no fleetplane.io/policy
+		// label, and the provider uses no other config for its resources.
+		"metadata": map[string]any{"name": "default"},
 		"spec": map[string]any{
 			"credentials":       map[string]any{"source": "None"},
 			"namespaceSelector": map[string]any{"matchLabels": map[string]any{corev1.LabelMetadataName: "team-a"}},
 			"argocd":            map[string]any{"namespace": "argocd", "project": "experiments"},
+			// reachesEmulator's Table: the emulator on the node's network.
+			"kusto": map[string]any{"endpoints": []any{map[string]any{"endpoint": "http://*:*"}}},
 		},
 	}}
 	support.Eventually(t, time.Minute, "the ClusterProviderConfig created (the provider's kinds active)", func() (bool, string) {
@@ -358,7 +362,7 @@ func providerReconciles(t *testing.T, kube client.Client) {
 		"apiVersion": "argocd.m.fleetplane.io/v1alpha1", "kind": "ClusterRegistration",
 		"metadata": map[string]any{"namespace": "team-a", "name": "edge"},
 		"spec": map[string]any{
-			"providerConfigRef": map[string]any{"kind": "ClusterProviderConfig", "name": "argo"},
+			"providerConfigRef": map[string]any{"kind": "ClusterProviderConfig", "name": "default"},
 			"forProvider": map[string]any{
 				"clusterName": "edge", "kubeconfigSecretRef": map[string]any{"name": "edge-kubeconfig", "key": "kubeconfig"},
 			},
@@ -439,7 +443,7 @@ func reachesEmulator(t *testing.T, kube client.Client, emulator *kustoserver.Ser
 		"apiVersion": "kusto.m.fleetplane.io/v1alpha1", "kind": "Table",
 		"metadata": map[string]any{"namespace": "team-a", "name": "heartbeats"},
 		"spec": map[string]any{
-			"providerConfigRef": map[string]any{"kind": "ClusterProviderConfig", "name": "argo"},
+			"providerConfigRef": map[string]any{"kind": "ClusterProviderConfig", "name": "default"},
 			"forProvider": map[string]any{"endpoint": emulator.URL, "database": "FleetDiscovery", "table": "Heartbeats", "columns": []any{
 				map[string]any{"name": "Timestamp", "type": "datetime"}, map[string]any{"name": "ClusterEndpoint", "type": "string"},
 			}},
