@@ -99,7 +99,7 @@ func (g *Grant) kustoGrants(what, endpoint string) ([]v1alpha1.KustoEndpointGran
 	}
 	ep, ok := parseEndpoint(endpoint)
 	if !ok {
-		return nil, fmt.Errorf("Kusto endpoint %q (%s) is not scheme://host[:port]", endpoint, what)
+		return nil, fmt.Errorf("the Kusto endpoint %q (%s) is not scheme://host[:port]", endpoint, what)
 	}
 	var matched []v1alpha1.KustoEndpointGrant
 	for _, e := range g.Kusto.Endpoints {
