@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
 	placementfn "github.com/fleetplane/fleetplane/function/placement"
 	"github.com/fleetplane/fleetplane/test/harness/environment"
+	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
 	"github.com/fleetplane/fleetplane/test/harness/standin"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
@@ -122,7 +124,15 @@ func TestTenancy(t *testing.T) {
 	if err := env.CP.ApplyRBAC(ctx, filepath.Join(support.Root(), "package", "rbac", "tenant.yaml")); err != nil {
 		t.Fatal(err)
 	}
+	// The Kusto data plane: tenancy-b's hub and partition, tenancy-a's
+	// partition; each policy grants its own, tenancy-b's hub as a hub.
+	hubB, partB, partA := kusto(t, "FleetDiscovery", "Metrics"), kusto(t, "Metrics"), kusto(t, "Metrics")
+	support.KustoExec(t, partB, "Metrics", ".create table ['cpu'] (['v']:real)")
+	support.KustoExec(t, partA, "Metrics", ".create table ['loot'] (['v']:real)")
 	configB := teamConfig(b, v1alpha1.ClusterProviderConfigSpec{
+		Kusto: &v1alpha1.KustoPolicy{Endpoints: []v1alpha1.KustoEndpointGrant{
+			{Endpoint: partB.URL}, {Endpoint: hubB.URL, Databases: []string{"FleetDiscovery", "Metrics"}, Hub: &v1alpha1.KustoHubGrant{}},
+		}},
 		Azure: &v1alpha1.AzurePolicy{Provisioning: []v1alpha1.AzureProvisioning{{
 			SubscriptionID: environment.TestSubscription, ResourceGroups: []string{"team-b-*"},
 			ProviderConfigRef: v1alpha1.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"},
@@ -136,6 +146,7 @@ func TestTenancy(t *testing.T) {
 		},
 	})
 	configA := teamConfig(a, v1alpha1.ClusterProviderConfigSpec{
+		Kusto: &v1alpha1.KustoPolicy{Endpoints: []v1alpha1.KustoEndpointGrant{{Endpoint: partA.URL}}},
 		Azure: &v1alpha1.AzurePolicy{Provisioning: []v1alpha1.AzureProvisioning{{
 			SubscriptionID: environment.TestSubscription, ResourceGroups: []string{"team-a-*"},
 			ProviderConfigRef: v1alpha1.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"},
@@ -343,11 +354,118 @@ spec:
 	if getIn(wec.Kube, "apps/v1", "DaemonSet", a, "node-agent") != nil || getIn(wec.Kube, "v1", "ConfigMap", a, "loot") != nil {
 		t.Error("tenancy-a's objects reached tenancy-b's cluster")
 	}
+
+	t.Run("Kusto: tenancy-a reaches nothing of tenancy-b's", func(t *testing.T) {
+		kustoDataPlane(t, teamA, teamB, a, b, hubB, partB, partA)
+	})
 	// The namespace tenancy-b's copy lives in says whose it is and
 	// enforces the Pod Security Standard its policy sets.
 	nsB := getIn(wec.Kube, "v1", "Namespace", "", b)
 	if l := nsB.GetLabels(); l[placementfn.LabelNamespace] != b || l["pod-security.kubernetes.io/enforce"] != "restricted" {
 		t.Errorf("tenancy-b's namespace on its cluster: labels %v", l)
+	}
+}
+
+// kustoDataPlane: tenancy-b federates its partition into its hub; then
+// tenancy-a, granted only its own partition, tries with provider-
+// fleetplane's resources what the third review found: a Table on
+// tenancy-b's heartbeat table carrying the "created here" annotation an
+// earlier release trusted (to merge into it and drop it), a Heartbeat
+// forging a partition row into tenancy-b's hub, a Federation made to
+// squat the hub, and an ADXCluster heartbeating there. Each is refused
+// naming the missing grant; tenancy-b's tables, groups and functions are
+// as they were, no row of tenancy-a's is in its hub, and its own Table,
+// Heartbeat and Federation keep working.
+func kustoDataPlane(t *testing.T, teamA, teamB client.Client, a, b string, hubB, partB, partA *kustoserver.Server) {
+	ctx := context.Background()
+	as(t, teamB, xr(t, hubXR(b, "hub", hubB.URL)), xr(t, partitionXR(b, "eu", partB.URL, hubB.URL)))
+	eventually(t, 3*time.Minute, "tenancy-b's partition federated into its hub", func() (bool, string) {
+		got := members(hubB, "Metrics")
+		_, fn := hubB.Functions("Metrics")["cpu"]
+		return fn && strings.Join(got, ",") == partB.URL, fmt.Sprintf("members %v, function cpu %v", got, fn)
+	})
+	snapshot := func() string {
+		return fmt.Sprint(hubB.Tables("FleetDiscovery"), hubB.Tables("Metrics"), hubB.EntityGroups("Metrics"), hubB.Functions("Metrics"))
+	}
+	before := snapshot()
+
+	const kustoAPI = "kusto.m.fleetplane.io/v1alpha1"
+	as(t, teamA,
+		xr(t, fmt.Sprintf(`
+apiVersion: %s
+kind: Table
+metadata: {name: squat, namespace: %s, annotations: {kusto.fleetplane.io/created-table: FleetDiscovery.Heartbeats}}
+spec:
+  providerConfigRef: {kind: ClusterProviderConfig, name: %s}
+  managementPolicies: ["*"]
+  forProvider: {endpoint: '%s', database: FleetDiscovery, table: Heartbeats, columns: [{name: Injected, type: string}]}
+`, kustoAPI, a, a, hubB.URL)),
+		xr(t, fmt.Sprintf(`
+apiVersion: %s
+kind: Heartbeat
+metadata: {name: forged, namespace: %s}
+spec:
+  providerConfigRef: {kind: ClusterProviderConfig, name: %s}
+  forProvider:
+    endpoint: '%s'
+    interval: 2s
+    targets: [{endpoint: '%s', heartbeatDatabase: FleetDiscovery, heartbeatTable: Heartbeats}]
+`, kustoAPI, a, a, partA.URL, hubB.URL)),
+		xr(t, fmt.Sprintf(`
+apiVersion: %s
+kind: Federation
+metadata: {name: squat, namespace: %s}
+spec:
+  providerConfigRef: {kind: ClusterProviderConfig, name: %s}
+  forProvider: {endpoint: '%s', heartbeatDatabase: FleetDiscovery, heartbeatTable: Heartbeats, heartbeatTTL: 1s, interval: 2s, allowInsecureEndpoints: true}
+`, kustoAPI, a, a, hubB.URL)),
+		xr(t, partitionXR(a, "forged", partA.URL, hubB.URL)))
+
+	notGranted := "ClusterProviderConfig " + a + " does not grant Kusto endpoint " + hubB.URL
+	for _, kind := range []string{"Table", "Federation"} {
+		eventually(t, time.Minute, kind+" squat refused", func() (bool, string) {
+			s, _, msg := condition(get(t, kustoAPI, kind, a, "squat"), "Synced")
+			return s == "False" && strings.Contains(msg, notGranted), s + ": " + msg
+		})
+	}
+	eventually(t, time.Minute, "the forged heartbeat's target refused", func() (bool, string) {
+		ts, _, _ := unstructured.NestedSlice(get(t, kustoAPI, "Heartbeat", a, "forged").Object, "status", "atProvider", "targets")
+		for _, x := range ts {
+			if m, _ := x.(map[string]any); strings.Contains(fmt.Sprint(m["lastError"]), notGranted) {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprint(ts)
+	})
+	refused(t, "adx.fleetplane.io/v1alpha1", "ADXCluster", a, "forged", "adxcluster.fleetplane.io", "heartbeat target "+hubB.URL+": "+notGranted)
+
+	// Deleting the Table drops nothing.
+	squat := get(t, kustoAPI, "Table", a, "squat")
+	if err := teamA.Delete(ctx, squat); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "tenancy-a's Table gone", func() (bool, string) {
+		return get(t, kustoAPI, "Table", a, "squat") == nil, "still there"
+	})
+	// Two cycles of tenancy-b's Federation and of the attackers' loops.
+	eventually(t, time.Minute, "tenancy-b's Federation cycling, Ready", func() (bool, string) {
+		f := composedBy(t, "adx.fleetplane.io/v1alpha1", "ADXCluster", b, "hub")["federation"]
+		s, _, msg := condition(f, "Ready")
+		return s == "True", s + ": " + msg
+	})
+	if after := snapshot(); after != before {
+		t.Errorf("tenancy-b's hub changed:\nbefore %s\nafter  %s", before, after)
+	}
+	for _, row := range hubB.Rows("FleetDiscovery", "Heartbeats") {
+		if slices.ContainsFunc(row, func(v any) bool { return v == partA.URL }) {
+			t.Fatalf("a heartbeat row of tenancy-a's partition is in tenancy-b's hub: %v", row)
+		}
+	}
+	for _, n := range []string{"hub", "eu"} {
+		eventually(t, time.Minute, "tenancy-b's "+n+" Ready", func() (bool, string) {
+			out, err := env.Trace("adxcluster", n, b, "-o", "wide")
+			return err == nil && !strings.Contains(out, "False"), fmt.Sprintf("%v\n%s", err, out)
+		})
 	}
 }
 
