@@ -32,20 +32,6 @@ func (g *Grant) KustoDatabase(what, endpoint, database string) error {
 		g, database, endpoint, what, strings.Join(allowed, ", "))
 }
 
-// KustoDatabases is the test of which databases of endpoint the grant
-// lets managed resources use: nil when every one, false for every name
-// when the endpoint is not granted at all.
-func (g *Grant) KustoDatabases(endpoint string) func(database string) bool {
-	matched, err := g.kustoGrants("", endpoint)
-	switch {
-	case err != nil:
-		return func(string) bool { return false }
-	case slices.ContainsFunc(matched, func(e v1alpha1.KustoEndpointGrant) bool { return len(e.Databases) == 0 }):
-		return nil
-	}
-	return func(database string) bool { return databaseGranted(matched, database) }
-}
-
 // KustoDatabasePatterns is the database patterns the grant lets managed
 // resources use on endpoint: nil when every one, and a pattern no name
 // matches when the endpoint is not granted.
@@ -62,6 +48,16 @@ func (g *Grant) KustoDatabasePatterns(endpoint string) []string {
 		out = append(out, e.Databases...)
 	}
 	return out
+}
+
+// KustoDatabases is KustoDatabasePatterns as a test of a name: nil when
+// every database is granted.
+func (g *Grant) KustoDatabases(endpoint string) func(database string) bool {
+	p := g.KustoDatabasePatterns(endpoint)
+	if p == nil {
+		return nil
+	}
+	return func(database string) bool { return MatchAny(p, database) }
 }
 
 // KustoHub checks that the grant lets a Federation federate endpoint as
