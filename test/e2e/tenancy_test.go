@@ -377,6 +377,7 @@ spec:
 // as they were, no row of tenancy-a's is in its hub, and its own Table,
 // Heartbeat and Federation keep working.
 func kustoDataPlane(t *testing.T, teamA, teamB client.Client, a, b string, hubB, partB, partA *kustoserver.Server) {
+	t.Helper()
 	ctx := context.Background()
 	as(t, teamB, xr(t, hubXR(b, "hub", hubB.URL)), xr(t, partitionXR(b, "eu", partB.URL, hubB.URL)))
 	eventually(t, 3*time.Minute, "tenancy-b's partition federated into its hub", func() (bool, string) {
