@@ -8,17 +8,28 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/alecthomas/kong"
 	"github.com/crossplane/function-sdk-go"
+	"github.com/crossplane/function-sdk-go/logging"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/fleetplane/fleetplane/function/fnwire"
 	"github.com/fleetplane/fleetplane/function/runmetrics"
+	"github.com/fleetplane/fleetplane/internal/securemetrics"
 )
 
-// CLI holds the flags every Crossplane function takes.
+// CLI holds the flags every Crossplane function takes, and the metrics
+// endpoint's.
 type CLI struct {
 	Debug bool `help:"Emit debug logs in addition to info logs." short:"d"`
 
@@ -30,6 +41,9 @@ type CLI struct {
 	MaxRecvMessageSize int `default:"4" help:"Maximum size of received messages in MB."`
 
 	MetricsAddress string `default:":8080" help:"Address of the Prometheus metrics endpoint; empty turns it off (as when many run on one machine)."`
+	Kubeconfig     string `help:"Kubeconfig of the API server that authenticates and authorizes metrics scrapers, out of a cluster; in a cluster, the pod's ServiceAccount. Without either, secure metrics are off." env:"KUBECONFIG"`
+
+	securemetrics.Flags `embed:""`
 }
 
 // Run serves the function until the process is stopped.
@@ -38,13 +52,20 @@ func (c *CLI) Run() error {
 	if err != nil {
 		return err
 	}
-	// The function's own metrics, served with the gRPC server's on
-	// --metrics-address.
+	// The function's own metrics and the gRPC server's, in the registry
+	// controller-runtime's metrics server serves.
+	reg, ok := crmetrics.Registry.(*prometheus.Registry)
+	if !ok {
+		return errors.New("controller-runtime's metrics registry is not a Prometheus registry")
+	}
 	m := runmetrics.New(nil)
-	for _, c := range m.Collectors() {
-		if err := prometheus.Register(c); err != nil {
+	for _, col := range append(m.Collectors(), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})) {
+		if err := reg.Register(col); err != nil && !errors.As(err, &prometheus.AlreadyRegisteredError{}) {
 			return fmt.Errorf("cannot register the function's metrics: %w", err)
 		}
+	}
+	if err := c.serveMetrics(log); err != nil {
+		return err
 	}
 	// fnwire.Serve is function.Serve with requests decoded and responses
 	// encoded straight from and to the maps composers use.
@@ -53,7 +74,51 @@ func (c *CLI) Run() error {
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),
 		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024),
-		function.WithMetricsServer(c.MetricsAddress))
+		function.WithMetricsServer(c.MetricsAddress),
+		function.WithMetricsRegistry(reg))
+}
+
+// serveMetrics starts the metrics endpoint, unless it is off. Secure
+// metrics need an API server to review scrapers' tokens: without one
+// (the function run by hand for crossplane render) they are off, and the
+// log says so, rather than served to anyone.
+func (c *CLI) serveMetrics(log logging.Logger) error {
+	if c.MetricsAddress == "" {
+		return nil
+	}
+	var cfg *rest.Config
+	var httpClient *http.Client
+	if c.MetricsSecure {
+		var err error
+		if c.Kubeconfig != "" {
+			cfg, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+		} else {
+			cfg, err = rest.InClusterConfig()
+		}
+		if errors.Is(err, rest.ErrNotInCluster) {
+			log.Info("Metrics are off: serving them securely needs an API server to authenticate scrapers; pass --kubeconfig, or --no-metrics-secure to serve them to anyone")
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("cannot load the Kubernetes configuration for secure metrics: %w", err)
+		}
+		if httpClient, err = rest.HTTPClientFor(cfg); err != nil {
+			return fmt.Errorf("cannot make the client that reviews metrics scrapers: %w", err)
+		}
+	}
+	srv, err := metricsserver.NewServer(c.Options(c.MetricsAddress), cfg, httpClient)
+	if err != nil {
+		return fmt.Errorf("cannot make the metrics server: %w", err)
+	}
+	// It lives as long as the process: a signal ends both, as it ends
+	// the gRPC server, so no handler may catch it here.
+	go func() {
+		if err := srv.Start(context.Background()); err != nil {
+			log.Info("The metrics server stopped", "error", err.Error())
+		}
+	}()
+	log.Info("Serving metrics", "address", c.MetricsAddress, "secure", c.MetricsSecure)
+	return nil
 }
 
 func main() {

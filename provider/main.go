@@ -38,9 +38,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/fleetplane/fleetplane/apis"
+	"github.com/fleetplane/fleetplane/internal/securemetrics"
 	fpcontroller "github.com/fleetplane/fleetplane/provider/controller"
 	"github.com/fleetplane/fleetplane/provider/controller/autoscaler"
 	"github.com/fleetplane/fleetplane/provider/controller/defaults"
@@ -68,6 +68,8 @@ type CLI struct {
 	PlainHTTP        string        `name:"plain-http-networks" default:"127.0.0.0/8,::1" help:"Comma-separated addresses and CIDR prefixes Kusto endpoints with credentials None (plain http, local emulators) may connect to; empty for none. Such endpoints name the emulator by IP address or as localhost; an endpoint with credentials named by one of these addresses (loopback aside) is refused. Link-local addresses and the Kubernetes API server are refused whatever this says."`
 	MaxKustoMgmt     int64         `name:"max-kusto-mgmt-bytes" default:"16777216" help:"Most bytes of one Kusto management command's answer the provider reads; the SDK holds it whole."`
 	MaxKustoQuery    int64         `name:"max-kusto-query-bytes" default:"268435456" help:"Most bytes of one Kusto query's answer the provider reads, streaming."`
+
+	securemetrics.Flags `embed:""`
 }
 
 // plainHTTP is where credentials None may connect: the flag's networks,
@@ -140,7 +142,7 @@ func (c *CLI) Run() error {
 		LeaderElectionID:           "provider-fleetplane",
 		LeaderElectionNamespace:    c.LeaderNamespace,
 		LeaderElectionResourceLock: "leases",
-		Metrics:                    metricsserver.Options{BindAddress: c.MetricsAddress},
+		Metrics:                    c.Flags.Options(c.MetricsAddress),
 		HealthProbeBindAddress:     c.HealthAddress,
 		PprofBindAddress:           c.PprofAddress,
 	})
@@ -184,7 +186,7 @@ func (c *CLI) Run() error {
 		autoscaler.Config{ResourceManagerEndpoint: c.ARMEndpoint, LoopbackPods: c.LoopbackPods}, fleet); err != nil {
 		return err
 	}
-	log.Info("Starting", "poll", c.Poll.String(), "max-reconcile-rate", c.MaxReconcileRate)
+	log.Info("Starting", "poll", c.Poll.String(), "max-reconcile-rate", c.MaxReconcileRate, "metrics-secure", c.MetricsSecure)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 

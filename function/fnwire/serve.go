@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"time"
 
 	"github.com/crossplane/function-sdk-go"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/proto/v1beta1"
 	grpcprometheus "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
@@ -22,6 +19,8 @@ import (
 
 // Serve serves fn as function.Serve of the SDK does, with the same
 // options (listener, mTLS, message size, metrics, health), except that
+// the gRPC server's metrics are only registered in the metrics registry,
+// whose endpoint the caller serves (securely: package securemetrics), and
 // requests and responses of apiextensions.fn.proto.v1, the version
 // Crossplane v1.17 and later call, are decoded and encoded by this
 // package. v1beta1, for older Crossplane, is served through generated
@@ -82,12 +81,6 @@ func NewServer(fn Runner, opts ...function.ServeOption) (*grpc.Server, net.Liste
 	}
 	if metrics != nil {
 		metrics.InitializeMetrics(s)
-		srv := &http.Server{
-			Addr:              so.MetricsAddress,
-			Handler:           promhttp.HandlerFor(so.MetricsRegistry, promhttp.HandlerOpts{}),
-			ReadHeaderTimeout: 30 * time.Second,
-		}
-		go func() { _ = srv.ListenAndServe() }()
 	}
 	return s, lis, nil
 }

@@ -22,7 +22,7 @@ func health(ctx context.Context, env *environment.Env) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, p, err := support.Scrape(ctx, url)
+	_, p, err := support.Scrape(ctx, url, env.ScrapeToken)
 	if err != nil {
 		return "", fmt.Errorf("scrape provider-fleetplane: %w", err)
 	}
@@ -83,7 +83,7 @@ func health(ctx context.Context, env *environment.Env) (string, error) {
 		return "", err
 	}
 	if fnURL != "" {
-		_, f, err := support.Scrape(ctx, fnURL)
+		_, f, err := support.Scrape(ctx, fnURL, env.ScrapeToken)
 		if err != nil {
 			return "", fmt.Errorf("scrape function-fleetplane: %w", err)
 		}
@@ -164,7 +164,7 @@ func residentMemory(ctx context.Context, env *environment.Env) iter.Seq2[string,
 			if err != nil {
 				continue
 			}
-			_, s, err := support.Scrape(ctx, url)
+			_, s, err := support.Scrape(ctx, url, env.ScrapeToken)
 			if err != nil {
 				continue
 			}

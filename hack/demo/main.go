@@ -207,7 +207,7 @@ pinned tools the demo built):
   crossplane beta trace experiment gateway-tutorial -n experiments
   kubectl get placements -n team-a; kubectl get job smoke -n team-a -o yaml
   curl -s %[4]s/fleetplane/functions?db=Metrics
-  curl -s %[6]s | grep ^fleetplane_
+  curl -sk -H "Authorization: Bearer $(kubectl create token prometheus -n monitoring)" %[6]s | grep ^fleetplane_
 
 Logs of every process are in %[5]s.
 `, env.CP.Kubeconfig, kubectl, cli, hub.URL, dir, providerMetrics)

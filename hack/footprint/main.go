@@ -114,7 +114,7 @@ func run(c config) error {
 		if err != nil {
 			return err
 		}
-		procs = append(procs, meter{agent: p.agent, url: url})
+		procs = append(procs, meter{agent: p.agent, url: url, token: env.ScrapeToken})
 	}
 	logf("measuring for %s", c.window)
 	m, err := measure(procs, c.window)
@@ -297,14 +297,16 @@ type measurement struct {
 // meter is a provider's pod as its /metrics report its process: the
 // Prometheus client's process collector, which both providers serve.
 type meter struct {
-	// agent is the program's name, as its requests' user agent gives it.
-	agent, url string
+	// agent is the program's name, as its requests' user agent gives
+	// it; token is what its scrape sends (fleetplane's metrics are
+	// secure; provider-kubernetes' ignore it).
+	agent, url, token string
 }
 
 func (m meter) value(name string) (float64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, s, err := support.Scrape(ctx, m.url)
+	_, s, err := support.Scrape(ctx, m.url, m.token)
 	if err != nil {
 		return 0, err
 	}

@@ -33,7 +33,7 @@ func fleetHealth(t *testing.T, ns string, hub *kustoserver.Server, partitions in
 		if err != nil {
 			t.Fatal(err)
 		}
-		raw, s, err := support.Scrape(ctx, url)
+		raw, s, err := support.Scrape(ctx, url, env.ScrapeToken)
 		if err != nil {
 			t.Fatalf("scrape the provider: %v", err)
 		}
@@ -64,7 +64,7 @@ func fleetHealth(t *testing.T, ns string, hub *kustoserver.Server, partitions in
 		t.Fatal(err)
 	}
 	if fnURL != "" {
-		_, fn, err := support.Scrape(ctx, fnURL)
+		_, fn, err := support.Scrape(ctx, fnURL, env.ScrapeToken)
 		if err != nil {
 			t.Fatalf("scrape the function: %v", err)
 		}

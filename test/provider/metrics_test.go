@@ -3,8 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -17,23 +15,13 @@ import (
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
-// scrape reads the provider's metrics endpoint as Prometheus would.
+// scrape reads the provider's metrics endpoint as Prometheus would, with
+// the scraper's token.
 func scrape(t *testing.T) map[string][]*model.Sample {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, metricsURL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rsp, err := http.DefaultClient.Do(req)
+	body, _, err := support.Scrape(context.Background(), metricsURL, scrapeToken)
 	if err != nil {
 		t.Fatalf("scraping the provider: %v", err)
-	}
-	defer rsp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(rsp.Body, 16<<20))
-	if err != nil {
-		t.Fatal(err)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(strings.NewReader(string(body)))
@@ -49,6 +37,44 @@ func scrape(t *testing.T) map[string][]*model.Sample {
 		out[name] = vec
 	}
 	return out
+}
+
+// TestMetricsNeedAScraper: the provider's metrics, which name every
+// team's resources, are served over TLS only to a caller the API server
+// authenticates and authorizes for get on /metrics (issue 45): no token,
+// a token the API server does not know, and a tenant's ServiceAccount
+// without fleetplane:metrics-reader are each refused; plain HTTP is not
+// served at all; the shipped role's scraper reads them.
+func TestMetricsNeedAScraper(t *testing.T) {
+	ctx := context.Background()
+	tenant, err := controlPlane.ServiceAccountToken(ctx, namespace(t), "curious")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the scraper bound to fleetplane:metrics-reader reading the metrics", func() (bool, string) {
+		_, s, err := support.Scrape(ctx, metricsURL, scrapeToken)
+		if err != nil {
+			return false, err.Error()
+		}
+		return s.Series("go_goroutines") > 0, "no go_goroutines"
+	})
+	for _, c := range []struct {
+		name, token, want string
+	}{
+		{"no token", "", "401 Unauthorized"},
+		// controller-runtime's filter answers a token the API server
+		// rejects as its own failure to authenticate.
+		{"an unknown token", "not-a-token", "500 Internal Server Error"},
+		{"a tenant's ServiceAccount", tenant, "403 Forbidden"},
+	} {
+		_, _, err := support.Scrape(ctx, metricsURL, c.token)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: scrape error %v, want %s", c.name, err, c.want)
+		}
+	}
+	if _, _, err := support.Scrape(ctx, strings.Replace(metricsURL, "https:", "http:", 1), ""); err == nil {
+		t.Error("the provider served its metrics over plain HTTP")
+	}
 }
 
 // value is the sample named metric whose gvk label is gvk, and whether
@@ -90,12 +116,18 @@ func TestManagedResourceMetrics(t *testing.T) {
 		t.Errorf("no time to first readiness observed for %s (count %v)", gvk, n)
 	}
 	// Every kind of the provider is counted, whether or not it has
-	// resources: a dashboard sees the kinds at zero, not missing.
-	for _, k := range []string{
-		kustov1alpha1.HeartbeatGroupVersionKind.String(), kustov1alpha1.FederationGroupVersionKind.String(),
-	} {
-		if _, ok := value(m, "crossplane_managed_resource_exists", k); !ok {
-			t.Errorf("no state metric for %s", k)
+	// resources: a dashboard sees the kinds at zero, not missing, once
+	// their controllers have started (the CRD gate starts each as its
+	// CRD is seen, so a test run alone can be first).
+	eventually(t, 30*time.Second, "every kind in the state metrics", func() (bool, string) {
+		m := scrape(t)
+		for _, k := range []string{
+			kustov1alpha1.HeartbeatGroupVersionKind.String(), kustov1alpha1.FederationGroupVersionKind.String(),
+		} {
+			if _, ok := value(m, "crossplane_managed_resource_exists", k); !ok {
+				return false, "no state metric for " + k
+			}
 		}
-	}
+		return true, ""
+	})
 }

@@ -42,8 +42,10 @@ var (
 	// azureAPI plays Azure Resource Manager and Azure Monitor for the
 	// provider, on loopback.
 	azureAPI *standin.AzureAPI
-	// metricsURL is the provider's Prometheus endpoint.
-	metricsURL string
+	// metricsURL is the provider's Prometheus endpoint, served securely
+	// as it ships; scrapeToken is a scraper's bound to
+	// fleetplane:metrics-reader.
+	metricsURL, scrapeToken string
 )
 
 func TestMain(m *testing.M) {
@@ -101,7 +103,11 @@ func run(m *testing.M) int {
 		support.SetupFailedf("%v", err)
 		return 1
 	}
-	metricsURL = fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)
+	metricsURL = fmt.Sprintf("https://127.0.0.1:%d/metrics", metricsPort)
+	if scrapeToken, err = cp.MetricsScraper(ctx); err != nil {
+		support.SetupFailedf("%v", err)
+		return 1
+	}
 	provider, err = controlplane.Run(dir, "provider", bin, []string{
 		"--kubeconfig", providerKubeconfig, "--poll", "2s", "--debug", "--health-address", "0",
 		"--metrics-address", fmt.Sprintf("127.0.0.1:%d", metricsPort), "--poll-state-metric", "1s",
@@ -155,7 +161,12 @@ func providerIdentity(ctx context.Context, cp *controlplane.ControlPlane, root s
 	if err := cp.GrantProviderSystemRole(ctx, "provider-fleetplane", support.ProviderCRDs(root), ns, sa); err != nil {
 		return "", err
 	}
-	return kc, cp.ApplyRBAC(ctx, filepath.Join(root, "package", "rbac", "provider-fleetplane.yaml"))
+	for _, f := range []string{"provider-fleetplane.yaml", "metrics.yaml"} {
+		if err := cp.ApplyRBAC(ctx, filepath.Join(root, "package", "rbac", f)); err != nil {
+			return "", err
+		}
+	}
+	return kc, nil
 }
 
 // eventually polls cond until it holds or the timeout passes, and fails

@@ -27,6 +27,18 @@ const tokenSeconds = 12 * 3600
 // A process run with that kubeconfig has exactly the RBAC bound to the
 // ServiceAccount.
 func (cp *ControlPlane) ServiceAccountKubeconfig(ctx context.Context, namespace, name string) (string, error) {
+	token, err := cp.ServiceAccountToken(ctx, namespace, name)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(cp.Dir, "kubeconfig-"+namespace+"-"+name)
+	return path, os.WriteFile(path, []byte(kubeconfigText(cp.URL, token)), 0o600)
+}
+
+// ServiceAccountToken creates the ServiceAccount namespace/name if it does
+// not exist and issues it a token through the TokenRequest API, as the
+// kubelet does for a pod (and as a scraper's pod gets the token it sends).
+func (cp *ControlPlane) ServiceAccountToken(ctx context.Context, namespace, name string) (string, error) {
 	cs, err := kubernetes.NewForConfig(cp.Config)
 	if err != nil {
 		return "", err
@@ -44,8 +56,31 @@ func (cp *ControlPlane) ServiceAccountKubeconfig(ctx context.Context, namespace,
 	if err != nil {
 		return "", fmt.Errorf("cannot issue a token for ServiceAccount %s/%s: %w", namespace, name, err)
 	}
-	path := filepath.Join(cp.Dir, "kubeconfig-"+namespace+"-"+name)
-	return path, os.WriteFile(path, []byte(kubeconfigText(cp.URL, tr.Status.Token)), 0o600)
+	return tr.Status.Token, nil
+}
+
+// MetricsScraper is the ServiceAccount monitoring/prometheus, bound to the
+// shipped fleetplane:metrics-reader as docs/operations.md binds a
+// scraper, and its token: what a scrape of fleetplane's secure metrics
+// sends.
+func (cp *ControlPlane) MetricsScraper(ctx context.Context) (string, error) {
+	cs, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		return "", err
+	}
+	token, err := cp.ServiceAccountToken(ctx, "monitoring", "prometheus")
+	if err != nil {
+		return "", err
+	}
+	b := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "prometheus-fleetplane-metrics"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "fleetplane:metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "monitoring", Name: "prometheus"}},
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil && !kerrors.IsAlreadyExists(err) {
+		return "", err
+	}
+	return token, nil
 }
 
 // ApplyRBAC creates or replaces the ClusterRoles and ClusterRoleBindings of

@@ -130,6 +130,10 @@ type Env struct {
 	Registry *registry.Registry
 	// Experiments are Argo CD's, Argo Workflows' and GKE's stand-ins.
 	Experiments *Experiments
+	// ScrapeToken is the token of a scraper bound to
+	// fleetplane:metrics-reader, which fleetplane's secure metrics
+	// endpoints take.
+	ScrapeToken string
 
 	opts    Options
 	cancel  context.CancelFunc
@@ -307,7 +311,7 @@ func standInNames() []string {
 func (e *Env) applyProviderRBAC(ctx context.Context, args []string) (string, error) {
 	dir := filepath.Join(e.Root, "package", "rbac")
 	// The roles adx-mon's components run with, which an ADXMon binds.
-	for _, f := range []string{"provider-fleetplane.yaml", "adxmon-roles.yaml", "vcluster-roles.yaml"} {
+	for _, f := range []string{"provider-fleetplane.yaml", "adxmon-roles.yaml", "vcluster-roles.yaml", "metrics.yaml"} {
 		if err := e.CP.ApplyRBAC(ctx, filepath.Join(dir, f)); err != nil {
 			return "", err
 		}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
 )
@@ -63,6 +64,9 @@ func (e *Env) install(ctx context.Context) error {
 		return err
 	}
 	if err := e.runtimeConfigs(ctx); err != nil {
+		return err
+	}
+	if e.ScrapeToken, err = e.CP.MetricsScraper(ctx); err != nil {
 		return err
 	}
 	if err := e.mirror(ctx); err != nil {
@@ -196,6 +200,11 @@ func (e *Env) runtimeConfigs(ctx context.Context) error {
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: controlplane.CrossplaneNamespace, Name: providerKubernetesRuntime}},
 	}
 	objs := []client.Object{pk, stand, binding}
+	fn, err := e.functionRuntime()
+	if err != nil {
+		return err
+	}
+	objs = append(objs, fn...)
 	// The package manager matches an ImageConfig against the package's
 	// source as resolved, after the mirror's rewrite, so each names both.
 	for name, ic := range map[string]struct {
@@ -221,6 +230,37 @@ func (e *Env) runtimeConfigs(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// functionRuntime is package/rbac/function-runtime.yaml as a mirrored
+// install applies it: the function's runtime config, and the ImageConfig
+// giving it to the function by its source and by the mirror's.
+func (e *Env) functionRuntime() ([]client.Object, error) {
+	file := filepath.Join(e.Root, "package", "rbac", "function-runtime.yaml")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var out []client.Object
+	for doc := range strings.SplitSeq(string(b), "\n---\n") {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		if u.GetKind() == "ImageConfig" {
+			match, _, _ := unstructured.NestedSlice(u.Object, "spec", "matchImages")
+			for _, m := range match {
+				if p, _ := m.(map[string]any)["prefix"].(string); p != "" {
+					match = append(match, map[string]any{"type": "Prefix", "prefix": e.Registry.Mirror(p)})
+				}
+			}
+			if err := unstructured.SetNestedSlice(u.Object, match, "spec", "matchImages"); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, u)
+	}
+	return out, nil
 }
 
 func standInSources() []string {
@@ -311,7 +351,12 @@ func (e *Env) MetricsOf(ctx context.Context, pkg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "http://" + net.JoinHostPort(ip, "8080") + "/metrics", nil
+	scheme := "http"
+	if pkg == ProviderName || pkg == FunctionName {
+		// fleetplane's own serve their metrics securely (ScrapeToken).
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(ip, "8080") + "/metrics", nil
 }
 
 // PackagePodIP is the IP of the ready pod of the package pkg, which this

@@ -3,6 +3,7 @@ package support
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -91,9 +92,16 @@ func includes(have, want map[string]string) bool {
 // binaries is tens of kilobytes.
 const maxScrape = 16 << 20
 
-// Scrape reads the /metrics page at url, as Prometheus would, and returns
-// it raw and parsed.
-func Scrape(ctx context.Context, url string) ([]byte, Samples, error) {
+// scrapeClient accepts the self-signed certificate the binaries make for
+// their metrics endpoint when given none (--metrics-cert-dir), as a
+// scraper configured with insecure_skip_verify does: what is under test
+// is who may read, which the token decides.
+var scrapeClient = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // see above
+
+// Scrape reads the /metrics page at url, as Prometheus would, sending
+// token (when not empty) as its bearer token, and returns it raw and
+// parsed.
+func Scrape(ctx context.Context, url, token string) ([]byte, Samples, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -101,7 +109,10 @@ func Scrape(ctx context.Context, url string) ([]byte, Samples, error) {
 		return nil, nil, err
 	}
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
-	rsp, err := http.DefaultClient.Do(req)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rsp, err := scrapeClient.Do(req)
 	if err != nil {
 		return nil, nil, err
 	}
