@@ -142,7 +142,7 @@ func (c *CLI) Run() error {
 		LeaderElectionID:           "provider-fleetplane",
 		LeaderElectionNamespace:    c.LeaderNamespace,
 		LeaderElectionResourceLock: "leases",
-		Metrics:                    c.Flags.Options(c.MetricsAddress),
+		Metrics:                    c.Options(c.MetricsAddress),
 		HealthProbeBindAddress:     c.HealthAddress,
 		PprofBindAddress:           c.PprofAddress,
 	})
