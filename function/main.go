@@ -80,8 +80,9 @@ func (c *CLI) Run() error {
 
 // serveMetrics starts the metrics endpoint, unless it is off. Secure
 // metrics need an API server to review scrapers' tokens: without one
-// (the function run by hand for crossplane render) they are off, and the
-// log says so, rather than served to anyone.
+// (the function run by hand for crossplane render, or a pod that mounts
+// no token) they are off, and the log says so, rather than served to
+// anyone or taking the function down with them.
 func (c *CLI) serveMetrics(log logging.Logger) error {
 	if c.MetricsAddress == "" {
 		return nil
@@ -95,12 +96,15 @@ func (c *CLI) serveMetrics(log logging.Logger) error {
 		} else {
 			cfg, err = rest.InClusterConfig()
 		}
-		if errors.Is(err, rest.ErrNotInCluster) {
-			log.Info("Metrics are off: serving them securely needs an API server to authenticate scrapers; pass --kubeconfig, or --no-metrics-secure to serve them to anyone")
-			return nil
-		}
-		if err != nil {
+		switch {
+		case err != nil && c.Kubeconfig != "":
 			return fmt.Errorf("cannot load the Kubernetes configuration for secure metrics: %w", err)
+		case err != nil:
+			// Out of a cluster, or in a pod that mounts no ServiceAccount
+			// token: nothing can review a scraper, and the function's
+			// work (gRPC) does not depend on its metrics.
+			log.Info("Metrics are off: serving them securely needs an API server to authenticate scrapers; pass --kubeconfig, mount the pod's ServiceAccount token, or pass --no-metrics-secure to serve them to anyone", "reason", err.Error())
+			return nil
 		}
 		if httpClient, err = rest.HTTPClientFor(cfg); err != nil {
 			return fmt.Errorf("cannot make the client that reviews metrics scrapers: %w", err)

@@ -161,6 +161,11 @@ func TestFunctionRunsAsAPod(t *testing.T) {
 	if !strings.Contains(string(logs), "Composed") || !strings.Contains(string(logs), "Component") {
 		t.Errorf("the pod's log does not show the call:\n%s", logs)
 	}
+	// The pod mounts no ServiceAccount token, so nothing can review a
+	// scraper: its metrics are off, and it says so, rather than crashing.
+	if !strings.Contains(string(logs), "Metrics are off") {
+		t.Errorf("the pod's log does not say why its metrics are off:\n%s", logs)
+	}
 }
 
 // TestKubeletRefusesAnonymous: the node's kubelet answers no request
