@@ -573,7 +573,8 @@ func config(rsp ct.Response) string {
 // package/rbac/adxmon-roles.yaml, and Crossplane may bind exactly those;
 // none of them lets a component change pods or namespaces beyond what
 // adx-mon's code does (the ingestor patches its own pods, in its
-// namespace only).
+// namespace only); Crossplane itself may not update or delete a
+// namespace.
 func TestShippedRoles(t *testing.T) {
 	read := func(f string) []map[string]any {
 		b, err := os.ReadFile(filepath.Join("..", "..", "package", "rbac", f))
@@ -629,6 +630,11 @@ func TestShippedRoles(t *testing.T) {
 		res, _ := rule["resources"].([]any)
 		if slices.Contains(res, any("clusterroles")) && fmt.Sprint(rule["verbs"]) != "[bind]" {
 			t.Errorf("Crossplane holds more than bind on ClusterRoles: %v", rule)
+		}
+		// The stack's namespace leaves with the ADXMon through Kubernetes'
+		// garbage collector, never through Crossplane.
+		if slices.Contains(res, any("namespaces")) && (slices.Contains(rule["verbs"].([]any), any("delete")) || slices.Contains(rule["verbs"].([]any), any("update"))) {
+			t.Errorf("Crossplane may update or delete namespaces: %v", rule)
 		}
 	}
 	slices.Sort(bindable)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -159,6 +160,20 @@ func TestCrossplaneRBAC(t *testing.T) {
 			_ = env.Kube.Delete(ctx, o)
 			t.Errorf("Crossplane created %T %s: %v", o, o.GetName(), err)
 		}
+	}
+	// Nor may it rewrite or delete a namespace, the stack's included:
+	// Kubernetes' garbage collector deletes that with the ADXMon
+	// (TestADXMon), and no aggregated role gives Crossplane more.
+	stackNS := &corev1.Namespace{}
+	if err := asCrossplane.Get(ctx, client.ObjectKey{Name: target}, stackNS); err != nil {
+		t.Fatalf("Crossplane cannot read the stack's namespace: %v", err)
+	}
+	stackNS.Labels = map[string]string{"e2e": "rewritten"}
+	if err := asCrossplane.Update(ctx, stackNS, client.DryRunAll); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Errorf("Crossplane may update namespace %s: %v", target, err)
+	}
+	if err := asCrossplane.Delete(ctx, stackNS, client.DryRunAll); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Errorf("Crossplane may delete namespace %s: %v", target, err)
 	}
 	// And without this file's rules, Crossplane could not.
 	if err := env.Kube.Delete(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "fleetplane:crossplane:adxmon"}}); err != nil {
