@@ -2,6 +2,7 @@ package heartbeat
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -18,8 +19,18 @@ func FuzzDecode(f *testing.F) {
 	f.Add("https://x').database('y", `[{"database":"x'] | .drop table T //","tables":["\n"]}]`)
 	f.Add("HTTPS://P1/", `[{"database":"D","tables":null,"views":[1,2]}]`)
 	f.Add("https://p1", `[{"database":"","tables":["`+"\u2028"+`"]}]`)
+	// A database, and a name, repeated: merged in linear time.
+	f.Add("https://p1", `[`+strings.Repeat(`{"database":"d","tables":["t","t","t"],"views":["t"]},`, 40)+`{"database":"d"}]`)
+	f.Add("https://p1", `[`+strings.Repeat(`{"database":"d","tables":["","a;",""]},`, 40)+`{"database":"e","tables":[""]}]`)
 	f.Fuzz(func(t *testing.T, endpoint, schema string) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		p, _, err := Decode(time.Unix(0, 0), endpoint, schema, false)
+		runtime.ReadMemStats(&after)
+		// Whatever repeats, a row costs a small multiple of its bytes.
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > maxAllocPerByte*uint64(len(schema))+64<<10 {
+			t.Fatalf("%d bytes of schema allocated %d bytes", len(schema), alloc)
+		}
 		if err != nil {
 			return
 		}
@@ -56,6 +67,9 @@ func FuzzDecoderReuse(f *testing.F) {
 	f.Add(`[{"database":"M","tables":["Table1","Table2","Table3"]}]`, `[{"database":"M","tables":["Table1","Table3","Table4"]},{"database":"M","tables":["Table2"]}]`)
 	// Lists of names seen before, kept as sets by a decoder that asks.
 	f.Add(`[{"database":"M","tables":["a","b","c"],"views":["v","w"]}]`, `[{"database":"M","tables":["a","c"],"views":["w"]}]`)
+	// Databases repeated, and more refused names than are described.
+	f.Add(`[{"database":"M","tables":["a","b"]},{"database":"M","tables":["b","a"]},{"database":"M","tables":["c"],"views":["a"]}]`, `[{"database":"M","tables":["a","b"]}]`)
+	f.Add(`[{"database":"M","tables":[`+strings.Repeat(`"",`, 40)+`"a"]}]`, `[{"database":"N","tables":["x;"]},{"database":"M","tables":[`+strings.Repeat(`"",`, 40)+`"a"]}]`)
 	f.Fuzz(func(t *testing.T, a, b string) {
 		// A decoder that shares lists, as the hub's cache does, and one
 		// that copies them.

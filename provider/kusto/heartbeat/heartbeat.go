@@ -46,6 +46,9 @@ const (
 	MaxMetadataBytes     = 64 << 10
 	MaxDatabases         = 1000
 	MaxTablesPerDatabase = 10000
+	// MaxRejections is how many refused names or databases of one row
+	// are described; the rest are counted in one more.
+	MaxRejections = 32
 )
 
 // Row is one heartbeat.
@@ -338,9 +341,22 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 	if len(raw) > MaxDatabases {
 		return Partition{}, nil, fmt.Errorf("schema of %s lists %d databases, the limit is %d", ep, len(raw), MaxDatabases)
 	}
+	// A row may hold millions of invalid names (8 MiB of "",): the first
+	// MaxRejections are described, the others counted, so that what a
+	// row costs is its bytes, not a message for each.
 	var rejected []Rejection
+	dropped := 0
+	full := func() bool {
+		if len(rejected) < MaxRejections {
+			return false
+		}
+		dropped++
+		return true
+	}
 	reject := func(format string, a ...any) {
-		rejected = append(rejected, Rejection{Endpoint: ep, Reason: fmt.Sprintf(format, a...)})
+		if !full() {
+			rejected = append(rejected, Rejection{Endpoint: ep, Reason: fmt.Sprintf(format, a...)})
+		}
 	}
 	// A row's databases, in memory the decoder reuses: by the name the
 	// row spells, to find one listed twice.
@@ -355,28 +371,45 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 			reject("database %v", err)
 			continue
 		}
+		if at, ok := dec.byName[d.Database]; ok && dbs[at].refused {
+			continue // refused once, whatever it lists again
+		}
 		if len(d.Tables) > MaxTablesPerDatabase || len(d.Views) > MaxTablesPerDatabase {
 			reject("database %q lists more than %d tables or views", d.Database, MaxTablesPerDatabase)
 			continue
 		}
 		text := texts[i]
-		from := len(rejected)
-		tables := dec.listOf(refKey{d.Database, false}, d.Tables, text.tablesKnown, text.tablesRef, bitsFor(d.Database, text.tablesFor, text.tablesBits), func(err error) { reject("table in %q: %v", d.Database, err) }, reject)
-		tableRejects := reasons(rejected[from:])
-		from = len(rejected)
-		views := dec.listOf(refKey{d.Database, true}, d.Views, text.viewsKnown, text.viewsRef, bitsFor(d.Database, text.viewsFor, text.viewsBits), func(err error) { reject("view in %q: %v", d.Database, err) }, reject)
-		viewRejects := reasons(rejected[from:])
+		// A list's rejections are remembered with it (see remember) only
+		// when all were described.
+		from, wasDropped := len(rejected), dropped
+		tables := dec.listOf(refKey{d.Database, false}, d.Tables, text.tablesKnown, text.tablesRef, bitsFor(d.Database, text.tablesFor, text.tablesBits), func(n string) {
+			if !full() {
+				reject("table in %q: %v", d.Database, kql.ValidateName(n))
+			}
+		}, reject)
+		tableRejects, tablesPartial := reasons(rejected[from:]), dropped > wasDropped
+		from, wasDropped = len(rejected), dropped
+		views := dec.listOf(refKey{d.Database, true}, d.Views, text.viewsKnown, text.viewsRef, bitsFor(d.Database, text.viewsFor, text.viewsBits), func(n string) {
+			if !full() {
+				reject("view in %q: %v", d.Database, kql.ValidateName(n))
+			}
+		}, reject)
+		viewRejects, viewsPartial := reasons(rejected[from:]), dropped > wasDropped
 		if at, ok := dec.byName[d.Database]; ok {
-			// Listed twice: one database with both lists, checked again.
+			// Listed again: one database with all its lists.
 			db := &dbs[at]
-			db.tables = list{names: append(slices.Clip(db.tables.all()), tables.all()...)}
-			db.views = list{names: append(slices.Clip(db.views.all()), views.all()...)}
-			db.twice = true
+			if !db.merge(tables, views) {
+				db.refused = true
+				reject("database %q lists more than %d tables or views", d.Database, MaxTablesPerDatabase)
+			}
 			continue
 		}
 		// The name is a slice of the row; the partition keeps a copy.
 		dec.byName[d.Database] = len(dbs)
-		dbs = append(dbs, decoded{name: strings.Clone(d.Database), tables: tables, views: views, text: text, tableRejects: tableRejects, viewRejects: viewRejects})
+		dbs = append(dbs, decoded{name: strings.Clone(d.Database), tables: tables, views: views, text: text, tableRejects: tableRejects, viewRejects: viewRejects, tablesPartial: tablesPartial, viewsPartial: viewsPartial})
+	}
+	if dropped > 0 {
+		rejected = append(rejected, Rejection{Endpoint: ep, Reason: fmt.Sprintf("and %d more names or databases refused", dropped)})
 	}
 	// Writers list databases by name; a row that does not is sorted.
 	byName := func(a, b decoded) int { return strings.Compare(a.name, b.name) }
@@ -395,14 +428,17 @@ func (dec *Decoder) partition(ep string, ts time.Time, dbs []decoded) Partition 
 	}
 	for i := range dbs {
 		db := &dbs[i]
+		if db.refused {
+			continue
+		}
 		tk, vk := refKey{db.name, false}, refKey{db.name, true}
 		tables, tableSet := dec.finish(tk, db.tables)
 		views, viewSet := dec.finish(vk, db.views)
 		if !db.twice {
-			if !db.text.tablesKnown {
+			if !db.text.tablesKnown && !db.tablesPartial {
 				dec.remember(tk, db.text.tables, db.tables.found, tables, tableSet, db.tableRejects)
 			}
-			if !db.text.viewsKnown {
+			if !db.text.viewsKnown && !db.viewsPartial {
 				dec.remember(vk, db.text.views, db.views.found, views, viewSet, db.viewRejects)
 			}
 		}
@@ -418,7 +454,7 @@ func (dec *Decoder) partition(ep string, ts time.Time, dbs []decoded) Partition 
 //
 // bits, when set, are l as bits over the database's reference, written
 // as the row was read; otherwise they are found here.
-func (dec *Decoder) listOf(k refKey, l []string, known, fromRef bool, bits []uint64, reject func(error), again func(string, ...any)) list {
+func (dec *Decoder) listOf(k refKey, l []string, known, fromRef bool, bits []uint64, reject func(name string), again func(string, ...any)) list {
 	if fromRef {
 		return dec.fromRef(k, l, bits)
 	}
@@ -509,10 +545,57 @@ func reasons(rs []Rejection) []string {
 type decoded struct {
 	name          string
 	tables, views list
-	// twice: the row lists the database more than once.
-	twice                     bool
+	// twice: the row lists the database more than once, and tables and
+	// views are then the decoded's own (see merge).
+	twice bool
+	// refused: its lists, merged, name more than MaxTablesPerDatabase.
+	refused bool
+	// tablesUnique and viewsUnique are how many names each list held
+	// when last deduplicated.
+	tablesUnique, viewsUnique int
 	text                      listText
 	tableRejects, viewRejects []string
+	// tablesPartial and viewsPartial: some of the list's rejections
+	// went undescribed (MaxRejections), so it is not remembered.
+	tablesPartial, viewsPartial bool
+}
+
+// merge adds the lists of the database listed again, and reports whether
+// they stay within MaxTablesPerDatabase. A row may repeat a database as
+// often as its bytes allow (a thousand times, a thousand tables each, in
+// 4 MiB): each repeat costs what it lists, never a copy of what came
+// before, and the merged list never holds more than a few times the
+// limit (see mergeList).
+func (db *decoded) merge(tables, views list) bool {
+	if !db.twice {
+		// The first lists may be the decoder's reference, its known
+		// lists or the row's arena, none of which may change: the merged
+		// lists are copies, appended to in place from now on.
+		db.tables = list{names: slices.Clone(db.tables.all())}
+		db.views = list{names: slices.Clone(db.views.all())}
+		db.twice = true
+	}
+	var ok bool
+	if db.tables.names, db.tablesUnique, ok = mergeList(db.tables.names, tables.all(), db.tablesUnique); !ok {
+		return false
+	}
+	db.views.names, db.viewsUnique, ok = mergeList(db.views.names, views.all(), db.viewsUnique)
+	return ok
+}
+
+// mergeList appends more to into, a list of its own, and deduplicates it
+// once it holds more than the limit and twice the names it held unique
+// when last deduplicated: a deduplication sorts at most three times the
+// limit, and comes after at least half as many appended names as it sorts, so
+// repeats cost O(n log n) in what the row lists. False when the list,
+// deduplicated, holds more than MaxTablesPerDatabase names.
+func mergeList(into, more []string, unique int) ([]string, int, bool) {
+	into = append(into, more...)
+	if len(into) <= max(MaxTablesPerDatabase, 2*unique) {
+		return into, unique, true
+	}
+	into = uniqueSorted(into)
+	return into, len(into), len(into) <= MaxTablesPerDatabase
 }
 
 // list is a list of names and whether it is the reference as it stands,
@@ -542,7 +625,7 @@ func (l list) all() []string {
 // as it stands, and taken as found. In any other, a name the reference
 // holds is replaced by the reference's copy; the others are validated,
 // reported and left out when invalid, and copied out of the row.
-func (dec *Decoder) names(k refKey, l []string, reject func(error)) list {
+func (dec *Decoder) names(k refKey, l []string, reject func(name string)) list {
 	ref := dec.ref[k]
 	if len(l) > 0 && slices.Equal(ref, l) {
 		return list{names: ref, found: true}
@@ -580,8 +663,8 @@ func (dec *Decoder) names(k refKey, l []string, reject func(error)) list {
 			j++ // the next name starts past this one
 			continue
 		}
-		if err := kql.ValidateName(n); err != nil {
-			reject(err)
+		if !kql.ValidName(n) {
+			reject(n)
 			continue
 		}
 		if sorted && len(out) > 0 && out[len(out)-1] >= n {

@@ -89,7 +89,11 @@ func decodeSchemaInto(s string, arena *[]string, prev earlier, texts *[]listText
 		}
 	}
 	defer func() {
-		*arena = d.arena
+		// The next row reuses the arena, unless a row of millions of
+		// names grew it: that one is not kept past this row.
+		if *arena = d.arena; cap(d.arena) > maxArenaKept {
+			*arena = nil
+		}
 		if texts != nil {
 			*texts = d.texts
 		}
@@ -421,6 +425,22 @@ func (d *schemaDecoder) namesOf(db string, views bool) (names []string, text str
 // fromRef reports a list of at least one name, each the reference's
 // string, in the reference's order: valid, sorted and without repeats as
 // it stands.
+// maxArenaKept is the arena a decoder keeps for the next row: 64 Ki names
+// (1 MiB), many times a fleet's row.
+const maxArenaKept = 64 << 10
+
+// roomForOne is s with room for one more name, doubling when full: append
+// grows a large slice by a quarter, which for a row of millions of names
+// allocates five times the arena it ends with, doubling twice.
+func roomForOne(s []string) []string {
+	if len(s) < cap(s) {
+		return s
+	}
+	grown := make([]string, len(s), 2*cap(s)+64)
+	copy(grown, s)
+	return grown
+}
+
 func (d *schemaDecoder) names(reference refList) (names []string, fromRef bool, err error) {
 	ref := reference.names
 	// Names gather at the end of the arena; the list is that stretch, its
@@ -466,14 +486,14 @@ func (d *schemaDecoder) names(reference refList) (names []string, fromRef bool, 
 			// Past the limit names are checked, not kept: one more than
 			// the limit is enough for the database to be refused.
 			if len(out)-start <= MaxTablesPerDatabase {
-				out = append(out, n)
+				out = append(roomForOne(out), n)
 			}
 			return nil
 		case 'n':
 			if d.literal("null") {
 				fromRef = false
 				if len(out)-start <= MaxTablesPerDatabase {
-					out = append(out, "")
+					out = append(roomForOne(out), "")
 				}
 				return nil
 			}

@@ -17,6 +17,14 @@ func TestValidateName(t *testing.T) {
 		if err := ValidateName(bad); !errors.Is(err, ErrInvalidName) {
 			t.Errorf("ValidateName(%q) = %v, want ErrInvalidName", bad, err)
 		}
+		// A hub checks millions of names a heartbeat may hold without
+		// describing them: the check allocates nothing.
+		if ValidName(bad) {
+			t.Errorf("ValidName(%q) = true", bad)
+		}
+		if n := testing.AllocsPerRun(10, func() { ValidName(bad) }); n != 0 {
+			t.Errorf("ValidName(%q) allocates %v times", bad, n)
+		}
 	}
 }
 

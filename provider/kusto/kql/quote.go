@@ -27,27 +27,47 @@ var ErrInvalidName = errors.New("invalid Kusto name")
 // name against Kusto's rules: 1 to 1024 letters, digits, underscores, spaces,
 // dots and dashes, without leading or trailing spaces.
 func ValidateName(name string) error {
-	if name == "" {
-		return fmt.Errorf("%w: empty", ErrInvalidName)
-	}
-	if len(name) > MaxNameLength {
-		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrInvalidName, len(name), MaxNameLength)
-	}
-	if plainName(name) {
+	if ValidName(name) {
 		return nil
 	}
-	if !utf8.ValidString(name) {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: empty", ErrInvalidName)
+	case len(name) > MaxNameLength:
+		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrInvalidName, len(name), MaxNameLength)
+	case !utf8.ValidString(name):
 		return fmt.Errorf("%w: not UTF-8", ErrInvalidName)
-	}
-	if strings.TrimSpace(name) != name {
+	case strings.TrimSpace(name) != name:
 		return fmt.Errorf("%w: %s has leading or trailing spaces", ErrInvalidName, strconv.Quote(name))
 	}
 	for _, r := range name {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != ' ' && r != '.' && r != '-' {
+		if !nameRune(r) {
 			return fmt.Errorf("%w: %s contains %q", ErrInvalidName, strconv.Quote(name), r)
 		}
 	}
-	return nil
+	return fmt.Errorf("%w: %s", ErrInvalidName, strconv.Quote(name))
+}
+
+// ValidName reports whether ValidateName accepts name, allocating
+// nothing: a heartbeat may hold millions of invalid names, of which a hub
+// describes only the first few.
+func ValidName(name string) bool {
+	if plainName(name) {
+		return true
+	}
+	if name == "" || len(name) > MaxNameLength || !utf8.ValidString(name) || strings.TrimSpace(name) != name {
+		return false
+	}
+	for _, r := range name {
+		if !nameRune(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func nameRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == ' ' || r == '.' || r == '-'
 }
 
 // plainName is a valid name of at most MaxNameLength ASCII letters,
