@@ -2,12 +2,14 @@ package expand
 
 import (
 	"fmt"
+	"maps"
 	"text/template"
 )
 
 // DefaultBudget is what the templates of one Placement may spend, across
 // every leaf of every object on every cluster: 4 Mi units, a unit being a
-// byte written or built, or a range iteration. A Placement of 100
+// byte written, built or compared, a node of a template run (a range's
+// body once for each iteration it may take), or a range iteration. A Placement of 100
 // templated objects on 50 clusters writing 200 bytes each spends 1 Mi.
 const DefaultBudget = 4 << 20
 
@@ -16,6 +18,24 @@ const DefaultBudget = 4 << 20
 // concurrent use: one Placement's expansion runs on one goroutine.
 type Budget struct {
 	total, left int64
+	// parsed holds each template text parsed, or why it failed: a
+	// Placement's leaf is expanded for every cluster, parsed once.
+	parsed map[string]parsedTemplate
+	// text is how many bytes of template text are parsed so far, at
+	// most MaxTemplateText.
+	text int
+}
+
+// MaxTemplateText is how much template text one Placement's objects may
+// hold, every distinct templated leaf counted once. Parsing allocates
+// about a hundred times the text; a Placement of 100 objects with a few
+// templated leaves each holds a few KiB.
+const MaxTemplateText = 128 << 10
+
+// parsedTemplate is a leaf's template, ready to run, or why it is not.
+type parsedTemplate struct {
+	t   *template.Template
+	err error
 }
 
 // NewBudget returns a budget of units.
@@ -41,14 +61,21 @@ func (b *Budget) spend(n int64) error {
 }
 
 // size is an upper bound of what fmt prints for args: their lengths for
-// strings, and 32 bytes for anything else (numbers, booleans, nil: all a
-// template can hold besides strings).
+// strings, every key and value for the properties (. or $), and 32 bytes
+// for anything else (numbers, booleans, nil: all a template can hold
+// besides). Printing the properties prints all of them.
 func size(args []any) int64 {
 	var n int64
 	for _, a := range args {
-		if s, ok := a.(string); ok {
-			n += int64(len(s)) + 1
-		} else {
+		switch v := a.(type) {
+		case string:
+			n += int64(len(v)) + 1
+		case map[string]string:
+			n += 8
+			for k, x := range v {
+				n += int64(len(k)+len(x)) + 2
+			}
+		default:
 			n += 32
 		}
 	}
@@ -67,7 +94,7 @@ func (b *Budget) funcs() template.FuncMap {
 			return f(args...), nil
 		}
 	}
-	return template.FuncMap{
+	fns := template.FuncMap{
 		"print":   bounded(1, fmt.Sprint),
 		"println": bounded(1, fmt.Sprintln),
 		"printf": func(format string, args ...any) (string, error) {
@@ -85,4 +112,6 @@ func (b *Budget) funcs() template.FuncMap {
 		"js":       bounded(6, template.JSEscaper),
 		"urlquery": bounded(3, template.URLQueryEscaper),
 	}
+	maps.Copy(fns, b.comparisons())
+	return fns
 }

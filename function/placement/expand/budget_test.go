@@ -1,10 +1,12 @@
 package expand
 
 import (
+	"bytes"
 	"errors"
 	"runtime"
 	"strings"
 	"testing"
+	"text/template"
 	"time"
 
 	"github.com/fleetplane/fleetplane/test/harness/race"
@@ -26,13 +28,25 @@ func TestBudgetBoundsWhatTemplatesBuild(t *testing.T) {
 	for i := range 1000 {
 		many["p"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+string(rune('a'+i/26%26))+string(rune('a'+i/676))] = "v"
 	}
+	// Two values of 8 KiB, which printing the properties prints.
+	big := map[string]string{"clusterName": "wec1", "a": strings.Repeat("a", 8<<10), "b": strings.Repeat("b", 8<<10)}
+	// Strings compared on every iteration of two ranges: equally long,
+	// equal up to their last byte.
+	long := strings.Repeat("x", 20<<10)
 	for name, tc := range map[string]struct {
 		text  string
 		props map[string]string
 	}{
+		// Before: charged 32 units an argument; a 203 KB template took
+		// 9.5 GiB and 11 s.
+		"printing the properties, many times": {text: strings.Repeat(`{{$x := print . . .}}`, 5000), props: big},
+		// Before: free; 2 × 20 KiB compared a million times.
+		"long strings compared in nested ranges": {text: `{{range $k, $v := .}}{{range $a, $b := $}}{{if eq "` + long + `" "` + long + `y"}}{{end}}{{end}}{{end}}`, props: many},
+		// Before: a unit an iteration, nothing for the nodes run in it.
+		"nested ranges over many empty ifs":       {text: `{{range $k, $v := .}}{{range $a, $b := $}}` + strings.Repeat(`{{if 1}}{{end}}`, 2000) + `{{end}}{{end}}`, props: many},
 		"a variable doubled by reassignment":      {text: doubling(60), props: props},
 		"new variables, each twice the last":      {text: `{{$a := print .region .region}}` + strings.Repeat(`{{$a := print $a $a}}`, 60), props: props},
-		"printf of the maximum width, many times": {text: strings.Repeat(`{{$y := printf "%1000s%1000s%1000s" .region .region .region}}`, 3000), props: props},
+		"printf of the maximum width, many times": {text: strings.Repeat(`{{$y := printf "%1000s%1000s%1000s" .region .region .region}}`, 2000), props: props},
 		"escapers on a doubled value":             {text: `{{$x := .region}}` + strings.Repeat(`{{$x = html $x $x}}`, 30), props: props},
 		"nested ranges that write nothing":        {text: `{{range $k, $v := .}}{{range $a, $b := $}}{{end}}{{end}}` + strings.Repeat(`{{range $k, $v := .}}{{range $a, $b := $}}{{end}}{{end}}`, 10), props: many},
 	} {
@@ -90,7 +104,11 @@ func TestBudgetSpansAPlacement(t *testing.T) {
 // FuzzBudget: whatever the template, expansion spends at most its
 // budget, and allocates at most a small multiple of it.
 func FuzzBudget(f *testing.F) {
-	for _, s := range []string{doubling(5), `{{$a := print .region .region}}{{$a := print $a $a}}`, `{{printf "%999s" .region}}`, `{{range $k, $v := .}}{{$v}}{{end}}`, "{{html .region .region}}"} {
+	for _, s := range []string{
+		doubling(5), `{{$a := print .region .region}}{{$a := print $a $a}}`, `{{printf "%999s" .region}}`, `{{range $k, $v := .}}{{$v}}{{end}}`, "{{html .region .region}}",
+		`{{$x := print . . $}}{{$x = print $x $x}}`, `{{range $k, $v := .}}{{range $a, $b := $}}{{if eq $v $b .region}}{{lt $k $a}}{{end}}{{end}}{{end}}`,
+		`{{range $k, $v := .}}{{if and (ne $v "x") (ge (len $v) 3) (gt 1.5 1.0)}}{{le $k "d"}}{{end}}{{end}}`,
+	} {
 		f.Add(s)
 	}
 	props := map[string]string{"clusterName": "c", "region": strings.Repeat("e", 100)}
@@ -109,4 +127,67 @@ func FuzzBudget(f *testing.F) {
 			t.Fatalf("allocated %d for %d bytes of template", alloc, len(s))
 		}
 	})
+}
+
+// TestTemplateText: a Placement's templates hold at most MaxTemplateText
+// of text, each leaf parsed once however many clusters it expands for.
+func TestTemplateText(t *testing.T) {
+	props := map[string]string{"clusterName": "wec1", "region": "westeurope"}
+	leaf := `{{.region}}` + strings.Repeat(" ", 60<<10)
+	b := NewBudget(DefaultBudget)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range 50 {
+		if _, err := String(leaf, props, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	// Fifty expansions of 60 KiB each, parsed once: parsed each time,
+	// at about a hundred bytes a byte of text, they would take 300 MiB.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Errorf("one leaf on 50 clusters allocated %d KiB", alloc>>10)
+	}
+	if _, err := String(leaf+"x", props, b); err != nil {
+		t.Fatalf("a second leaf within the cap: %v", err)
+	}
+	_, err := String(leaf+"y", props, b)
+	if err == nil || !strings.Contains(err.Error(), "more than 131072 bytes of template text") {
+		t.Errorf("a third leaf past the cap: %v", err)
+	}
+	// Still refused, and still parsed once, on the next cluster.
+	if _, err2 := String(leaf+"y", props, b); err2 == nil {
+		t.Error("refused once, expanded the next time")
+	}
+}
+
+// TestComparisons: the comparisons that pay for what they read answer as
+// text/template's own for everything a template here can hold, errors
+// included.
+func TestComparisons(t *testing.T) {
+	props := map[string]string{"clusterName": "wec1", "region": "westeurope"}
+	values := []string{`true`, `false`, `0`, `1`, `-1`, `1.5`, `2.0`, `1i`, `"a"`, `"b"`, `""`, `.region`, `.`, `(len .region)`, `nil`}
+	for _, op := range []string{"eq", "ne", "lt", "le", "gt", "ge"} {
+		for _, x := range values {
+			for _, y := range values {
+				args := []string{x + " " + y}
+				if op == "eq" {
+					args = append(args, x, x+" "+y+" "+x, y+" "+`"b" 1`)
+				}
+				for _, a := range args {
+					text := "{{" + op + " " + a + "}}"
+					var want bytes.Buffer
+					builtin, err := template.New("leaf").Option("missingkey=error").Parse(text)
+					if err == nil {
+						err = builtin.Execute(&want, props)
+					}
+					got, gerr := String(text, props, NewBudget(DefaultBudget))
+					if (err != nil) != (gerr != nil) || (err == nil && got != want.String()) {
+						t.Errorf("%s: %q, %v; text/template: %q, %v", text, got, gerr, want.String(), err)
+					}
+				}
+			}
+		}
+	}
 }

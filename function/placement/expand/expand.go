@@ -9,7 +9,9 @@
 // widths, at most MaxOutput bytes per string, and a Budget for all the
 // templates of one Placement, spent while they run: every byte written
 // or built by a function (print and the others, whose results a variable
-// can keep and double), every iteration a range may take. A template
+// can keep and double), every string compared, every node run, every
+// iteration a range may take; and MaxTemplateText of template text for
+// a Placement, each leaf parsed once for all its clusters. A template
 // that would overspend stops with an error before it allocates. A missing
 // property is an error, never "<no value>".
 package expand
@@ -119,20 +121,18 @@ func walk(v any, path string, props map[string]string, b *Budget, errs *[]error)
 
 // String expands one template, spending from b.
 func String(text string, props map[string]string, b *Budget) (string, error) {
-	t, err := template.New("leaf").Option("missingkey=error").Funcs(b.funcs()).Parse(text)
+	t, err := b.parse(text)
 	if err != nil {
 		return "", err
 	}
-	if len(t.Templates()) > 1 {
-		return "", errors.New("define and block are not allowed")
-	}
-	// Ranges are paid for before they run: an iteration that writes
-	// nothing and calls nothing is never seen while it runs.
-	iterations, err := check(t.Root, 0, int64(len(props)))
+	// What running it may take is paid for before it runs: every node,
+	// a range's body once for each iteration it may take, however little
+	// each writes.
+	work, err := check(t.Root, 0, int64(len(props)))
 	if err != nil {
 		return "", err
 	}
-	if err := b.spend(iterations); err != nil {
+	if err := b.spend(work); err != nil {
 		return "", err
 	}
 	w := limited{budget: b}
@@ -142,8 +142,38 @@ func String(text string, props map[string]string, b *Budget) (string, error) {
 	return w.String(), nil
 }
 
-// check refuses what could run unbounded, and returns how many range
-// iterations the template may take at most with n properties.
+// parse is text's template, parsed the first time the Placement shows it
+// and kept for its other clusters; refused once the Placement's
+// templates hold more than MaxTemplateText.
+func (b *Budget) parse(text string) (*template.Template, error) {
+	if p, ok := b.parsed[text]; ok {
+		return p.t, p.err
+	}
+	if b.text+len(text) > MaxTemplateText {
+		return nil, fmt.Errorf("the Placement's templates hold more than %d bytes of template text", MaxTemplateText)
+	}
+	b.text += len(text)
+	t, err := template.New("leaf").Option("missingkey=error").Funcs(b.funcs()).Parse(text)
+	if err == nil && len(t.Templates()) > 1 {
+		t, err = nil, errors.New("define and block are not allowed")
+	}
+	if err == nil {
+		// What cannot run bounded is refused whatever the properties.
+		if _, err = check(t.Root, 0, 0); err != nil {
+			t = nil
+		}
+	}
+	if b.parsed == nil {
+		b.parsed = map[string]parsedTemplate{}
+	}
+	b.parsed[text] = parsedTemplate{t: t, err: err}
+	return t, err
+}
+
+// check refuses what could run unbounded, and returns how much running
+// the template may take at most with n properties: a unit for every node
+// and every argument of its pipelines, a range's body once for each of
+// its n iterations.
 func check(node parse.Node, ranges int, n int64) (int64, error) {
 	switch t := node.(type) {
 	case *parse.ListNode:
@@ -156,9 +186,11 @@ func check(node parse.Node, ranges int, n int64) (int64, error) {
 			if err != nil {
 				return 0, err
 			}
-			total += it
+			total += 1 + it
 		}
 		return total, nil
+	case *parse.ActionNode:
+		return pipeCost(t.Pipe), nil
 	case *parse.TemplateNode:
 		return 0, fmt.Errorf("{{template %q}} is not allowed", t.Name)
 	case *parse.RangeNode:
@@ -173,14 +205,34 @@ func check(node parse.Node, ranges int, n int64) (int64, error) {
 			return 0, err
 		}
 		other, err := check(t.ElseList, ranges, n)
-		// Each of n iterations, and what ranges inside it take each time.
-		return n + n*body + other, err
+		// Each of n iterations, and what its body takes each time.
+		return n*(1+body) + other, err
 	case *parse.IfNode:
-		return branches(t.List, t.ElseList, ranges, n)
+		work, err := branches(t.List, t.ElseList, ranges, n)
+		return pipeCost(t.Pipe) + work, err
 	case *parse.WithNode:
-		return branches(t.List, t.ElseList, ranges, n)
+		work, err := branches(t.List, t.ElseList, ranges, n)
+		return pipeCost(t.Pipe) + work, err
 	}
 	return 0, nil
+}
+
+// pipeCost is a unit for every argument a pipeline evaluates, those of
+// the pipelines it nests included.
+func pipeCost(p *parse.PipeNode) int64 {
+	if p == nil {
+		return 0
+	}
+	var n int64
+	for _, c := range p.Cmds {
+		for _, a := range c.Args {
+			n++
+			if inner, ok := a.(*parse.PipeNode); ok {
+				n += pipeCost(inner)
+			}
+		}
+	}
+	return n
 }
 
 // branches is check of both lists of an if or with.

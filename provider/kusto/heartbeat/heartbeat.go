@@ -341,23 +341,8 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 	if len(raw) > MaxDatabases {
 		return Partition{}, nil, fmt.Errorf("schema of %s lists %d databases, the limit is %d", ep, len(raw), MaxDatabases)
 	}
-	// A row may hold millions of invalid names (8 MiB of "",): the first
-	// MaxRejections are described, the others counted, so that what a
-	// row costs is its bytes, not a message for each.
-	var rejected []Rejection
-	dropped := 0
-	full := func() bool {
-		if len(rejected) < MaxRejections {
-			return false
-		}
-		dropped++
-		return true
-	}
-	reject := func(format string, a ...any) {
-		if !full() {
-			rejected = append(rejected, Rejection{Endpoint: ep, Reason: fmt.Sprintf(format, a...)})
-		}
-	}
+	rj := &rejections{endpoint: ep}
+	reject := rj.addf
 	// A row's databases, in memory the decoder reuses: by the name the
 	// row spells, to find one listed twice.
 	if dec.byName == nil {
@@ -381,20 +366,12 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 		text := texts[i]
 		// A list's rejections are remembered with it (see remember) only
 		// when all were described.
-		from, wasDropped := len(rejected), dropped
-		tables := dec.listOf(refKey{d.Database, false}, d.Tables, text.tablesKnown, text.tablesRef, bitsFor(d.Database, text.tablesFor, text.tablesBits), func(n string) {
-			if !full() {
-				reject("table in %q: %v", d.Database, kql.ValidateName(n))
-			}
-		}, reject)
-		tableRejects, tablesPartial := reasons(rejected[from:]), dropped > wasDropped
-		from, wasDropped = len(rejected), dropped
-		views := dec.listOf(refKey{d.Database, true}, d.Views, text.viewsKnown, text.viewsRef, bitsFor(d.Database, text.viewsFor, text.viewsBits), func(n string) {
-			if !full() {
-				reject("view in %q: %v", d.Database, kql.ValidateName(n))
-			}
-		}, reject)
-		viewRejects, viewsPartial := reasons(rejected[from:]), dropped > wasDropped
+		mark := rj.mark()
+		tables := dec.listOf(refKey{d.Database, false}, d.Tables, text.tablesKnown, text.tablesRef, bitsFor(d.Database, text.tablesFor, text.tablesBits), func(n string) { rj.name("table", d.Database, n) }, reject)
+		tableRejects, tablesPartial := rj.since(mark)
+		mark = rj.mark()
+		views := dec.listOf(refKey{d.Database, true}, d.Views, text.viewsKnown, text.viewsRef, bitsFor(d.Database, text.viewsFor, text.viewsBits), func(n string) { rj.name("view", d.Database, n) }, reject)
+		viewRejects, viewsPartial := rj.since(mark)
 		if at, ok := dec.byName[d.Database]; ok {
 			// Listed again: one database with all its lists.
 			db := &dbs[at]
@@ -408,15 +385,64 @@ func (dec *Decoder) Decode(ts time.Time, endpoint, schemaJSON string, allowHTTP 
 		dec.byName[d.Database] = len(dbs)
 		dbs = append(dbs, decoded{name: strings.Clone(d.Database), tables: tables, views: views, text: text, tableRejects: tableRejects, viewRejects: viewRejects, tablesPartial: tablesPartial, viewsPartial: viewsPartial})
 	}
-	if dropped > 0 {
-		rejected = append(rejected, Rejection{Endpoint: ep, Reason: fmt.Sprintf("and %d more names or databases refused", dropped)})
-	}
+
 	// Writers list databases by name; a row that does not is sorted.
 	byName := func(a, b decoded) int { return strings.Compare(a.name, b.name) }
 	if !slices.IsSortedFunc(dbs, byName) {
 		slices.SortFunc(dbs, byName)
 	}
-	return dec.partition(ep, ts, dbs), rejected, nil
+	return dec.partition(ep, ts, dbs), rj.done(), nil
+}
+
+// rejections are a row's refusals. A row may hold millions of invalid
+// names (8 MiB of "",): the first MaxRejections are described, the
+// others counted, so that what a row costs is its bytes, not a message
+// for each.
+type rejections struct {
+	endpoint string
+	list     []Rejection
+	dropped  int
+}
+
+// full reports, and counts, a refusal past MaxRejections.
+func (r *rejections) full() bool {
+	if len(r.list) < MaxRejections {
+		return false
+	}
+	r.dropped++
+	return true
+}
+
+func (r *rejections) addf(format string, a ...any) {
+	if !r.full() {
+		r.list = append(r.list, Rejection{Endpoint: r.endpoint, Reason: fmt.Sprintf(format, a...)})
+	}
+}
+
+// name refuses an invalid table or view name, described only if there
+// is room.
+func (r *rejections) name(kind, database, n string) {
+	if !r.full() {
+		r.list = append(r.list, Rejection{Endpoint: r.endpoint, Reason: fmt.Sprintf("%s in %q: %v", kind, database, kql.ValidateName(n))})
+	}
+}
+
+type rejectionMark struct{ described, dropped int }
+
+func (r *rejections) mark() rejectionMark { return rejectionMark{len(r.list), r.dropped} }
+
+// since are the reasons described since m, and whether some went
+// undescribed.
+func (r *rejections) since(m rejectionMark) ([]string, bool) {
+	return reasons(r.list[m.described:]), r.dropped > m.dropped
+}
+
+// done is the row's refusals, the undescribed ones counted in one more.
+func (r *rejections) done() []Rejection {
+	if r.dropped > 0 {
+		r.list = append(r.list, Rejection{Endpoint: r.endpoint, Reason: fmt.Sprintf("and %d more names or databases refused", r.dropped)})
+	}
+	return r.list
 }
 
 // partition is what a row's databases, checked and sorted, keep: each
