@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
+	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
 const (
@@ -31,18 +32,24 @@ const (
 
 // Post remote-writes the sample of test (the gauge fleetplane_sample,
 // 42, labelled test=<test>) to the collector whose pod has IP ip, as an
-// application's Prometheus would.
+// application's Prometheus would. A collector's pod is Ready once it
+// runs, a moment before it listens: until it answers, Post asks again.
 func Post(t testing.TB, ip, test string) {
 	t.Helper()
 	body := RemoteWrite(metric, map[string]string{"test": test}, value, time.Now())
 	c := &http.Client{Timeout: 30 * time.Second}
-	rsp, err := c.Post("http://"+ip+":8080/receive", "application/x-protobuf", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = rsp.Body.Close()
-	if rsp.StatusCode/100 != 2 {
-		t.Fatalf("the collector answered the remote write with %s", rsp.Status)
+	var status string
+	support.Eventually(t, time.Minute, "the collector at "+ip+" answering a remote write", func() (bool, string) {
+		rsp, err := c.Post("http://"+ip+":8080/receive", "application/x-protobuf", bytes.NewReader(body))
+		if err != nil {
+			return false, err.Error()
+		}
+		_ = rsp.Body.Close()
+		status = rsp.Status
+		return true, ""
+	})
+	if !strings.HasPrefix(status, "2") {
+		t.Fatalf("the collector answered the remote write with %s", status)
 	}
 }
 
