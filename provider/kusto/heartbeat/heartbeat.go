@@ -422,9 +422,10 @@ func (r *rejections) addf(format string, a ...any) {
 // name refuses an invalid table or view name, described only if there
 // is room.
 func (r *rejections) name(kind, database, n string) {
-	if !r.full() {
-		r.list = append(r.list, Rejection{Endpoint: r.endpoint, Reason: fmt.Sprintf("%s in %q: %v", kind, database, kql.ValidateName(n))})
+	if r.full() {
+		return
 	}
+	r.addf("%s in %q: %v", kind, database, kql.ValidateName(n))
 }
 
 type rejectionMark struct{ described, dropped int }
