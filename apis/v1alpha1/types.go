@@ -83,6 +83,31 @@ type KustoPolicy struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=256
 	Endpoints []KustoEndpointGrant `json:"endpoints,omitempty"`
+
+	// Quota bounds how often the namespaces' Federations may ask their
+	// hubs for work. Defaults apply when it is absent.
+	// +optional
+	Quota *KustoQuota `json:"quota,omitempty"`
+}
+
+// KustoQuota bounds the Kusto work one namespace's managed resources make
+// the shared provider do. Every cycle of a Federation reads all its
+// partitions' heartbeats and may rewrite the hub's functions, so its
+// interval is what one namespace costs everyone.
+type KustoQuota struct {
+	// MinFederationInterval is the shortest spec.forProvider.interval a
+	// Federation may ask for. Default 1m.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="minFederationInterval must be at least 1s"
+	MinFederationInterval *metav1.Duration `json:"minFederationInterval,omitempty"`
+
+	// MinChangeCheckInterval is the shortest
+	// spec.forProvider.changeCheckInterval a Federation may ask for: how
+	// often, between cycles, the hub is asked whether a partition
+	// changed. Default 15s.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="minChangeCheckInterval must be at least 1s"
+	MinChangeCheckInterval *metav1.Duration `json:"minChangeCheckInterval,omitempty"`
 }
 
 // KustoEndpointGrant grants one endpoint, or the endpoints a pattern
@@ -215,6 +240,40 @@ type AzureProvisioning struct {
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:Pattern=`^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|\*)$`
 	DatabasePrincipals []string `json:"databasePrincipals,omitempty"`
+
+	// Quota bounds the clusters ADXClusters (an ADXMon's included)
+	// create in this subscription. Defaults apply when it is absent.
+	// +optional
+	Quota *ADXQuota `json:"quota,omitempty"`
+}
+
+// ADXQuota bounds what one provisioned ADX cluster may cost.
+type ADXQuota struct {
+	// SKUs clusters may be created with, by name or pattern (* matches
+	// any run of characters), compared ignoring case. Default: the Dev
+	// SKUs, Standard_E2, E4 and E8 (ads_v5, d_v5, a_v4), Standard_L8as_v3
+	// and Standard_L16as_v3.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=64
+	// +kubebuilder:validation:items:Pattern=`^[A-Za-z0-9_()+ *]+$`
+	SKUs []string `json:"skus,omitempty"`
+
+	// MaxCapacity is the most instances a cluster may ask for, as
+	// provision.capacity or provision.autoScaleMax. Default 10.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	MaxCapacity *int32 `json:"maxCapacity,omitempty"`
+
+	// MaxDatabases is the most databases a cluster may have fleetplane
+	// create: those its spec names and, on a hub, those its partitions
+	// report. Default 16.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	MaxDatabases *int32 `json:"maxDatabases,omitempty"`
 }
 
 // ProviderConfigReference names another provider's ProviderConfig or
@@ -268,6 +327,49 @@ type ExperimentsPolicy struct {
 	// targets are refused.
 	// +optional
 	Talos *TalosPolicy `json:"talos,omitempty"`
+
+	// Quota bounds what the namespace's Experiments may hold. Defaults
+	// apply when it is absent.
+	// +optional
+	Quota *ExperimentsQuota `json:"quota,omitempty"`
+}
+
+// ExperimentsQuota bounds the clusters a namespace's Experiments make the
+// platform pay for.
+type ExperimentsQuota struct {
+	// MaxExperiments the namespace may have at once. The oldest hold
+	// their places (by creation, then name); a newer one waits, composing
+	// nothing, until one is deleted. Default 5; 0 allows none.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
+	MaxExperiments *int32 `json:"maxExperiments,omitempty"`
+
+	// MaxTargets of one Experiment. Default 4.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16
+	MaxTargets *int32 `json:"maxTargets,omitempty"`
+
+	// MaxNodesPerTarget is the largest node pool (a talos target's
+	// workers) a target may ask for. Default 3.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	MaxNodesPerTarget *int32 `json:"maxNodesPerTarget,omitempty"`
+
+	// MaxNodes of one Experiment, over all its GKE and talos targets.
+	// Default 8.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1600
+	MaxNodes *int32 `json:"maxNodes,omitempty"`
+
+	// MaxTTLDays an Experiment may live. Default 7.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=365
+	MaxTTLDays *int32 `json:"maxTTLDays,omitempty"`
 }
 
 // TalosPolicy is how talos targets are provisioned: a Cluster API Cluster
@@ -388,6 +490,37 @@ type GCPPolicy struct {
 	// +optional
 	// +kubebuilder:validation:Pattern=`^roles/[a-zA-Z0-9_.]+$`
 	ArgoCDRole string `json:"argocdRole,omitempty"`
+
+	// MachineTypes the GKE targets' nodes may use, by name or pattern (*
+	// matches any run of characters). Default e2-medium, e2-standard-2
+	// and e2-standard-4.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=64
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9*-]+$`
+	MachineTypes []string `json:"machineTypes,omitempty"`
+
+	// NodeServiceAccount is the Google service account every GKE
+	// target's nodes run as; a tenant cannot choose it. Default none
+	// named: GKE runs them as the project's Compute Engine default
+	// service account, which NodeOAuthScopes then bounds.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-z][-a-z0-9]{4,28}[a-z0-9]@[-a-z0-9.]+\.iam\.gserviceaccount\.com$`
+	NodeServiceAccount string `json:"nodeServiceAccount,omitempty"`
+
+	// NodeOAuthScopes are the access scopes of the nodes' service
+	// account. Default GKE's own default set (devstorage.read_only,
+	// logging.write, monitoring, service.management.readonly,
+	// servicecontrol, trace.append), not cloud-platform: with the
+	// default service account, cloud-platform would give every pod the
+	// project's Editor role.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:items:Pattern=`^https://www\.googleapis\.com/auth/[a-z0-9._-]+$`
+	NodeOAuthScopes []string `json:"nodeOAuthScopes,omitempty"`
 }
 
 // PodSecurityLevel is a Kubernetes Pod Security Standard.
@@ -458,6 +591,28 @@ type PlacementPolicy struct {
 	// Properties exposes. Absent: ClusterPlacements are refused.
 	// +optional
 	ClusterPlacements *ClusterPlacementPolicy `json:"clusterPlacements,omitempty"`
+
+	// Quota bounds what one Placement (or ClusterPlacement) delivers.
+	// Defaults apply when it is absent.
+	// +optional
+	Quota *PlacementQuota `json:"quota,omitempty"`
+}
+
+// PlacementQuota bounds one Placement's delivery: every copy is a
+// provider-kubernetes Object the shared provider keeps in sync.
+type PlacementQuota struct {
+	// MaxClusters one Placement may deliver to. Default 100.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=5000
+	MaxClusters *int32 `json:"maxClusters,omitempty"`
+
+	// MaxCopies one Placement may deliver: its objects times its
+	// clusters. Default 1000; no Placement delivers more than 5000.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=5000
+	MaxCopies *int32 `json:"maxCopies,omitempty"`
 }
 
 // ClusterPlacementPolicy is what the cluster admin's ClusterPlacements may

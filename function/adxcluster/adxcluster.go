@@ -118,6 +118,11 @@ type planner struct {
 	frozen bool
 	// grant is what the namespace's policy grants.
 	grant *tenancy.Grant
+	// limits are the quotas where the cluster is provisioned.
+	limits tenancy.ADXLimits
+	// heldBack are databases partitions report that the quota leaves
+	// uncreated.
+	heldBack []string
 }
 
 func (p *planner) plan() error {
@@ -184,6 +189,10 @@ func (p *planner) granted(w Where) bool {
 		}
 		err = g.DatabasePrincipals(prov, ids)
 	}
+	if err == nil {
+		p.limits = g.ADXLimits(prov)
+		err = p.withinQuota(w)
+	}
 	if err != nil {
 		p.refuse(err)
 		return false
@@ -193,9 +202,30 @@ func (p *planner) granted(w Where) bool {
 	return true
 }
 
-// refuse reports what the policy does not grant and composes nothing new.
+// withinQuota checks the cluster's SKU, instance count and databases
+// against the quota where it is provisioned.
+func (p *planner) withinQuota(w Where) error {
+	spec, l := p.xr.Spec.Provision, p.limits
+	if err := l.SKU(w.SkuName); err != nil {
+		return err
+	}
+	if spec.Capacity != nil {
+		if err := l.CapacityOf("spec.provision.capacity", *spec.Capacity); err != nil {
+			return err
+		}
+	}
+	if spec.AutoScale {
+		if err := l.CapacityOf("spec.provision.autoScaleMax", spec.AutoScaleMax); err != nil {
+			return err
+		}
+	}
+	return l.DatabaseCount(len(p.render.databases()))
+}
+
+// refuse reports what the policy does not grant, or the quota it
+// exceeds, and composes nothing new.
 func (p *planner) refuse(err error) {
-	p.cond = condition(corev1.ConditionFalse, ReasonNotGranted, observe.Bound(err.Error()+"; nothing new is composed and nothing is removed."))
+	p.cond = condition(corev1.ConditionFalse, compose.RefusalReason(err), observe.Bound(err.Error()+"; nothing new is composed and nothing is removed."))
 	p.cond.Warning = true
 	p.freeze()
 }
@@ -263,6 +293,11 @@ func (p *planner) provision() (string, bool) {
 			msg += fmt.Sprintf(" Resource group %s existed before this ADXCluster: it is used as it is, never changed or deleted.", r.where.ResourceGroup)
 		}
 		p.cond = condition(corev1.ConditionTrue, ReasonClusterReady, msg)
+		if n := len(p.heldBack); n > 0 {
+			p.cond.Message = observe.Bound(msg + fmt.Sprintf(" %d databases its partitions report are not created (%s): the cluster has the %d databases the policy allows (%s).",
+				n, strings.Join(p.heldBack[:min(n, 8)], ", "), p.limits.Databases, p.limits.DatabasesField()))
+			p.cond.Warning = true
+		}
 		return uri, true
 	case failed != "":
 		p.cond = condition(corev1.ConditionFalse, ReasonFailed, failed)
@@ -280,10 +315,6 @@ func (p *planner) provision() (string, bool) {
 	return "", false
 }
 
-// maxDiscoveredDatabases bounds how many databases partitions can make a
-// provisioned hub create.
-const maxDiscoveredDatabases = 100
-
 var databaseName = regexp.MustCompile(`^[a-zA-Z0-9_]{1,260}$`)
 
 // discoveredDatabases are databases a provisioned hub creates because its
@@ -291,8 +322,11 @@ var databaseName = regexp.MustCompile(`^[a-zA-Z0-9_]{1,260}$`)
 // created so before, which stay (a database that exists is no longer
 // missing, and dropping its resource would delete it under
 // deletionPolicy Delete). Names come from heartbeats, so they are checked
-// and their number capped. New ones are added only where the policy lets
-// the hub at endpoint create them.
+// and their number is bounded by the quota's maxDatabases, counting the
+// declared ones: those created before are kept whatever the quota says
+// now, and new ones are added in name order while there is room (the
+// rest are heldBack). New ones are added only where the policy lets the
+// hub at endpoint create them.
 func (p *planner) discoveredDatabases(declared []v1alpha1.DatabaseSpec, endpoint string) []string {
 	if p.xr.Spec.Role != v1alpha1.RoleFederated {
 		return nil
@@ -301,32 +335,32 @@ func (p *planner) discoveredDatabases(declared []v1alpha1.DatabaseSpec, endpoint
 	for _, d := range declared {
 		have[strings.ToLower(d.DatabaseName)] = true
 	}
-	found := map[string]bool{}
+	var out []string
 	for _, name := range p.set.ObservedNames() {
 		if strings.HasPrefix(string(name), databasePrefix) && observe.Annotation(p.set.Observed(name), discoveredAnnotation) == "true" {
-			found[strings.TrimPrefix(string(name), databasePrefix)] = true
+			db := strings.TrimPrefix(string(name), databasePrefix)
+			have[strings.ToLower(db)] = true
+			out = append(out, db)
 		}
 	}
+	var missing, added []string
 	if f := p.set.Observed(NameFederation); f != nil && p.databasesFromPartitions(endpoint) {
-		var missing []string
-		if err := f.GetValueInto("status.atProvider.missingDatabases", &missing); err == nil {
-			for _, m := range missing {
-				if databaseName.MatchString(m) {
-					found[m] = true
-				}
-			}
-		}
+		_ = f.GetValueInto("status.atProvider.missingDatabases", &missing)
 	}
-	var out []string
-	for name := range found {
-		if !have[strings.ToLower(name)] {
-			out = append(out, name)
+	sort.Strings(missing)
+	room := int(p.limits.Databases) - len(declared) - len(out)
+	for _, m := range missing {
+		switch {
+		case !databaseName.MatchString(m) || have[strings.ToLower(m)]:
+		case len(added) < room:
+			added = append(added, m)
+		default:
+			p.heldBack = append(p.heldBack, m)
 		}
+		have[strings.ToLower(m)] = true
 	}
+	out = append(out, added...)
 	sort.Strings(out)
-	if len(out) > maxDiscoveredDatabases {
-		out = out[:maxDiscoveredDatabases]
-	}
 	return out
 }
 

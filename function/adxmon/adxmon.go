@@ -388,9 +388,10 @@ func clusterFailure(o *composed.Unstructured) (string, bool) {
 	}
 	c := observe.ConditionOf(o, "adxcluster.fleetplane.io")
 	switch string(c.Reason) {
-	case "Failed", "PermissionRestricted", "ProvisioningInvalid", "CriteriaExpressionError", compose.ReasonNotGranted:
-		// NotGranted: the namespace's policy refuses what the cluster
-		// asks (a region, identities, discovery); the stack says so.
+	case "Failed", "PermissionRestricted", "ProvisioningInvalid", "CriteriaExpressionError", compose.ReasonNotGranted, compose.ReasonQuotaExceeded:
+		// NotGranted, QuotaExceeded: the namespace's policy refuses what
+		// the cluster asks (a region, identities, discovery, an SKU or
+		// instance count over the quota); the stack says so.
 		return c.Message, true
 	}
 	return "", false

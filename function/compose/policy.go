@@ -3,6 +3,7 @@ package compose
 import (
 	"fmt"
 
+	"github.com/crossplane/function-sdk-go/resource"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -20,11 +21,26 @@ const PolicyLabel = tenancy.PolicyLabel
 // refuses what its XR asks for.
 const ReasonNotGranted = "NotGranted"
 
+// ReasonQuotaExceeded is the reason of a kind's condition when the XR
+// asks for more than the policy's quota allows (tenancy.QuotaError).
+const ReasonQuotaExceeded = "QuotaExceeded"
+
+// RefusalReason is the reason a refusal err is reported with.
+func RefusalReason(err error) string {
+	if tenancy.IsQuota(err) {
+		return ReasonQuotaExceeded
+	}
+	return ReasonNotGranted
+}
+
 // Requirement keys of the policy: the XR's namespace, and the
 // ClusterProviderConfig that governs it.
 const (
 	NamespaceRequirement = "fleetplane-namespace"
 	PolicyRequirement    = "fleetplane-policy"
+	// SiblingsRequirement: the XRs of the XR's own kind in its namespace,
+	// for quotas that count them (Siblings).
+	SiblingsRequirement = "fleetplane-siblings"
 )
 
 // Policy asks Crossplane for the XR's namespace and the
@@ -91,6 +107,15 @@ func (r *Request[X]) Policy() (g *tenancy.Grant, resolved bool, err error) {
 	return g, true, nil
 }
 
+// Siblings asks Crossplane for every XR of this XR's kind in its
+// namespace, itself included, for a quota that counts them. resolved is
+// false until Crossplane has answered. Crossplane lists them at every
+// composition, so a kind asks only when its policy counts them.
+func (r *Request[X]) Siblings() (items []resource.Required, resolved bool) {
+	apiVersion, _ := objectOf(r.req.Observed.Composite)["apiVersion"].(string)
+	return r.Require(SiblingsRequirement, Selector{APIVersion: apiVersion, Kind: r.kind, Namespace: r.namespace, Labels: map[string]string{}})
+}
+
 // ClusterPolicy is Policy for a cluster-scoped XR, which only the cluster
 // admin makes: the ClusterProviderConfig its own label PolicyLabel names
 // ("default" without one) governs it, with no namespaceSelector to pass.
@@ -128,11 +153,11 @@ func (r *Request[X]) ClusterPolicy() (g *tenancy.Grant, resolved bool, err error
 
 // Refused is the outcome of a plan the policy refuses: nothing new is
 // composed, nothing that exists is removed, and the kind's condition
-// (type) says what grant is missing.
+// (type) says what grant is missing or which quota is exceeded.
 func (r *Request[X]) Refused(conditionType string, err error) Outcome {
 	r.Resources.Freeze()
 	return Outcome{Pending: true, Settled: true, Conditions: []Condition{{
-		Type: conditionType, Status: corev1.ConditionFalse, Reason: ReasonNotGranted, Warning: true, Message: observe.Bound(err.Error()),
+		Type: conditionType, Status: corev1.ConditionFalse, Reason: RefusalReason(err), Warning: true, Message: observe.Bound(err.Error()),
 	}}}
 }
 

@@ -22,9 +22,13 @@ type Config struct {
 	// ArgoCDServiceAccount and ArgoCDRole: how Argo CD reaches GKE.
 	ArgoCDServiceAccount string
 	ArgoCDRole           string
-	GCP                  xpv2.ProviderConfigReference
-	Kubernetes           xpv2.ProviderConfigReference
-	WatchApplications    bool
+	// NodeServiceAccount ("" for GKE's default) and NodeOAuthScopes:
+	// what GKE targets' nodes run as, the platform's choice.
+	NodeServiceAccount string
+	NodeOAuthScopes    []string
+	GCP                xpv2.ProviderConfigReference
+	Kubernetes         xpv2.ProviderConfigReference
+	WatchApplications  bool
 	// VCluster is what vcluster targets run, when the policy allows them.
 	VCluster fpv1alpha1.VClusterPolicy
 	// Talos is how talos targets are provisioned, when the policy allows
@@ -66,6 +70,7 @@ func (cfg Config) withPolicy(config string, e tenancy.Experiments) Config {
 	if g := e.GCP; g != nil {
 		cfg.GCP = ref(*g.ProviderConfigRef)
 		cfg.GCPProject, cfg.ArgoCDServiceAccount, cfg.ArgoCDRole = g.Project, g.ArgoCDServiceAccount, g.ArgoCDRole
+		cfg.NodeServiceAccount, cfg.NodeOAuthScopes = g.NodeServiceAccount, g.NodeOAuthScopes
 	}
 	if v := e.VCluster; v != nil {
 		cfg.VCluster = *v

@@ -60,8 +60,19 @@ func plan(r *compose.Request[v1alpha1.Experiment]) (compose.Outcome, error) {
 	if err == nil {
 		err = granted(xr, e)
 	}
+	if err == nil {
+		err = withinQuota(xr, e)
+	}
 	if err != nil {
 		return refused(r, err), nil
+	}
+	switch ok, resolved, holders := place(r, e.Limits.Experiments); {
+	case !resolved:
+		out := r.ReadingPolicy(v1alpha1.ConditionExperiment)
+		out.Status = &xr.Status
+		return out, nil
+	case !ok:
+		return waitForPlace(r, e.Limits.Experiments, holders), nil
 	}
 	cfg := ConfigFrom(r.Input).withPolicy(g.Name, e)
 	components, resolved, err := requiredComponents(r, xr)

@@ -235,21 +235,31 @@ func (r renderer) nodePool(t v1alpha1.Target) *composed.Unstructured {
 		nodeCount = 1
 	}
 	if machine == "" {
-		machine = "e2-medium"
+		machine = defaultMachineType
 	}
 	if disk == 0 {
 		disk = 50
 	}
+	scopes := make([]any, len(r.cfg.NodeOAuthScopes))
+	for i, s := range r.cfg.NodeOAuthScopes {
+		scopes[i] = s
+	}
+	node := map[string]any{
+		"machineType": machine,
+		"diskSizeGb":  disk,
+		"preemptible": c.Preemptible,
+		// The platform's, never the tenant's: the scopes bound what the
+		// nodes' service account may do for every pod on them.
+		"oauthScopes": scopes,
+	}
+	if sa := r.cfg.NodeServiceAccount; sa != "" {
+		node["serviceAccount"] = sa
+	}
 	o := r.gcp("NodePool", map[string]any{
-		"cluster":   r.gkeName(t.Name),
-		"location":  c.Zone,
-		"nodeCount": nodeCount,
-		"nodeConfig": map[string]any{
-			"machineType": machine,
-			"diskSizeGb":  disk,
-			"preemptible": c.Preemptible,
-			"oauthScopes": []any{"https://www.googleapis.com/auth/cloud-platform"},
-		},
+		"cluster":    r.gkeName(t.Name),
+		"location":   c.Zone,
+		"nodeCount":  nodeCount,
+		"nodeConfig": node,
 	})
 	o.SetAnnotations(map[string]string{"crossplane.io/external-name": r.gkeName(t.Name) + "-nodes"})
 	return o

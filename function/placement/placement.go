@@ -67,6 +67,9 @@ const (
 	// ReasonNotGranted: the namespace's policy grants no placement, or
 	// not every object's kind; what it grants is delivered.
 	ReasonNotGranted = compose.ReasonNotGranted
+	// ReasonQuotaExceeded: more clusters or copies than the namespace's
+	// policy lets one Placement deliver.
+	ReasonQuotaExceeded = compose.ReasonQuotaExceeded
 	// ReasonNotOwned: a copy or namespace of that name was on a cluster
 	// before fleetplane delivered it; it is left as it is.
 	ReasonNotOwned = "NotOwned"
@@ -384,16 +387,29 @@ func (p *planner) customTransforms() (map[string][]jsonpath.Path, bool) {
 	return out, true
 }
 
+// tooLarge says why the Placement delivers nothing new, when it asks for
+// more than one Placement delivers or than the policy's quota allows.
+func (p *planner) tooLarge() (reason, msg string) {
+	objects, clusters := len(p.objects), len(p.clusters)
+	if objects > MaxObjects || objects*clusters > MaxCopies {
+		return ReasonTooLarge, fmt.Sprintf("%d objects on %d clusters is more than one Placement delivers (at most %d objects and %d copies); split the Placement", objects, clusters, MaxObjects, MaxCopies)
+	}
+	if err := p.policy.Limits.Deliveries(objects, clusters); err != nil {
+		return ReasonQuotaExceeded, err.Error() + "; narrow spec.clusters or split the Placement"
+	}
+	return "", ""
+}
+
 // deliver composes the copies and says how delivery goes.
 func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Condition {
 	set := p.r.Resources
-	if len(p.objects) > MaxObjects || len(p.objects)*len(p.clusters) > MaxCopies {
+	if reason, msg := p.tooLarge(); reason != "" {
 		set.Freeze()
 		n := len(p.objects) * len(p.clusters)
 		p.copies = compose.Copies{Desired: n, Failed: n}
 		return compose.Condition{
-			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonTooLarge, Warning: true,
-			Message: fmt.Sprintf("%d objects on %d clusters is more than one Placement delivers (at most %d objects and %d copies); copies already delivered stay as they are; split the Placement", len(p.objects), len(p.clusters), MaxObjects, MaxCopies),
+			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: reason, Warning: true,
+			Message: observe.Bound(msg + "; copies already delivered stay as they are"),
 		}
 	}
 	manifests, failures := p.expand(transforms)

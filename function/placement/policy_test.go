@@ -6,6 +6,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	"github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
 	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
@@ -92,6 +93,25 @@ func TestPolicyRefusesPlacement(t *testing.T) {
 		rsp.WantNames()
 		rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotGranted,
 			"1 inventory clusters match spec.clusters.matchLabels {team=b}, but ClusterProviderConfig default does not let this namespace deliver to them (spec.placement.clusterSelector {team=a})")
+	})
+	t.Run("more copies than the quota", func(t *testing.T) {
+		p := teamPolicy()
+		p.Spec.Placement.Quota = &fpv1alpha1.PlacementQuota{MaxCopies: ptr.To[int32](1)}
+		observed := map[string]*ct.Resource{"mine/Namespace": made(ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", "ns").Ready())}
+		rsp := ct.Run(t, placement.Composer, ct.Call{XR: xr(t, policySpec), Policy: p, Required: policyWorkloads(t, `{}`), Observed: observed})
+		// What was delivered stays; nothing new is.
+		rsp.WantNames("mine/Namespace")
+		rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonQuotaExceeded,
+			"2 objects on 1 clusters are 2 copies, more than the 1 one Placement may deliver (spec.placement.quota.maxCopies); narrow spec.clusters or split the Placement; copies already delivered stay as they are")
+	})
+	t.Run("more clusters than the quota", func(t *testing.T) {
+		p := teamPolicy()
+		p.Spec.Placement.ClusterSelector = metav1.LabelSelector{}
+		p.Spec.Placement.Quota = &fpv1alpha1.PlacementQuota{MaxClusters: ptr.To[int32](1)}
+		rsp := ct.Run(t, placement.Composer, ct.Call{XR: xr(t, policySpec), Policy: p, Required: policyWorkloads(t, `{}`)})
+		rsp.WantNames()
+		rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonQuotaExceeded,
+			"2 clusters are more than the 1 one Placement may deliver to (spec.placement.quota.maxClusters)")
 	})
 	t.Run("properties the policy does not expose", func(t *testing.T) {
 		observed := map[string]*ct.Resource{"mine/Namespace": made(ct.Observed("kubernetes.m.crossplane.io/v1alpha1", "Object", "ns").Ready())}

@@ -21,6 +21,8 @@ type Experiments struct {
 	Workflows v1alpha1.WorkflowsPolicy
 	// Kubernetes is KubernetesProviderConfigRef with its default.
 	Kubernetes v1alpha1.ProviderConfigReference
+	// Limits are the quotas, with their defaults.
+	Limits ExperimentsLimits
 }
 
 // ExperimentsPolicy is what the grant lets Experiments do, with defaults,
@@ -44,10 +46,17 @@ func (g *Grant) ExperimentsPolicy() (Experiments, error) {
 		e.HubServer = DefaultHubServer
 	}
 	e.Kubernetes = orDefault(e.KubernetesProviderConfigRef)
+	e.Limits = experimentsLimits(e.Quota)
 	if e.GCP != nil {
 		gcp := *e.GCP
 		if gcp.ArgoCDRole == "" {
 			gcp.ArgoCDRole = DefaultArgoCDRole
+		}
+		if len(gcp.MachineTypes) == 0 {
+			gcp.MachineTypes = DefaultGKEMachineTypes
+		}
+		if len(gcp.NodeOAuthScopes) == 0 {
+			gcp.NodeOAuthScopes = DefaultNodeOAuthScopes
 		}
 		ref := orDefault(gcp.ProviderConfigRef)
 		gcp.ProviderConfigRef = &ref

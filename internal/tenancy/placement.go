@@ -27,6 +27,8 @@ type Placement struct {
 	// ObjectNamespace is where a ClusterPlacement's Objects live; empty
 	// for a Placement, whose Objects live in its own namespace.
 	ObjectNamespace string
+	// Limits are the quotas, with their defaults.
+	Limits PlacementLimits
 }
 
 // PlacementPolicy is what the grant lets Placements do, or an error
@@ -42,6 +44,7 @@ func (g *Grant) PlacementPolicy() (Placement, error) {
 	p := Placement{
 		Config: g.String(), Clusters: sel, ClusterSelector: g.Placement.ClusterSelector,
 		kinds: g.Placement.Kinds, reported: g.Placement.ReportedStateKinds, PodSecurity: g.Placement.PodSecurity, properties: g.Placement.Properties,
+		Limits: placementLimits(g.Placement.Quota),
 	}
 	if p.PodSecurity == "" {
 		p.PodSecurity = v1alpha1.PodSecurityRestricted

@@ -85,13 +85,20 @@ func as(t *testing.T, c client.Client, objs ...*unstructured.Unstructured) {
 // it asks, naming the grant.
 func refused(t *testing.T, apiVersion, kind, ns, name, condType string, want ...string) {
 	t.Helper()
-	eventually(t, 2*time.Minute, fmt.Sprintf("%s %s refused: %s", kind, name, strings.Join(want, ", ")), func() (bool, string) {
+	refusedFor(t, "NotGranted", apiVersion, kind, ns, name, condType, want...)
+}
+
+// refusedFor waits until an XR reports a refusal with reason, its
+// message saying all of want.
+func refusedFor(t *testing.T, reason, apiVersion, kind, ns, name, condType string, want ...string) {
+	t.Helper()
+	eventually(t, 2*time.Minute, fmt.Sprintf("%s %s refused (%s): %s", kind, name, reason, strings.Join(want, ", ")), func() (bool, string) {
 		x := get(t, apiVersion, kind, ns, name)
 		if x == nil {
 			return false, "not found"
 		}
 		s, r, msg := condition(x, condType)
-		if s != "False" || r != "NotGranted" {
+		if s != "False" || r != reason {
 			return false, s + "/" + r + ": " + msg
 		}
 		for _, w := range want {
@@ -132,7 +139,7 @@ func TestTenancy(t *testing.T) {
 	configB := teamConfig(b, v1alpha1.ClusterProviderConfigSpec{
 		Kusto: &v1alpha1.KustoPolicy{Endpoints: []v1alpha1.KustoEndpointGrant{
 			{Endpoint: partB.URL}, {Endpoint: hubB.URL, Databases: []string{"FleetDiscovery", "Metrics"}, Hub: &v1alpha1.KustoHubGrant{}},
-		}},
+		}, Quota: environment.LocalKustoQuota()},
 		Azure: &v1alpha1.AzurePolicy{Provisioning: []v1alpha1.AzureProvisioning{{
 			SubscriptionID: environment.TestSubscription, ResourceGroups: []string{"team-b-*"},
 			ProviderConfigRef: v1alpha1.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"},
@@ -146,7 +153,7 @@ func TestTenancy(t *testing.T) {
 		},
 	})
 	configA := teamConfig(a, v1alpha1.ClusterProviderConfigSpec{
-		Kusto: &v1alpha1.KustoPolicy{Endpoints: []v1alpha1.KustoEndpointGrant{{Endpoint: partA.URL}}},
+		Kusto: &v1alpha1.KustoPolicy{Endpoints: []v1alpha1.KustoEndpointGrant{{Endpoint: partA.URL}}, Quota: environment.LocalKustoQuota()},
 		Azure: &v1alpha1.AzurePolicy{Provisioning: []v1alpha1.AzureProvisioning{{
 			SubscriptionID: environment.TestSubscription, ResourceGroups: []string{"team-a-*"},
 			ProviderConfigRef: v1alpha1.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"},
@@ -229,6 +236,23 @@ spec:
 		return p == "Complete", p + ": " + msg
 	})
 	t.Logf("tenancy-b provisioned, placed and ran its experiment in %s", time.Since(start).Round(100*time.Millisecond))
+
+	// Granted Experiments, but not for a year: its policy sets no quota,
+	// so the defaults hold (a week at most).
+	as(t, teamB, xr(t, `
+apiVersion: experiments.fleetplane.io/v1alpha1
+kind: Experiment
+metadata: {name: for-a-year, namespace: tenancy-b}
+spec:
+  ttlDays: 365
+  targets: [{name: hub, cluster: {type: hub}}]
+  workflow: {template: tenancy-validation}
+`))
+	refusedFor(t, "QuotaExceeded", experimentAPI, "Experiment", b, "for-a-year", "experiment.fleetplane.io",
+		"spec.ttlDays 365 is longer than the 7 days an Experiment may live (spec.experiments.quota.maxTTLDays)")
+	if c := composedBy(t, experimentAPI, "Experiment", b, "for-a-year"); len(c) != 0 {
+		t.Errorf("an Experiment over its quota composed %v", keysOf(c))
+	}
 	// Its hub target went to its own namespace on the hub.
 	app := composedBy(t, experimentAPI, "Experiment", b, "smoke")["application-hub"]
 	if dest, _, _ := unstructured.NestedString(app.Object, "spec", "forProvider", "manifest", "spec", "destination", "namespace"); dest != b {

@@ -213,7 +213,13 @@ func configOf(ns string) *xpv2.ProviderConfigReference {
 
 // everyStandIn grants every Kusto stand-in, each as a hub.
 func everyStandIn() *v1alpha1.KustoPolicy {
-	return &v1alpha1.KustoPolicy{Endpoints: []v1alpha1.KustoEndpointGrant{{Endpoint: "http://*:*", Hub: &v1alpha1.KustoHubGrant{}}}}
+	return &v1alpha1.KustoPolicy{Endpoints: []v1alpha1.KustoEndpointGrant{{Endpoint: "http://*:*", Hub: &v1alpha1.KustoHubGrant{}}}, Quota: everySecond()}
+}
+
+// everySecond is the Kusto quota of the tests' configs: Federations may
+// cycle every second (the default quota allows a minute at most).
+func everySecond() *v1alpha1.KustoQuota {
+	return &v1alpha1.KustoQuota{MinFederationInterval: every(time.Second), MinChangeCheckInterval: every(time.Second)}
 }
 
 func every(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }

@@ -209,7 +209,7 @@ func TestTenant(t *testing.T) {
 	ours := support.KustoServer(t, "FleetDiscovery", "Metrics")
 	pc := &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: granted}}
 	update(t, pc, func() {
-		pc.Spec.Kusto = &v1alpha1.KustoPolicy{Endpoints: []v1alpha1.KustoEndpointGrant{{Endpoint: ours.URL, Databases: []string{"FleetDiscovery", "Metrics"}, Hub: &v1alpha1.KustoHubGrant{}}}}
+		pc.Spec.Kusto = &v1alpha1.KustoPolicy{Endpoints: []v1alpha1.KustoEndpointGrant{{Endpoint: ours.URL, Databases: []string{"FleetDiscovery", "Metrics"}, Hub: &v1alpha1.KustoHubGrant{}}}, Quota: everySecond()}
 	})
 
 	t.Run("its Table cannot reach another team's cluster", func(t *testing.T) {
@@ -294,6 +294,25 @@ func TestTenant(t *testing.T) {
 		eventually(t, 30*time.Second, "the other team's Federation cycling", func() (bool, string) {
 			get(t, own)
 			return own.Status.AtProvider.LastCycleTime != nil && own.Status.AtProvider.Owner == "", fmt.Sprintf("%+v", own.Status.AtProvider)
+		})
+	})
+
+	t.Run("its Federation cannot cycle more often than its quota allows", func(t *testing.T) {
+		// The admin's quota, not the tenant's spec, decides how often the
+		// shared provider reads a hub: with the default (a minute), a
+		// Federation asking for a cycle a second is refused, and runs
+		// once the admin allows it.
+		update(t, pc, func() { pc.Spec.Kusto.Quota = nil })
+		eager := federation(ns, ours.URL, "1h")
+		eager.Name = "eager"
+		if err := c.Create(ctx, eager); err != nil {
+			t.Fatal(err)
+		}
+		refusedBySynced(t, eager, "spec.forProvider.interval 1s is shorter than the 1m0s ClusterProviderConfig "+granted+" allows (spec.kusto.quota.minFederationInterval)")
+		update(t, pc, func() { pc.Spec.Kusto.Quota = everySecond() })
+		eventually(t, 30*time.Second, "the Federation cycling once allowed", func() (bool, string) {
+			get(t, eager)
+			return eager.Status.AtProvider.LastCycleTime != nil, fmt.Sprintf("%+v", eager.Status.AtProvider)
 		})
 	})
 }

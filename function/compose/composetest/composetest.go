@@ -50,6 +50,9 @@ type Call struct {
 	// PolicyUnanswered leaves the namespace and policy unanswered, as
 	// before Crossplane's first answer.
 	PolicyUnanswered bool
+	// Siblings are the other XRs of the XR's kind in its namespace,
+	// supplied with the policy (the XR itself is added to them).
+	Siblings []runtime.Object
 }
 
 // Condition is a condition on an observed object.
@@ -112,6 +115,9 @@ func (c Call) Request(t testing.TB) *fnv1.RunFunctionRequest {
 		pol.APIVersion, pol.Kind = fpv1alpha1.SchemeGroupVersion.String(), fpv1alpha1.ClusterProviderConfigKind
 		required[compose.NamespaceRequirement] = []runtime.Object{nsObj}
 		required[compose.PolicyRequirement] = []runtime.Object{pol}
+		if _, ok := required[compose.SiblingsRequirement]; !ok {
+			required[compose.SiblingsRequirement] = append([]runtime.Object{c.XR}, c.Siblings...)
+		}
 	}
 	if required != nil {
 		req.RequiredResources = map[string]*fnv1.Resources{}

@@ -113,9 +113,14 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Federation) (manag
 }
 
 // granted checks that the namespace may federate the hub: it is granted
-// as a hub, with the heartbeat database and the block list's database.
+// as a hub, with the heartbeat database and the block list's database,
+// and asks for cycles and change checks no more often than its quota
+// allows.
 func granted(g *tenancy.Grant, p v1alpha1.FederationParameters) error {
 	if _, err := g.KustoHub("spec.forProvider.endpoint", p.Endpoint); err != nil {
+		return err
+	}
+	if err := g.FederationIntervals(p.Interval, p.ChangeCheckInterval); err != nil {
 		return err
 	}
 	if err := g.KustoDatabase("spec.forProvider.heartbeatDatabase", p.Endpoint, p.HeartbeatDatabase); err != nil {

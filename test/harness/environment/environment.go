@@ -416,7 +416,7 @@ func DefaultProviderConfig() *v1alpha1.ClusterProviderConfig {
 		Kusto: &v1alpha1.KustoPolicy{Endpoints: []v1alpha1.KustoEndpointGrant{
 			{Endpoint: "http://*:*", Hub: &v1alpha1.KustoHubGrant{CreateDatabasesFromPartitions: true}},
 			{Endpoint: "https://*:*", Hub: &v1alpha1.KustoHubGrant{CreateDatabasesFromPartitions: true}},
-		}},
+		}, Quota: LocalKustoQuota()},
 		ArgoCD:    &v1alpha1.ArgoCDPolicy{Namespace: ArgoCDNamespace, Project: "default", AllowedExecCommands: []string{"argocd-k8s-auth"}},
 		Workflows: &v1alpha1.WorkflowsPolicy{Namespace: WorkflowsNamespace, AllowedTemplates: []string{"*"}},
 		Experiments: &v1alpha1.ExperimentsPolicy{AllowHubTargets: true, GCP: &v1alpha1.GCPPolicy{
@@ -431,6 +431,14 @@ func DefaultProviderConfig() *v1alpha1.ClusterProviderConfig {
 			},
 		},
 	}}
+}
+
+// LocalKustoQuota lets Federations cycle and check for changes every
+// second: the local environment federates within seconds, where the
+// default quota (a cycle a minute at most) would make every journey wait.
+func LocalKustoQuota() *v1alpha1.KustoQuota {
+	second := &metav1.Duration{Duration: time.Second}
+	return &v1alpha1.KustoQuota{MinFederationInterval: second, MinChangeCheckInterval: second}
 }
 
 // Subscriptions the e2e and the demo provision in: the one their specs
