@@ -44,6 +44,7 @@ import (
 	fpcontroller "github.com/fleetplane/fleetplane/provider/controller"
 	"github.com/fleetplane/fleetplane/provider/controller/autoscaler"
 	"github.com/fleetplane/fleetplane/provider/controller/defaults"
+	"github.com/fleetplane/fleetplane/provider/controller/fairshare"
 	"github.com/fleetplane/fleetplane/provider/fleetmetrics"
 	"github.com/fleetplane/fleetplane/provider/kusto"
 )
@@ -68,6 +69,7 @@ type CLI struct {
 	PlainHTTP        string        `name:"plain-http-networks" default:"127.0.0.0/8,::1" help:"Comma-separated addresses and CIDR prefixes Kusto endpoints with credentials None (plain http, local emulators) may connect to; empty for none. Such endpoints name the emulator by IP address or as localhost; an endpoint with credentials named by one of these addresses (loopback aside) is refused. Link-local addresses and the Kubernetes API server are refused whatever this says."`
 	MaxKustoMgmt     int64         `name:"max-kusto-mgmt-bytes" default:"16777216" help:"Most bytes of one Kusto management command's answer the provider reads; the SDK holds it whole."`
 	MaxKustoQuery    int64         `name:"max-kusto-query-bytes" default:"268435456" help:"Most bytes of one Kusto query's answer the provider reads, streaming."`
+	FederationShare  time.Duration `name:"federation-time-per-namespace" default:"6s" help:"Federation cycle time one namespace may spend each minute on average, and its burst; a namespace also runs one cycle at a time. A namespace past it is held back (condition CycleScheduled) until it is repaid, so that no team's Federations delay another's."`
 
 	securemetrics.Flags `embed:""`
 }
@@ -183,7 +185,7 @@ func (c *CLI) Run() error {
 	plain.Trust()
 	if err := fpcontroller.Setup(mgr, o, kusto.Options{Timeout: c.KustoTimeout, PlainHTTP: &plain, MaxMgmtBytes: c.MaxKustoMgmt, MaxQueryBytes: c.MaxKustoQuery},
 		defaults.Config{IMDSEndpoint: c.IMDSEndpoint, ResourceManagerEndpoint: c.ARMEndpoint},
-		autoscaler.Config{ResourceManagerEndpoint: c.ARMEndpoint, LoopbackPods: c.LoopbackPods}, fleet); err != nil {
+		autoscaler.Config{ResourceManagerEndpoint: c.ARMEndpoint, LoopbackPods: c.LoopbackPods}, fairshare.Config{PerMinute: c.FederationShare}, fleet); err != nil {
 		return err
 	}
 	log.Info("Starting", "poll", c.Poll.String(), "max-reconcile-rate", c.MaxReconcileRate, "metrics-secure", c.MetricsSecure)

@@ -21,6 +21,7 @@ import (
 	"github.com/fleetplane/fleetplane/provider/controller/config"
 	"github.com/fleetplane/fleetplane/provider/controller/defaults"
 	"github.com/fleetplane/fleetplane/provider/controller/expiry"
+	"github.com/fleetplane/fleetplane/provider/controller/fairshare"
 	"github.com/fleetplane/fleetplane/provider/controller/federation"
 	"github.com/fleetplane/fleetplane/provider/controller/heartbeat"
 	"github.com/fleetplane/fleetplane/provider/controller/registration"
@@ -34,7 +35,7 @@ import (
 
 // Setup adds every controller. ProviderConfig controllers start at once;
 // the others wait at o.Gate for their kinds.
-func Setup(mgr ctrl.Manager, o controller.Options, opts kusto.Options, azure defaults.Config, scale autoscaler.Config, m *fleetmetrics.Metrics) error {
+func Setup(mgr ctrl.Manager, o controller.Options, opts kusto.Options, azure defaults.Config, scale autoscaler.Config, fair fairshare.Config, m *fleetmetrics.Metrics) error {
 	if err := config.Setup(mgr, o); err != nil {
 		return err
 	}
@@ -51,7 +52,9 @@ func Setup(mgr ctrl.Manager, o controller.Options, opts kusto.Options, azure def
 	}{
 		{v1alpha1.TableGroupVersionKind, withKusto(table.Setup)},
 		{v1alpha1.HeartbeatGroupVersionKind, withMetrics(heartbeat.Setup)},
-		{v1alpha1.FederationGroupVersionKind, withMetrics(federation.Setup)},
+		{v1alpha1.FederationGroupVersionKind, func(mgr ctrl.Manager, o controller.Options) error {
+			return federation.Setup(mgr, o, c, m, fairshare.New(fair))
+		}},
 		{v1alpha1.ProvisioningDefaultsGroupVersionKind, func(mgr ctrl.Manager, o controller.Options) error { return defaults.Setup(mgr, o, c, azure) }},
 		{scalingv1alpha1.AutoscalerGroupVersionKind, func(mgr ctrl.Manager, o controller.Options) error { return autoscaler.Setup(mgr, o, c, scale, m) }},
 		{argocdv1alpha1.ClusterRegistrationGroupVersionKind, registration.Setup},

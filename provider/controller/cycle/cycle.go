@@ -87,6 +87,10 @@ type Kind[T resource.Managed] struct {
 	// looked at between cycles whatever the poll interval or Idle say: for
 	// kinds whose Observe asks, cheaply, whether a cycle should run early.
 	Check func(T) time.Duration
+	// Hold, when not nil and positive for a resource, is how long its
+	// next cycle is held back (its namespace spent its share): it comes
+	// back then, checks included, rather than when the cycle is due.
+	Hold func(T) time.Duration
 }
 
 func (k Kind[T]) now() time.Time {
@@ -104,7 +108,7 @@ func (k Kind[T]) Due(mg T) bool {
 
 // PollHook comes back when the next cycle is due, or at the poll interval
 // if that is sooner and the kind is not Idle, or at the resource's check
-// interval if that is sooner still.
+// interval if that is sooner still; but not before a hold ends.
 func (k Kind[T]) PollHook(mg resource.Managed, poll time.Duration) time.Duration {
 	m, ok := mg.(T)
 	if !ok {
@@ -118,6 +122,9 @@ func (k Kind[T]) PollHook(mg resource.Managed, poll time.Duration) time.Duration
 		if c := k.Check(m); c > 0 {
 			until = min(until, c)
 		}
+	}
+	if k.Hold != nil {
+		until = max(until, k.Hold(m))
 	}
 	return max(until, minimumWait)
 }

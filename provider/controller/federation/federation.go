@@ -27,6 +27,7 @@ import (
 	"github.com/fleetplane/fleetplane/internal/observe"
 	"github.com/fleetplane/fleetplane/internal/tenancy"
 	"github.com/fleetplane/fleetplane/provider/controller/cycle"
+	"github.com/fleetplane/fleetplane/provider/controller/fairshare"
 	"github.com/fleetplane/fleetplane/provider/controller/shared"
 	"github.com/fleetplane/fleetplane/provider/fleetmetrics"
 	fed "github.com/fleetplane/fleetplane/provider/kusto/federation"
@@ -52,10 +53,23 @@ const (
 	defaultMaxLeavePercent  = 50
 )
 
-// Setup adds the Federation controller to mgr.
-func Setup(mgr ctrl.Manager, o controller.Options, c *shared.KustoConnector, m *fleetmetrics.Metrics) error {
-	return shared.Managed(mgr, o, v1alpha1.FederationGroupVersionKind, &v1alpha1.Federation{}, &connector{c: c, kube: mgr.GetClient(), schemas: newSchemaCaches(), metrics: m}, periodic(time.Now).Options())
+// Setup adds the Federation controller to mgr; share is every
+// namespace's share of cycle time.
+func Setup(mgr ctrl.Manager, o controller.Options, c *shared.KustoConnector, m *fleetmetrics.Metrics, share *fairshare.Share) error {
+	kind := periodic(time.Now)
+	kind.Hold = func(f *v1alpha1.Federation) time.Duration { return share.Wait(f.Namespace) }
+	return shared.Managed(mgr, o, v1alpha1.FederationGroupVersionKind, &v1alpha1.Federation{}, &connector{c: c, kube: mgr.GetClient(), schemas: newSchemaCaches(), metrics: m, share: share}, kind.Options())
 }
+
+// TypeCycleScheduled is the condition that says whether a Federation's
+// cycles run at its interval or are held back by its namespace's share.
+const TypeCycleScheduled xpv2.ConditionType = "CycleScheduled"
+
+// Reasons of CycleScheduled.
+const (
+	ReasonWithinShare = "WithinShare"
+	ReasonOverShare   = fairshare.ReasonOverShare
+)
 
 // periodic says where a Federation keeps its cycle.
 func periodic(now func() time.Time) cycle.Kind[*v1alpha1.Federation] {
@@ -87,6 +101,7 @@ type connector struct {
 	kube    client.Reader
 	schemas *schemaCaches
 	metrics *fleetmetrics.Metrics
+	share   *fairshare.Share
 }
 
 func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Federation) (managed.TypedExternalClient[*v1alpha1.Federation], error) {
@@ -102,7 +117,7 @@ func (c *connector) Connect(ctx context.Context, mg *v1alpha1.Federation) (manag
 		}
 	}
 	e := newExternal(func(endpoint string) (hubClient, error) { return s.Client(endpoint, "") }, time.Now)
-	e.kube, e.metrics = c.kube, c.metrics
+	e.kube, e.metrics, e.share = c.kube, c.metrics, c.share
 	e.databases = g.KustoDatabasePatterns(p.Endpoint)
 	if meta.WasDeleted(mg) {
 		c.schemas.forget(mg.GetUID())
@@ -150,6 +165,9 @@ type external struct {
 	// databases of the hub the cycle may write, as the policy's patterns;
 	// nil: every one.
 	databases []string
+	// share holds a cycle back while its namespace is over its share of
+	// cycle time; nil never does (unit tests of the cycle).
+	share *fairshare.Share
 }
 
 // retryBackoffCap is the longest crossplane-runtime's controller rate
@@ -182,7 +200,7 @@ func (e *external) Observe(ctx context.Context, mg *v1alpha1.Federation) (manage
 	}
 	setAvailability(mg)
 	upToDate := !e.kind.Due(mg)
-	if upToDate && e.changed(ctx, mg) {
+	if upToDate && e.share.Wait(mg.Namespace) == 0 && e.changed(ctx, mg) {
 		// A partition's schema changed since the last cycle: run the
 		// next now rather than at the interval, so a new table reaches
 		// the hub within a change check of its heartbeat.
@@ -306,6 +324,19 @@ func (e *external) Create(context.Context, *v1alpha1.Federation) (managed.Extern
 	return managed.ExternalCreation{}, nil
 }
 
+// scheduled sets CycleScheduled: False while held (the namespace is over
+// its share), True otherwise.
+func (e *external) scheduled(mg *v1alpha1.Federation, held *fairshare.Held) {
+	if held != nil {
+		mg.SetConditions(xpv2.Condition{Type: TypeCycleScheduled, Status: corev1.ConditionFalse, Reason: xpv2.ConditionReason(held.Reason),
+			Message: held.Message, LastTransitionTime: metav1.Now()})
+		return
+	}
+	mg.SetConditions(xpv2.Condition{Type: TypeCycleScheduled, Status: corev1.ConditionTrue, Reason: ReasonWithinShare,
+		Message:            fmt.Sprintf("cycles run at the interval: namespace %s is within its share of the provider's time (%s a minute)", mg.Namespace, e.share.PerMinute()),
+		LastTransitionTime: metav1.Now()})
+}
+
 // safety is the Federation's safety settings with defaults.
 func safety(p v1alpha1.FederationParameters) (time.Duration, float64) {
 	retention, leave := defaultMinimumRetention, int32(defaultMaxLeavePercent)
@@ -335,8 +366,26 @@ type run struct {
 	newest      time.Time
 }
 
-// Update runs one federation cycle and records it.
+// Update runs one federation cycle and records it, unless its namespace
+// is running another or spent its share of cycle time: then the cycle
+// waits (the poll hook comes back when it may run), and a namespace over
+// its share is told so on the Federation.
 func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed.ExternalUpdate, error) {
+	if e.share != nil {
+		done, held := e.share.Start(mg.Namespace, "Federation "+mg.Name)
+		if held != nil {
+			if held.Reason == fairshare.ReasonOverShare {
+				e.scheduled(mg, held)
+			}
+			return managed.ExternalUpdate{}, nil
+		}
+		// What users see between cycles is the status written after
+		// one: whether this cycle put the namespace over its share.
+		defer func() {
+			done()
+			e.scheduled(mg, e.share.OverShare(mg.Namespace))
+		}()
+	}
 	start := time.Now()
 	c, err := e.cycle(ctx, mg)
 	result, commands, failed := fleetmetrics.CycleError, 0, 0

@@ -22,6 +22,7 @@ import (
 	"github.com/fleetplane/fleetplane/apis"
 	"github.com/fleetplane/fleetplane/apis/kusto/v1alpha1"
 	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
+	"github.com/fleetplane/fleetplane/provider/controller/fairshare"
 	"github.com/fleetplane/fleetplane/provider/fleetmetrics"
 	"github.com/fleetplane/fleetplane/provider/kusto"
 	fed "github.com/fleetplane/fleetplane/provider/kusto/federation"
@@ -583,5 +584,62 @@ func TestChangeCheckComesBackSooner(t *testing.T) {
 	}
 	if got := k.PollHook(mg, time.Second); got != time.Second {
 		t.Errorf("a poll sooner than the check still applies: got %s", got)
+	}
+}
+
+// TestNamespaceShare: a Federation whose namespace spent its share of
+// cycle time runs no cycle (the hub is not even opened), says when its
+// next one runs, and its poll hook comes back then; one of another
+// namespace runs, and the first runs again once its share is repaid.
+func TestNamespaceShare(t *testing.T) {
+	hub := hubWithHeartbeats(t, "https://p1.kusto.windows.net")
+	at := time.Now()
+	tick := func() time.Time { return at }
+	share := fairshare.New(fairshare.Config{PerMinute: 6 * time.Second, Now: tick})
+	opened := 0
+	counting := func(endpoint string) (hubClient, error) {
+		opened++
+		return open(endpoint)
+	}
+	// The noisy namespace's last cycle took 18 s: 12 s over its share.
+	done, _ := share.Start("noisy", "Federation big")
+	at = at.Add(18 * time.Second)
+	done()
+
+	noisy := federationOf(hub.URL)
+	noisy.Namespace = "noisy"
+	e := newExternal(counting, clock)
+	e.share = share
+	if _, err := e.Update(context.Background(), noisy); err != nil {
+		t.Fatal(err)
+	}
+	if opened != 0 || noisy.Status.AtProvider.LastSyncTime != nil {
+		t.Fatalf("a cycle ran over the namespace's share (%d hub connections)", opened)
+	}
+	c := noisy.GetCondition(TypeCycleScheduled)
+	if c.Status != corev1.ConditionFalse || c.Reason != ReasonOverShare || !strings.Contains(c.Message, "namespace noisy's federation cycles took 12s more than its share of the provider's time (6s a minute") {
+		t.Errorf("CycleScheduled = %s %s %q", c.Status, c.Reason, c.Message)
+	}
+	kind := periodic(clock)
+	kind.Hold = func(f *v1alpha1.Federation) time.Duration { return share.Wait(f.Namespace) }
+	if wait := kind.PollHook(noisy, time.Second); wait < 2*time.Minute {
+		t.Errorf("the poll hook comes back in %s, before the debt is repaid", wait)
+	}
+
+	quiet := federationOf(hub.URL)
+	quiet.Namespace = "quiet"
+	if _, err := e.Update(context.Background(), quiet); err != nil || quiet.Status.AtProvider.LastSyncTime == nil {
+		t.Fatalf("another namespace's cycle did not run: %v", err)
+	}
+	if c := quiet.GetCondition(TypeCycleScheduled); c.Status != corev1.ConditionTrue || c.Reason != ReasonWithinShare {
+		t.Errorf("quiet CycleScheduled = %s %s %q", c.Status, c.Reason, c.Message)
+	}
+
+	at = at.Add(2*time.Minute + time.Second)
+	if _, err := e.Update(context.Background(), noisy); err != nil || noisy.Status.AtProvider.LastSyncTime == nil {
+		t.Fatalf("the cycle did not run once the share was repaid: %v", err)
+	}
+	if c := noisy.GetCondition(TypeCycleScheduled); c.Status != corev1.ConditionTrue {
+		t.Errorf("CycleScheduled after repaying = %s %s", c.Status, c.Reason)
 	}
 }
