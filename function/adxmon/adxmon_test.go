@@ -543,6 +543,14 @@ func TestFailures(t *testing.T) {
 	}})
 	rsp = ct.Run(t, Composer, ct.Call{XR: complete(), Observed: obs})
 	rsp.WantCondition(v1alpha1.ConditionADXReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonFailed, "user-assigned identities", "complete-prodmetrics")
+
+	// So is a cluster over its subscription's quota.
+	obs["adx-prodmetrics"] = adxCluster("").Set("status.conditions", []any{map[string]any{
+		"type": "adxcluster.fleetplane.io", "status": "False", "reason": "QuotaExceeded",
+		"message": "SKU Standard_L32as_v3 is not one the policy allows here (spec.azure.provisioning[subscriptionId=0].quota.skus)",
+	}})
+	rsp = ct.Run(t, Composer, ct.Call{XR: complete(), Observed: obs})
+	rsp.WantCondition(v1alpha1.ConditionADXReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonFailed, "quota.skus", "complete-prodmetrics")
 }
 
 // TestDeterministic: the same request composes byte-identical output.

@@ -382,29 +382,51 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.ReportedState) (mana
 		mg.SetConditions(xpv2.Available().WithMessage(fmt.Sprintf("%s %s holds the status %s", ref.Kind, ref.Name, reports(mg))))
 	}
 	if e.count != nil {
-		var v any = *e.count
-		if err := e.label(ctx, mg, v); err != nil {
+		annotated := oldCount(mg, e.live)
+		if err := e.record(ctx, mg, *e.count); err != nil {
 			return managed.ExternalUpdate{}, err
 		}
-		mg.Status.AtProvider.UID, mg.Status.AtProvider.ExecutingCount = string(e.live.GetUID()), *e.count
+		var v any = *e.count
+		if err := e.label(ctx, v, annotated); err != nil {
+			return managed.ExternalUpdate{}, err
+		}
 	}
 	return managed.ExternalUpdate{}, nil
 }
 
+// record stores, in the ReportedState's status and before the label is
+// written, the count it is about to write: what proves, at deletion, that
+// the label is its to clear. Recorded only after, as crossplane-runtime
+// stores the status once Update returns, a ReportedState deleted in
+// between (its Placement spreading to a second cluster) never learnt it
+// had written the label, and left it behind. A record the label write
+// then misses is harmless: deletion clears only a label that holds it.
+func (e *external) record(ctx context.Context, mg *v1alpha1.ReportedState, count string) error {
+	at := &mg.Status.AtProvider
+	uid := string(e.live.GetUID())
+	if at.UID == uid && at.ExecutingCount == count {
+		return nil
+	}
+	at.UID, at.ExecutingCount = uid, count
+	if err := e.write.Status().Update(ctx, mg); err != nil {
+		return fmt.Errorf("cannot record the executing count before writing it: %w", err)
+	}
+	return nil
+}
+
 // label sets the executing-count label to v, or removes it when v is
 // nil, by a merge patch of that one key: the rest of the object is not
-// this controller's. It removes too the annotation of the key this
-// resource wrote before the count was a label, while it holds what it
-// wrote. The patch carries the UID read, which the API server refuses to
+// this controller's. With annotated it removes too the annotation of the
+// key this resource wrote before the count was a label (oldCount). The patch carries the UID read, which the API server refuses to
 // change, so a newer object of the same name is never labelled. An object
 // gone meanwhile has nothing to label.
-func (e *external) label(ctx context.Context, mg *v1alpha1.ReportedState, v any) error {
+func (e *external) label(ctx context.Context, v any, annotated bool) error {
 	ref := e.live.GroupVersionKind()
 	md := map[string]any{
 		"uid":    e.live.GetUID(),
 		"labels": map[string]any{placementv1alpha1.ExecutingCountLabel: v},
 	}
-	if oldCount(mg, e.live) {
+	if annotated {
 		md["annotations"] = map[string]any{placementv1alpha1.ExecutingCountLabel: nil}
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": md})
@@ -438,7 +460,7 @@ func (e *external) Delete(ctx context.Context, mg *v1alpha1.ReportedState) (mana
 		}
 	}
 	if e.clearCount {
-		if err := e.label(ctx, mg, nil); err != nil {
+		if err := e.label(ctx, nil, oldCount(mg, e.live)); err != nil {
 			return managed.ExternalDelete{}, err
 		}
 		mg.Status.AtProvider.ExecutingCount = ""

@@ -107,7 +107,7 @@ func newExternal(t *testing.T, objs ...client.Object) (*external, client.Client)
 			t.Fatal(err)
 		}
 	}
-	kube := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&appsv1.Deployment{}).Build()
+	kube := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&appsv1.Deployment{}, &v1alpha1.ReportedState{}).Build()
 	return &external{connector: &connector{read: kube, write: kube, mapper: mapper(), now: func() time.Time { return now }}, policy: deploymentsBack()}, kube
 }
 
@@ -391,6 +391,15 @@ func TestExecutingCount(t *testing.T) {
 	}
 	reconcile := func(e *external, mg *v1alpha1.ReportedState) managed.ExternalObservation {
 		t.Helper()
+		if mg.ResourceVersion == "" {
+			// Stored, as the reconciler's is: Update records the count
+			// in its status before it writes the label.
+			st := mg.Status
+			if err := e.write.Create(ctx, mg); err != nil {
+				t.Fatal(err)
+			}
+			mg.Status = st
+		}
 		got, err := e.Observe(ctx, mg)
 		if err != nil {
 			t.Fatal(err)
@@ -421,7 +430,7 @@ func TestExecutingCount(t *testing.T) {
 		if got := reconcile(e, mg); got.ResourceUpToDate || strings.Contains(got.Diff, "status") {
 			t.Errorf("a new count alone: %+v", got)
 		}
-		if v, _ := label(kube); v != "0" || mg.Status.AtProvider.WrittenAt != written {
+		if v, _ := label(kube); v != "0" || !mg.Status.AtProvider.WrittenAt.Equal(written) {
 			t.Errorf("label %q, status rewritten at %v", v, mg.Status.AtProvider.WrittenAt)
 		}
 
@@ -435,6 +444,35 @@ func TestExecutingCount(t *testing.T) {
 		}
 		if v, ok := label(kube); ok {
 			t.Errorf("label %q left after removal", v)
+		}
+	})
+
+	t.Run("recorded before it is written", func(t *testing.T) {
+		// crossplane-runtime stores the status once Update returns; the
+		// ReportedState may be deleted before it does (its Placement
+		// spread to a second cluster), and the label it wrote must still
+		// go with it: the count is in its stored status before the label
+		// is written.
+		e, kube := newExternal(t, placement(), deployment(map[string]any{"replicas": int64(1)}))
+		mg := reportedState(count(1))
+		reconcile(e, mg)
+		stored := &v1alpha1.ReportedState{}
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(mg), stored); err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := label(kube); v != "1" || stored.Status.AtProvider.ExecutingCount != "1" || stored.Status.AtProvider.UID != "web-uid" {
+			t.Fatalf("label %q written, stored atProvider %+v", v, stored.Status.AtProvider)
+		}
+		// Deleted with what was stored, the in-memory status lost.
+		stored.SetDeletionTimestamp(&metav1.Time{Time: now})
+		if got, err := e.Observe(ctx, stored); err != nil || !got.ResourceExists {
+			t.Fatalf("being deleted: %+v, %v", got, err)
+		}
+		if _, err := e.Delete(ctx, stored); err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := label(kube); ok {
+			t.Errorf("label %q left behind", v)
 		}
 	})
 
