@@ -396,7 +396,7 @@ func (p *planner) gkeTarget(t v1alpha1.Target, st *v1alpha1.TargetStatus) (serve
 		p.set.Add(subnetName(t.Name), p.r.vpcSubnet(t, n), networkName(t.Name))
 		p.set.Add(clusterName(t.Name), p.r.cluster(t, n), subnetName(t.Name))
 	}
-	p.set.Add(nodePoolName(t.Name), p.r.nodePool(t), clusterName(t.Name))
+	p.set.Add(nodePoolName(t.Name), p.r.nodePool(t, p.observed(nodePoolName(t.Name))), clusterName(t.Name))
 	if ep := p.clusterEndpoint(t.Name); ep != "" {
 		server = "https://" + strings.TrimPrefix(ep, "https://")
 		st.Endpoint = server

@@ -170,4 +170,11 @@ func TestNodesRunAsThePlatformSays(t *testing.T) {
 	r = run(t, ct.Call{XR: gatewayTutorial(), Input: conventionInput, Policy: policy, NamespaceLabels: labLabels, Required: components(), Observed: observed})
 	r.Want("nodepool-app", "spec.forProvider.nodeConfig.oauthScopes", []string{"https://www.googleapis.com/auth/cloud-platform"})
 	r.Want("nodepool-app", "spec.forProvider.nodeConfig.serviceAccount", "gke-nodes@lab-gke.iam.gserviceaccount.com")
+
+	// A pool made before keeps what it was made with: GKE would replace
+	// every node to change it.
+	observed["nodepool-app"] = nodePool().Ready().Set("spec.forProvider.nodeConfig", map[string]any{"oauthScopes": []any{"https://www.googleapis.com/auth/logging.write"}})
+	r = run(t, ct.Call{XR: gatewayTutorial(), Input: conventionInput, Policy: policy, NamespaceLabels: labLabels, Required: components(), Observed: observed})
+	r.Want("nodepool-app", "spec.forProvider.nodeConfig.oauthScopes", []string{"https://www.googleapis.com/auth/logging.write"})
+	r.Want("nodepool-app", "spec.forProvider.nodeConfig.serviceAccount", nil)
 }

@@ -228,7 +228,11 @@ func (r renderer) cluster(t v1alpha1.Target, n network) *composed.Unstructured {
 	return o
 }
 
-func (r renderer) nodePool(t v1alpha1.Target) *composed.Unstructured {
+// nodePool is a GKE target's node pool. What its nodes run as (service
+// account, scopes) is the policy's when the pool is made, and then stays
+// as the pool was made: GKE replaces every node to change either, which a
+// policy edit must not do to a running Experiment.
+func (r renderer) nodePool(t v1alpha1.Target, observed *composed.Unstructured) *composed.Unstructured {
 	c := t.Cluster
 	nodeCount, machine, disk := int64(c.NodeCount), c.MachineType, int64(c.DiskSizeGb)
 	if nodeCount == 0 {
@@ -244,6 +248,17 @@ func (r renderer) nodePool(t v1alpha1.Target) *composed.Unstructured {
 	for i, s := range r.cfg.NodeOAuthScopes {
 		scopes[i] = s
 	}
+	sa := r.cfg.NodeServiceAccount
+	if observed != nil {
+		var made []string
+		if err := observed.GetValueInto("spec.forProvider.nodeConfig.oauthScopes", &made); err == nil && len(made) > 0 {
+			scopes = make([]any, len(made))
+			for i, s := range made {
+				scopes[i] = s
+			}
+			sa, _ = observed.GetString("spec.forProvider.nodeConfig.serviceAccount")
+		}
+	}
 	node := map[string]any{
 		"machineType": machine,
 		"diskSizeGb":  disk,
@@ -252,7 +267,7 @@ func (r renderer) nodePool(t v1alpha1.Target) *composed.Unstructured {
 		// nodes' service account may do for every pod on them.
 		"oauthScopes": scopes,
 	}
-	if sa := r.cfg.NodeServiceAccount; sa != "" {
+	if sa != "" {
 		node["serviceAccount"] = sa
 	}
 	o := r.gcp("NodePool", map[string]any{
