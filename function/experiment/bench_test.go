@@ -72,3 +72,35 @@ func BenchmarkComposeExperiment2Targets(b *testing.B) {
 func BenchmarkRunFunctionExperiment16Targets(b *testing.B) {
 	ct.BenchmarkRunFunction(b, v1alpha1.ExperimentGroupVersionKind.GroupKind(), Composer, experimentChain(16).Request(b))
 }
+
+// BenchmarkComposeExperimentAmong100 is BenchmarkComposeExperiment2Targets
+// in a namespace of 100 other Experiments, which Crossplane supplies with
+// every request so that maxExperiments can count them: what counting
+// costs a composition as a namespace fills (it holds no place: all 100
+// are older, and Permissive allows 10,000).
+func BenchmarkComposeExperimentAmong100(b *testing.B) {
+	benchmarkCompose(b, among(100), 9*2+2)
+}
+
+// BenchmarkRunFunctionExperimentAmong100 is the same behind the gRPC
+// service, decoding the 100 included; BenchmarkRunFunctionExperiment2Targets
+// is the namespace of one.
+func BenchmarkRunFunctionExperimentAmong100(b *testing.B) {
+	ct.BenchmarkRunFunction(b, v1alpha1.ExperimentGroupVersionKind.GroupKind(), Composer, among(100).Request(b))
+}
+
+func BenchmarkRunFunctionExperiment2Targets(b *testing.B) {
+	ct.BenchmarkRunFunction(b, v1alpha1.ExperimentGroupVersionKind.GroupKind(), Composer, experimentChain(2).Request(b))
+}
+
+// among is experimentChain(2) in a namespace of n older Experiments.
+func among(n int) ct.Call {
+	c := experimentChain(2)
+	for i := range n {
+		o := gatewayTutorial()
+		o.Name, o.UID = fmt.Sprintf("other-%03d", i), ""
+		o.CreationTimestamp = metav1.NewTime(time.Date(2026, 11, 1, 8, 0, i%60, 0, time.UTC))
+		c.Siblings = append(c.Siblings, o)
+	}
+	return c
+}

@@ -85,7 +85,7 @@ var (
 	}
 	FederationNewestHeartbeat = metrics.Def{
 		Name: "fleetplane_federation_newest_heartbeat_timestamp_seconds", Type: metrics.Gauge, Labels: mr,
-		Help:   "When the newest heartbeat the last cycle read was written; time() minus it is how stale the hub's view of the fleet is. 0 when the cycle read none.",
+		Help:   "When the newest heartbeat the last cycle read was written; time() minus it is how stale the hub's view of the fleet is. Kept when a cycle reads none; 0 until a cycle has read one.",
 		Series: perResource,
 	}
 	FederationLastCycle = metrics.Def{
