@@ -534,6 +534,7 @@ spec:
 		"heartbeatTTL over 30 days":         {set(base(), "213504d", "spec", "federation", "heartbeatTTL"), "heartbeatTTL must be at most 30d"},
 		"heartbeatTTL clock over 30 days":   {set(base(), "30.00:00:01", "spec", "federation", "heartbeatTTL"), "heartbeatTTL must be at most 30d"},
 		"heartbeatTTL under a second":       {set(base(), "0.5s", "spec", "federation", "heartbeatTTL"), "heartbeatTTL must be at least 1s"},
+		"heartbeatTTL in words":             {set(base(), "2 days", "spec", "federation", "heartbeatTTL"), "heartbeatTTL is a Kusto timespan: units such as 2d, 4h30m"},
 		"partitioning value too long":       {set(base(), map[string]any{"geo": strings.Repeat("v", 257)}, "spec", "federation", "partitioning"), "spec.federation.partitioning.geo"},
 		"partitioning key with a newline":   {set(base(), map[string]any{"ge\no": "EU"}, "spec", "federation", "partitioning"), "partitioning keys must be 1 to 63 characters without control characters"},
 		"target endpoint not https":         {set(set(base(), "Partition", "spec", "role"), []any{map[string]any{"endpoint": "http://hub", "heartbeatDatabase": "F", "heartbeatTable": "H"}}, "spec", "federation", "federatedTargets"), "federatedTargets"},

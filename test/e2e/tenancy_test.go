@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
@@ -157,6 +158,10 @@ func TestTenancy(t *testing.T) {
 		Azure: &v1alpha1.AzurePolicy{Provisioning: []v1alpha1.AzureProvisioning{{
 			SubscriptionID: environment.TestSubscription, ResourceGroups: []string{"team-a-*"},
 			ProviderConfigRef: v1alpha1.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"},
+			// The take-over pushes a large SKU and capacity onto the
+			// cluster it names: a quota that allows them, so that what
+			// stops it is the proof of creation, not the quota.
+			Quota: &v1alpha1.ADXQuota{SKUs: []string{"*"}, MaxCapacity: ptr.To[int32](16)},
 		}}},
 		Placement: &v1alpha1.PlacementPolicy{
 			ClusterSelector: metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}}, Kinds: []string{"/ConfigMap"},

@@ -613,6 +613,8 @@ func TestHeartbeatTTLIsBoundAtApplyTime(t *testing.T) {
 		"213504d": "at most 30d", "31d": "at most 30d", "720h1s": "at most 30d", "99999999d": "heartbeatTTL", "0s": "at least 1s", "30d": "", "1d2h3m4s": "",
 		// Kusto's other timespan forms, on the real API server.
 		"1.5h": "", "00:30:00": "", "1.02:03:04": "", "30.00:00:01": "at most 30d", "0.5s": "at least 1s",
+		// Not a timespan: the format is said, nothing else.
+		"2 days": "heartbeatTTL is a Kusto timespan: units such as 2d, 4h30m",
 	}
 	i := 0
 	for ttl, want := range cases {
@@ -625,6 +627,8 @@ func TestHeartbeatTTLIsBoundAtApplyTime(t *testing.T) {
 			t.Errorf("heartbeatTTL %s refused: %v", ttl, err)
 		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
 			t.Errorf("heartbeatTTL %s: error %v, want one mentioning %q", ttl, err, want)
+		case strings.Contains(want, "timespan") && (strings.Contains(err.Error(), "at least") || strings.Contains(err.Error(), "should match")):
+			t.Errorf("heartbeatTTL %s: the format error comes with others: %v", ttl, err)
 		}
 	}
 }
