@@ -387,12 +387,32 @@ func (p *planner) customTransforms() (map[string][]jsonpath.Path, bool) {
 	return out, true
 }
 
+// quantity is n with its noun, singular for one: 1 object, 2 objects
+// (nouns gives the plural when it is not the noun and an s).
+func quantity(n int, noun string, nouns ...string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if len(nouns) > 0 {
+		return fmt.Sprintf("%d %s", n, nouns[0])
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// oneOr is one for 1, many otherwise.
+func oneOr(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // tooLarge says why the Placement delivers nothing new, when it asks for
 // more than one Placement delivers or than the policy's quota allows.
 func (p *planner) tooLarge() (reason, msg string) {
 	objects, clusters := len(p.objects), len(p.clusters)
 	if objects > MaxObjects || objects*clusters > MaxCopies {
-		return ReasonTooLarge, fmt.Sprintf("%d objects on %d clusters is more than one Placement delivers (at most %d objects and %d copies); split the Placement", objects, clusters, MaxObjects, MaxCopies)
+		return ReasonTooLarge, fmt.Sprintf("%s on %s is more than one Placement delivers (at most %d objects and %d copies); split the Placement", quantity(objects, "object"), quantity(clusters, "cluster"), MaxObjects, MaxCopies)
 	}
 	if err := p.policy.Limits.Deliveries(objects, clusters); err != nil {
 		return ReasonQuotaExceeded, err.Error() + "; narrow spec.clusters or split the Placement"
@@ -539,13 +559,13 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 		f := failures[0]
 		return compose.Condition{
 			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonExpansionFailed, Warning: true,
-			Message: observe.Bound(fmt.Sprintf("templates of %d objects fail to expand, so nothing of this Placement is delivered: every copy stays as it was on every cluster until they do. %s for cluster %s: %s", len(failures), f.Object, f.Cluster, strings.Join(f.Errors, "; "))),
+			Message: observe.Bound(fmt.Sprintf("templates of %s fail to expand, so nothing of this Placement is delivered: every copy stays as it was on every cluster until they do. %s for cluster %s: %s", quantity(len(failures), "object"), f.Object, f.Cluster, strings.Join(f.Errors, "; "))),
 		}
 	case len(p.clusters) == 0 && p.ungranted > 0:
 		return compose.Condition{
 			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNotGranted, Warning: true,
-			Message: fmt.Sprintf("%d inventory clusters match spec.clusters.matchLabels %s, but %s does not let %s deliver to them (spec.placement.clusterSelector %s)",
-				p.ungranted, labelString(p.r.XR.Spec.Clusters.MatchLabels), p.policy.Config, p.scope.who, selectorString(p.policy.ClusterSelector)),
+			Message: fmt.Sprintf("%s spec.clusters.matchLabels %s, but %s does not let %s deliver to them (spec.placement.clusterSelector %s)",
+				quantity(p.ungranted, "inventory cluster")+oneOr(p.ungranted, " matches", " match"), labelString(p.r.XR.Spec.Clusters.MatchLabels), p.policy.Config, p.scope.who, selectorString(p.policy.ClusterSelector)),
 		}
 	case len(p.clusters) == 0:
 		return compose.Condition{
@@ -557,7 +577,7 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 	case len(p.namespaced) > 0:
 		return compose.Condition{
 			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNamespaced, Warning: true,
-			Message: fmt.Sprintf("objects of kind %s are namespaced: a ClusterPlacement places cluster-scoped objects, a Placement in their namespace the others; none of them is placed, %d cluster-scoped objects are", listOf(p.namespaced), len(p.objects)),
+			Message: fmt.Sprintf("objects of kind %s are namespaced: a ClusterPlacement places cluster-scoped objects, a Placement in their namespace the others; none of them is placed, %s are", listOf(p.namespaced), quantity(len(p.objects), "cluster-scoped object")),
 		}
 	case len(p.objects) == 0:
 		return compose.Condition{
@@ -569,17 +589,17 @@ func (p *planner) delivered(failures []v1alpha1.ExpansionFailure, copies, delive
 	case len(p.notOwned) > 0:
 		return compose.Condition{
 			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonNotOwned, Warning: true,
-			Message: fmt.Sprintf("%d objects of these names were on their clusters before this Placement delivered them, and fleetplane never takes over what it did not create: %s; they are left as they are", len(p.notOwned), listOf(p.notOwned)),
+			Message: fmt.Sprintf("fleetplane never takes over what it did not create, and these were on their clusters before this Placement delivered them: %s; left as they are", listOf(p.notOwned)),
 		}
 	case len(p.missing) > 0:
 		return compose.Condition{
 			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonObjectsMissing, Warning: true,
-			Message: fmt.Sprintf("%d named objects do not exist in %s: %s; the %d others are placed", len(p.missing), p.scope.where, listOf(p.missing), len(p.objects)),
+			Message: fmt.Sprintf("%s do not exist in %s: %s; the %s placed", quantity(len(p.missing), "named object"), p.scope.where, listOf(p.missing), quantity(len(p.objects), "other", "others")+oneOr(len(p.objects), " is", " are")),
 		}
 	case delivered < copies || len(p.r.Resources.Held()) > 0:
 		return compose.Condition{
 			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: ReasonDelivering,
-			Message: fmt.Sprintf("%d of %d copies (%d objects on %d clusters) delivered", delivered, copies, len(p.objects), len(p.clusters)),
+			Message: fmt.Sprintf("%d of %s (%s on %s) delivered", delivered, quantity(copies, "copy", "copies"), quantity(len(p.objects), "object"), quantity(len(p.clusters), "cluster")),
 		}
 	}
 	return compose.Condition{

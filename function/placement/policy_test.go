@@ -92,7 +92,7 @@ func TestPolicyRefusesPlacement(t *testing.T) {
 		rsp := ct.Run(t, placement.Composer, ct.Call{XR: x, Policy: teamPolicy(), Required: req})
 		rsp.WantNames()
 		rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotGranted,
-			"1 inventory clusters match spec.clusters.matchLabels {team=b}, but ClusterProviderConfig default does not let this namespace deliver to them (spec.placement.clusterSelector {team=a})")
+			"1 inventory cluster matches spec.clusters.matchLabels {team=b}, but ClusterProviderConfig default does not let this namespace deliver to them (spec.placement.clusterSelector {team=a})")
 	})
 	t.Run("more copies than the quota", func(t *testing.T) {
 		p := teamPolicy()
@@ -102,7 +102,7 @@ func TestPolicyRefusesPlacement(t *testing.T) {
 		// What was delivered stays; nothing new is.
 		rsp.WantNames("mine/Namespace")
 		rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonQuotaExceeded,
-			"2 objects on 1 clusters are 2 copies, more than the 1 one Placement may deliver (spec.placement.quota.maxCopies); narrow spec.clusters or split the Placement; copies already delivered stay as they are")
+			"2 copies (its objects times its clusters) are more than the 1 one Placement may deliver (spec.placement.quota.maxCopies); narrow spec.clusters or split the Placement; copies already delivered stay as they are")
 	})
 	t.Run("more clusters than the quota", func(t *testing.T) {
 		p := teamPolicy()
@@ -156,7 +156,7 @@ func TestNeverTakeOverCopies(t *testing.T) {
 		rsp.Want("mine/Deployment.apps/web", "spec.managementPolicies", []any{"Observe", "Create"})
 		rsp.Want("mine/ConfigMap/settings", "spec.managementPolicies", nil)
 		rsp.WantCondition(v1alpha1.ConditionDelivered, fnv1.Status_STATUS_CONDITION_FALSE, placement.ReasonNotOwned,
-			"1 objects of these names were on their clusters before this Placement delivered them", "Deployment.apps/web on cluster mine")
+			"these were on their clusters before this Placement delivered them: Deployment.apps/web on cluster mine; left as they are")
 	})
 }
 

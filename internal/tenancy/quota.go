@@ -159,7 +159,7 @@ func (l PlacementLimits) Deliveries(objects, clusters int) error {
 		return Exceeded("spec.placement.quota.maxClusters", "%d clusters are more than the %d one Placement may deliver to", clusters, l.Clusters)
 	}
 	if objects*clusters > l.Copies {
-		return Exceeded("spec.placement.quota.maxCopies", "%d objects on %d clusters are %d copies, more than the %d one Placement may deliver", objects, clusters, objects*clusters, l.Copies)
+		return Exceeded("spec.placement.quota.maxCopies", "%d copies (its objects times its clusters) are more than the %d one Placement may deliver", objects*clusters, l.Copies)
 	}
 	return nil
 }

@@ -718,6 +718,22 @@ spec:
   objects: [{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, names: [admin]}]
   clusters: {}
 `, "this kind is cluster-scoped"},
+		"a Placement object selected by neither names nor labels": {`
+apiVersion: placement.fleetplane.io/v1alpha1
+kind: Placement
+metadata: {name: invalid-selector, namespace: default}
+spec:
+  objects: [{apiVersion: v1, kind: ConfigMap}]
+  clusters: {}
+`, "an object selector names the objects (names) or selects them by label (matchLabels); it has neither"},
+		"an ADXCluster whose provision lacks the location, and says nothing of auto": {`
+apiVersion: adx.fleetplane.io/v1alpha1
+kind: ADXCluster
+metadata: {name: invalid-partial, namespace: default}
+spec:
+  clusterName: partial01
+  provision: {subscriptionId: 00000000-0000-0000-0000-000000000000, resourceGroup: rg, skuName: Standard_E8ads_v5, tier: Standard}
+`, "spec.provision needs subscriptionId, resourceGroup, location, skuName and tier, unless provision.auto is true"},
 		"a StatusCollector expression with both op and cel": {`
 apiVersion: placement.fleetplane.io/v1alpha1
 kind: StatusCollector
@@ -730,6 +746,11 @@ spec:
 			err := env.Kube.Create(context.Background(), xr(t, tc.manifest), client.DryRunAll)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("apply = %v, want a rejection naming %q", err, tc.want)
+			}
+			// The reason alone: no CEL evaluation error beside it, and
+			// not the message of the opposite mistake.
+			if err != nil && (strings.Contains(err.Error(), "no such key") || (strings.Contains(tc.want, "it has neither") && strings.Contains(err.Error(), "not both"))) {
+				t.Errorf("apply = %v: more than the reason", err)
 			}
 		})
 	}

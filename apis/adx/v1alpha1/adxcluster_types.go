@@ -159,7 +159,7 @@ const (
 
 // ProvisionSpec holds what Azure needs to create the cluster.
 //
-// +kubebuilder:validation:XValidation:rule="self.auto || (has(self.subscriptionId) && has(self.resourceGroup) && has(self.location) && has(self.skuName) && has(self.tier))",message="spec.provision needs subscriptionId, resourceGroup, location, skuName and tier, unless provision.auto is true (then the missing ones are discovered where the control plane runs)"
+// +kubebuilder:validation:XValidation:rule="(has(self.auto) && self.auto) || (has(self.subscriptionId) && has(self.resourceGroup) && has(self.location) && has(self.skuName) && has(self.tier))",message="spec.provision needs subscriptionId, resourceGroup, location, skuName and tier, unless provision.auto is true (then the missing ones are discovered where the control plane runs)"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoScaleMin) || !has(self.autoScaleMax) || self.autoScaleMin <= self.autoScaleMax",message="provision.autoScaleMin must not exceed provision.autoScaleMax"
 // +kubebuilder:validation:XValidation:rule="!has(self.capacity) || !has(self.autoScale) || !self.autoScale",message="provision.capacity and provision.autoScale exclude each other: with Azure's optimized autoscale, Azure owns the instance count",fieldPath=".capacity"
 // +kubebuilder:validation:XValidation:rule="!has(self.capacity) || ((has(self.tier) && self.tier == 'Basic') ? self.capacity == 1 : self.capacity >= 2)",message="provision.capacity is 1 for a Basic (Dev) cluster and at least 2 for a Standard one",fieldPath=".capacity"

@@ -8,7 +8,8 @@ import (
 // kind, by name or by label. Its fields are ObjectSelector's, so that one
 // composer reads both kinds of placement; only the validation differs.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.names) != has(self.matchLabels)",message="select objects by names or by matchLabels, not both"
+// +kubebuilder:validation:XValidation:rule="has(self.names) || has(self.matchLabels)",message="an object selector names the objects (names) or selects them by label (matchLabels); it has neither"
+// +kubebuilder:validation:XValidation:rule="!(has(self.names) && has(self.matchLabels))",message="select objects by names or by matchLabels, not both"
 type ClusterObjectSelector struct {
 	// APIVersion of the objects: v1, rbac.authorization.k8s.io/v1,
 	// apiextensions.k8s.io/v1.

@@ -21,7 +21,8 @@ const ExecutingCountLabel = "kubestellar.io/executing-count"
 // ObjectSelector selects workload objects of one kind in the Placement's
 // namespace, by name or by label.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.names) != has(self.matchLabels)",message="select objects by names or by matchLabels, not both"
+// +kubebuilder:validation:XValidation:rule="has(self.names) || has(self.matchLabels)",message="an object selector names the objects (names) or selects them by label (matchLabels); it has neither"
+// +kubebuilder:validation:XValidation:rule="!(has(self.names) && has(self.matchLabels))",message="select objects by names or by matchLabels, not both"
 type ObjectSelector struct {
 	// APIVersion of the objects: v1, apps/v1, batch/v1, example.com/v1.
 	// +kubebuilder:validation:MaxLength=317
