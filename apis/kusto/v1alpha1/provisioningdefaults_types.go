@@ -99,6 +99,7 @@ type ProvisioningDefaultsStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
 // +kubebuilder:printcolumn:name="SUBSCRIPTION",type="string",JSONPath=".status.atProvider.subscriptionId"
 // +kubebuilder:printcolumn:name="GROUP",type="string",JSONPath=".status.atProvider.resourceGroup"
 // +kubebuilder:printcolumn:name="LOCATION",type="string",JSONPath=".status.atProvider.location"

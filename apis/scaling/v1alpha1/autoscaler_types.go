@@ -243,6 +243,7 @@ type AutoscalerStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="READY",type="string",JSONPath=".status.conditions[?(@.type=='Ready')].status"
+// +kubebuilder:printcolumn:name="SYNCED",type="string",JSONPath=".status.conditions[?(@.type=='Synced')].status"
 // +kubebuilder:printcolumn:name="SIZE",type="integer",JSONPath=".status.atProvider.observedSize"
 // +kubebuilder:printcolumn:name="DESIRED",type="integer",JSONPath=".status.atProvider.desiredSize"
 // +kubebuilder:printcolumn:name="DECISION",type="string",JSONPath=".status.atProvider.decision"
