@@ -49,7 +49,7 @@ push: ## Build, then push the packages to REGISTRY under VERSION: make push REGI
 	@tools/push.sh $(REGISTRY) $(VERSION)
 
 .PHONY: test
-test: ## Run every test (unit, render golden, validation). CI runs this.
+test: ## What CI runs: vet, lint, gofmt, then every test (unit tables, render goldens, provider tests on a real API server, the e2e journeys on real nodes: about 30 minutes on two cores) and 5s of each fuzzer.
 	@$(TOOLS) >/dev/null
 	$(GO) vet ./...
 	@$$($(TOOLS) golangci-lint 2>/dev/null) run ./...

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 
 	"github.com/alecthomas/kong"
@@ -109,6 +110,15 @@ func (c *CLI) serveMetrics(log logging.Logger) error {
 		if httpClient, err = rest.HTTPClientFor(cfg); err != nil {
 			return fmt.Errorf("cannot make the client that reviews metrics scrapers: %w", err)
 		}
+	}
+	// The server listens only once started, in the background, where a
+	// port already taken was a line few read after "Serving metrics":
+	// ask first, and say so, keeping the function's work (gRPC) going.
+	if l, err := net.Listen("tcp", c.MetricsAddress); err != nil {
+		log.Info("Metrics are off: their address cannot be listened on; pass another --metrics-address, or --metrics-address= to turn them off", "address", c.MetricsAddress, "reason", err.Error())
+		return nil
+	} else if err := l.Close(); err != nil {
+		return fmt.Errorf("cannot free the metrics address %s: %w", c.MetricsAddress, err)
 	}
 	srv, err := metricsserver.NewServer(c.Options(c.MetricsAddress), cfg, httpClient)
 	if err != nil {
