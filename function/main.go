@@ -114,7 +114,7 @@ func (c *CLI) serveMetrics(log logging.Logger) error {
 	// The server listens only once started, in the background, where a
 	// port already taken was a line few read after "Serving metrics":
 	// ask first, and say so, keeping the function's work (gRPC) going.
-	if l, err := net.Listen("tcp", c.MetricsAddress); err != nil {
+	if l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", c.MetricsAddress); err != nil {
 		log.Info("Metrics are off: their address cannot be listened on; pass another --metrics-address, or --metrics-address= to turn them off", "address", c.MetricsAddress, "reason", err.Error())
 		return nil
 	} else if err := l.Close(); err != nil {
