@@ -116,7 +116,13 @@ func (s *Share) overShare(namespace string, a *account) *Held {
 	wait := s.repay(-a.balance)
 	return &Held{Wait: wait, Reason: ReasonOverShare, Message: fmt.Sprintf(
 		"held back: namespace %s's federation cycles took %s more than its share of the provider's time (%s a minute, --federation-time-per-namespace); its next cycle runs in %s",
-		namespace, (-a.balance).Round(100*time.Millisecond), s.perMinute, wait.Round(100*time.Millisecond))}
+		namespace, roundUp(-a.balance), s.perMinute, wait.Round(100*time.Millisecond))}
+}
+
+// roundUp is d to the tenth of a second above, so that a debt shows.
+func roundUp(d time.Duration) time.Duration {
+	const tenth = 100 * time.Millisecond
+	return (d + tenth - 1).Truncate(tenth)
 }
 
 // OverShare says, when namespace has spent more than its share, how long

@@ -324,6 +324,23 @@ func (e *external) Create(context.Context, *v1alpha1.Federation) (managed.Extern
 	return managed.ExternalCreation{}, nil
 }
 
+// heldSuffix ends the error of a cycle held back after one that failed.
+const heldSuffix = " (the next cycle waits for the namespace's share: condition CycleScheduled)"
+
+// lastCycleError is why the last cycle failed, from the Synced condition
+// crossplane-runtime wrote ("update failed: …"), "" when it did not.
+func lastCycleError(mg *v1alpha1.Federation) string {
+	c := mg.GetCondition(xpv2.TypeSynced)
+	if c.Status != corev1.ConditionFalse || c.Reason != xpv2.ReasonReconcileError {
+		return ""
+	}
+	msg, found := strings.CutPrefix(c.Message, "update failed: ")
+	if !found {
+		return ""
+	}
+	return strings.TrimSuffix(msg, heldSuffix)
+}
+
 // scheduled sets CycleScheduled: False while held (the namespace is over
 // its share), True otherwise.
 func (e *external) scheduled(mg *v1alpha1.Federation, held *fairshare.Held) {
@@ -376,6 +393,12 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 		if held != nil {
 			if held.Reason == fairshare.ReasonOverShare {
 				e.scheduled(mg, held)
+			}
+			// A cycle held back did nothing: it must not turn a failing
+			// Federation Synced, which would hide why its last cycle
+			// failed (a hub down, each retry charged) while it waits.
+			if last := lastCycleError(mg); last != "" {
+				return managed.ExternalUpdate{}, fmt.Errorf("%s%s", last, heldSuffix)
 			}
 			return managed.ExternalUpdate{}, nil
 		}

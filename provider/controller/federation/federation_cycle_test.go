@@ -2,6 +2,7 @@ package federation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -641,5 +642,34 @@ func TestNamespaceShare(t *testing.T) {
 	}
 	if c := noisy.GetCondition(TypeCycleScheduled); c.Status != corev1.ConditionTrue {
 		t.Errorf("CycleScheduled after repaying = %s %s", c.Status, c.Reason)
+	}
+}
+
+// TestHeldBackAfterAFailure: a cycle held back by the namespace's share
+// after one that failed keeps the Federation failing with that reason
+// (crossplane-runtime would otherwise mark it Synced, the hub still down),
+// and says the next cycle waits; the message does not grow each time.
+func TestHeldBackAfterAFailure(t *testing.T) {
+	at := time.Now()
+	share := fairshare.New(fairshare.Config{PerMinute: 6 * time.Second, Now: func() time.Time { return at }})
+	done, _ := share.Start("noisy", "Federation hub")
+	at = at.Add(20 * time.Second)
+	done()
+	mg := federationOf("http://127.0.0.1:1")
+	mg.Namespace = "noisy"
+	mg.SetConditions(xpv2.ReconcileError(errors.New("update failed: cannot read heartbeats from FleetDiscovery.Heartbeats: dial tcp 127.0.0.1:1: connection refused")))
+	e := newExternal(open, clock)
+	e.share = share
+	for range 2 {
+		_, err := e.Update(context.Background(), mg)
+		want := "cannot read heartbeats from FleetDiscovery.Heartbeats: dial tcp 127.0.0.1:1: connection refused" + heldSuffix
+		if err == nil || err.Error() != want {
+			t.Fatalf("held back after a failure: %v, want %q", err, want)
+		}
+		mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("update failed: %w", err)))
+	}
+	mg.SetConditions(xpv2.ReconcileSuccess())
+	if _, err := e.Update(context.Background(), mg); err != nil {
+		t.Errorf("held back after a success: %v", err)
 	}
 }

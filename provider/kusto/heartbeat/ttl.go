@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -17,25 +18,34 @@ const MaxTTL = 30 * 24 * time.Hour
 const MinTTL = time.Second
 
 // TTLPattern is the grammar of a heartbeat TTL, as the CRDs and XRDs check
-// it when a resource is applied (their heartbeatTTL pattern is this
-// string, which a test holds them to). Two of Kusto's timespan forms:
+// it when a resource is applied, and ParseTTL reads it. Two of Kusto's
+// timespan forms:
 //
 //   - units, largest first, each at most once, with up to 7 decimals:
 //     1d, 2h, 4h30m, 1.5h, 0.25d, 90s;
 //   - a clock, [days.]hh:mm:ss[.fraction]: 00:30:00, 1.02:03:04.
 //
-// Bounds (at least MinTTL, at most MaxTTL) are checked by CEL rules of the
-// same resources (TTLCELRules) and by ParseTTL.
+// The resources check it with a CEL rule (TTLCELRules, which a test holds
+// them to) rather than an OpenAPI pattern, whose refusal dumps the regular
+// expression: the rule says the format in words, and the bounds (at least
+// MinTTL, at most MaxTTL) are judged only for a timespan, so a value that
+// is none gets one message, not three.
 const TTLPattern = `^(([0-9]{1,7}(\.[0-9]{1,7})?d)?([0-9]{1,7}(\.[0-9]{1,7})?h)?([0-9]{1,7}(\.[0-9]{1,7})?m)?([0-9]{1,7}(\.[0-9]{1,7})?s)?|([0-9]{1,5}\.)?([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,7})?)$`
 
 // TTLCELSeconds is a TTL in seconds, in either form, as the API server's
 // CEL computes it; the resources' CEL rules bound it (TTLCELRules).
 const TTLCELSeconds = `(self.contains(':') ? (self.matches('^[0-9]+[.][0-9]{2}:') ? double(self.find('^[0-9]+')) * 86400.0 : 0.0) + double(self.find('[0-9]{2}:[0-9]{2}:[0-9.]+$').split(':')[0]) * 3600.0 + double(self.find('[0-9]{2}:[0-9]{2}:[0-9.]+$').split(':')[1]) * 60.0 + double(self.find('[0-9]{2}:[0-9]{2}:[0-9.]+$').split(':')[2]) : (self.find('[0-9.]+d') == '' ? 0.0 : double(self.find('[0-9.]+d').replace('d', '')) * 86400.0) + (self.find('[0-9.]+h') == '' ? 0.0 : double(self.find('[0-9.]+h').replace('h', '')) * 3600.0) + (self.find('[0-9.]+m') == '' ? 0.0 : double(self.find('[0-9.]+m').replace('m', '')) * 60.0) + (self.find('[0-9.]+s') == '' ? 0.0 : double(self.find('[0-9.]+s').replace('s', ''))))`
 
-// TTLCELRules are the CEL rules of the same resources, with their messages.
+// ttlCELMatches is TTLPattern as a CEL test: a dot as [.], which needs no
+// escape in a CEL string.
+var ttlCELMatches = "self.matches('" + strings.ReplaceAll(TTLPattern, `\.`, "[.]") + "')"
+
+// TTLCELRules are the CEL rules of the same resources, with their
+// messages: the format, then the bounds of a value that has it.
 var TTLCELRules = map[string]string{
-	TTLCELSeconds + ` >= 1.0`:       "heartbeatTTL must be at least 1s",
-	TTLCELSeconds + ` <= 2592000.0`: "heartbeatTTL must be at most 30d",
+	ttlCELMatches: "heartbeatTTL is a Kusto timespan: units such as 2d, 4h30m, 1.5h or 90s, or a clock such as 00:30:00 or 1.02:03:04",
+	"!" + ttlCELMatches + " || " + TTLCELSeconds + ` >= 1.0`:       "heartbeatTTL must be at least 1s",
+	"!" + ttlCELMatches + " || " + TTLCELSeconds + ` <= 2592000.0`: "heartbeatTTL must be at most 30d",
 }
 
 var (
