@@ -328,7 +328,7 @@ spec:
 	refused(t, "adx.fleetplane.io/v1alpha1", "ADXCluster", a, "intruder", "adxcluster.fleetplane.io",
 		"ClusterProviderConfig tenancy-a grants no provisioning in resource group team-b-prod", "resourceGroups allows team-a-*")
 	refused(t, placementAPI, "Placement", a, "node-agent", "Delivered",
-		"match spec.clusters.matchLabels {team=b}, but ClusterProviderConfig tenancy-a does not let this namespace deliver to them (spec.placement.clusterSelector {team=a})")
+		"1 inventory cluster matches spec.clusters.matchLabels {team=b}, but ClusterProviderConfig tenancy-a does not let this namespace deliver to them (spec.placement.clusterSelector {team=a})")
 	refused(t, experimentAPI, "Experiment", a, "onto-the-hub", "experiment.fleetplane.io",
 		"ClusterProviderConfig tenancy-a grants no Experiments")
 	eventually(t, 2*time.Minute, "the take-over reports the cluster it found, and goes no further", func() (bool, string) {
