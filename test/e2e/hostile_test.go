@@ -92,11 +92,17 @@ func TestHostileTenant(t *testing.T) {
 		t.Helper()
 		start := time.Now()
 		support.KustoExec(t, part, "Metrics", ".create table ['"+name+"'] (['v']:real)")
+		var seen []string
 		eventually(t, time.Minute, "function "+name+" on the hub", func() (bool, string) {
 			_, ok := hub.Functions("Metrics")[name]
+			if !ok {
+				seen = appendNew(seen, federationState(t, calm))
+			}
 			return ok, "not yet"
 		})
-		return time.Since(start)
+		took := time.Since(start)
+		t.Logf("while %s waited (%s) the calm Federation said: %s", name, took.Round(100*time.Millisecond), strings.Join(seen, " | "))
+		return took
 	}
 	before := newTable("before")
 
@@ -279,6 +285,28 @@ spec:
 	if err := env.Alive(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// federationState is the conditions of the namespace's Federation, for a
+// log that says why a cycle waited.
+func federationState(t *testing.T, ns string) string {
+	t.Helper()
+	var parts []string
+	for _, f := range listIn(t, "kusto.m.fleetplane.io/v1alpha1", "Federation", ns) {
+		for _, typ := range []string{"Synced", "CycleScheduled"} {
+			s, r, msg := condition(&f, typ)
+			parts = append(parts, typ+"="+s+" "+r+" "+msg)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// appendNew appends s unless it is the last element.
+func appendNew(l []string, s string) []string {
+	if len(l) > 0 && l[len(l)-1] == s {
+		return l
+	}
+	return append(l, s)
 }
 
 // listIn lists a kind's objects in a namespace.

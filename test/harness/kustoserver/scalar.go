@@ -138,12 +138,17 @@ func parseScalar(e env, c *cursor) (scalar, error) {
 		}}, nil
 	case "pack_array":
 		return scalar{typ: "dynamic", eval: func(r []any) any {
-			vals := make([]json.RawMessage, len(args))
+			// Joined as they are: each element is compact JSON already.
+			var b bytes.Buffer
+			b.WriteByte('[')
 			for i, a := range args {
-				vals[i] = toDynamic(a.eval(r))
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				b.Write(toDynamic(a.eval(r)))
 			}
-			b, _ := json.Marshal(vals)
-			return json.RawMessage(b)
+			b.WriteByte(']')
+			return json.RawMessage(b.Bytes())
 		}}, nil
 	}
 	return scalar{}, badRequest("Semantic error: this server does not support the function %s()", name)
@@ -187,15 +192,14 @@ func toString(v any) string {
 	case time.Time:
 		return x.UTC().Format("2006-01-02T15:04:05.0000000Z")
 	case json.RawMessage:
-		var s string
-		if json.Unmarshal(x, &s) == nil {
-			return s
+		// Compact already (convert, and whatever this server computes).
+		if len(x) > 0 && x[0] == '"' {
+			var s string
+			if json.Unmarshal(x, &s) == nil {
+				return s
+			}
 		}
-		var b bytes.Buffer
-		if json.Compact(&b, x) != nil {
-			return string(x)
-		}
-		return b.String()
+		return string(x)
 	default:
 		b, _ := json.Marshal(x)
 		return string(b)
@@ -206,11 +210,7 @@ func toString(v any) string {
 func toDynamic(v any) json.RawMessage {
 	switch x := v.(type) {
 	case json.RawMessage:
-		var b bytes.Buffer
-		if json.Compact(&b, x) != nil {
-			return x
-		}
-		return b.Bytes()
+		return x
 	case time.Time:
 		b, _ := json.Marshal(toString(x))
 		return b
