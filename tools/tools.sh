@@ -22,7 +22,7 @@ cache=${FLEETPLANE_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fleetplane/tools
 # name | version | module dir under tools/ | package to build | binary name | ldflags
 catalog() {
   cat <<'CAT'
-crossplane|v2.2.0|crossplane-cli|github.com/crossplane/crossplane/v2/cmd/crank|crossplane
+crossplane|v2.2.0|crossplane-cli|github.com/crossplane/crossplane/v2/cmd/crank|crossplane|-X github.com/crossplane/crossplane/v2/internal/version.version=v2.2.0
 controller-gen|v0.23.0|controller-gen|sigs.k8s.io/controller-tools/cmd/controller-gen|controller-gen
 angryjet|v0.0.0-20260719180100-659f1dc036c5|angryjet|github.com/crossplane/crossplane-tools/cmd/angryjet|angryjet
 golangci-lint|v2.15.0|golangci-lint|github.com/golangci/golangci-lint/v2/cmd/golangci-lint|golangci-lint

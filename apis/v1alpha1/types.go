@@ -241,6 +241,14 @@ type AzureProvisioning struct {
 	// +kubebuilder:validation:items:Pattern=`^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|\*)$`
 	DatabasePrincipals []string `json:"databasePrincipals,omitempty"`
 
+	// TenantID is the Microsoft Entra tenant of the principals granted
+	// here: a database principal that names no tenant of its own (an
+	// ADXMon's managedIdentityClientId without tenantId) is given its
+	// role in this tenant. Without it such a principal is refused.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+	TenantID string `json:"tenantId,omitempty"`
+
 	// Quota bounds the clusters ADXClusters (an ADXMon's included)
 	// create in this subscription. Defaults apply when it is absent.
 	// +optional

@@ -190,6 +190,9 @@ func (p *planner) granted(w Where) bool {
 		err = g.DatabasePrincipals(prov, ids)
 	}
 	if err == nil {
+		err = p.principalTenants(prov)
+	}
+	if err == nil {
 		p.limits = g.ADXLimits(prov)
 		err = p.withinQuota(w)
 	}
@@ -200,6 +203,32 @@ func (p *planner) granted(w Where) bool {
 	p.render.where = w
 	p.render.azureConfig = xpv2.ProviderConfigReference{Kind: prov.ProviderConfigRef.Kind, Name: prov.ProviderConfigRef.Name}
 	return true
+}
+
+// principalTenants gives each database principal that names no tenant
+// the one the policy names for the subscription, as Azure names a
+// principal by client and tenant; without one the principal cannot be
+// given its role (adx-mon's ingestor could not create its tables), and
+// is refused rather than left out.
+func (p *planner) principalTenants(prov fpv1alpha1.AzureProvisioning) error {
+	prs := p.xr.Spec.Provision.DatabasePrincipals
+	cloned := false
+	for i := range prs {
+		if prs[i].TenantID != "" {
+			continue
+		}
+		if prov.TenantID == "" {
+			return fmt.Errorf("database principal %s names no tenant, and %s names none for subscription %s (spec.azure.provisioning[subscriptionId=%s].tenantId): set spec.provision.databasePrincipals[%d].tenantId (an ADXMon's spec.adx.clusters[].provision.tenantId), or the cluster admin sets the subscription's tenant",
+				prs[i].ClientID, p.grant, prov.SubscriptionID, prov.SubscriptionID, i)
+		}
+		if !cloned {
+			// A copy: the list is the request's XR's.
+			prs, cloned = slices.Clone(prs), true
+			p.xr.Spec.Provision.DatabasePrincipals = prs
+		}
+		prs[i].TenantID = prov.TenantID
+	}
+	return nil
 }
 
 // withinQuota checks the cluster's SKU, instance count and databases
@@ -226,7 +255,7 @@ func (p *planner) withinQuota(w Where) error {
 // exceeds, and composes nothing new.
 func (p *planner) refuse(err error) {
 	p.cond = condition(corev1.ConditionFalse, compose.RefusalReason(err), observe.Bound(err.Error()+"; nothing new is composed and nothing is removed."))
-	p.cond.Warning = true
+	p.cond.Fatal = true
 	p.freeze()
 }
 
@@ -243,21 +272,7 @@ func (p *planner) provision() (string, bool) {
 	// cannot serve the databases' clients either.
 	uri := p.observedString(NameCluster, "status.atProvider.uri")
 	clusterReady := p.set.Ready(NameCluster) && uri != ""
-	azure := []resource.Name{NameResourceGroup, NameCluster}
-	for _, db := range r.databases() {
-		dbName := DatabaseName(db.DatabaseName)
-		p.set.AddWhen(uri != "", dbName, r.database(db, p.createdHere(dbName)), NameCluster)
-		azure = append(azure, dbName)
-		for _, pr := range spec.Provision.DatabasePrincipals {
-			n := PrincipalName(db.DatabaseName, pr)
-			p.set.Add(n, r.databasePrincipal(db.DatabaseName, pr, p.createdHere(n)), dbName)
-			azure = append(azure, n)
-		}
-	}
-	for _, name := range p.discoveredDatabases(r.databases(), uri) {
-		p.set.AddWhen(uri != "", DatabaseName(name), r.discoveredDatabase(name, p.createdHere(DatabaseName(name))), NameCluster)
-		azure = append(azure, DatabaseName(name))
-	}
+	azure := append([]resource.Name{NameResourceGroup, NameCluster}, p.databases(uri)...)
 
 	forbidden, failed := p.azureFailures(azure)
 	existing := p.existing(azure)
@@ -313,6 +328,69 @@ func (p *planner) provision() (string, bool) {
 			fmt.Sprintf("Creating resource group %s for cluster %s.", r.where.ResourceGroup, spec.ClusterName))
 	}
 	return "", false
+}
+
+// databases composes the cluster's databases, declared and discovered,
+// and their principals' roles once the cluster has a URI, lets go of
+// those removed from the spec, and returns the names it composed.
+func (p *planner) databases(uri string) []resource.Name {
+	r := p.render
+	var azure []resource.Name
+	for _, db := range r.databases() {
+		dbName := DatabaseName(db.DatabaseName)
+		p.set.AddWhen(uri != "", dbName, r.database(db, p.createdHere(dbName)), NameCluster)
+		azure = append(azure, dbName)
+		for _, pr := range p.xr.Spec.Provision.DatabasePrincipals {
+			n := PrincipalName(db.DatabaseName, pr)
+			p.set.Add(n, r.databasePrincipal(db.DatabaseName, pr, p.createdHere(n)), dbName)
+			azure = append(azure, n)
+		}
+	}
+	for _, name := range p.discoveredDatabases(r.databases(), uri) {
+		p.set.AddWhen(uri != "", DatabaseName(name), r.discoveredDatabase(name, p.createdHere(DatabaseName(name))), NameCluster)
+		azure = append(azure, DatabaseName(name))
+	}
+	p.orphanRemovedDatabases()
+	return azure
+}
+
+// orphanRemovedDatabases lets go of the databases removed from the spec
+// without deleting them in Azure, unless spec.removedDatabases is Delete.
+// Dropping a database's MR deletes the database when the MR may delete
+// (deletionPolicy Delete), so first the MR is composed once more, as it
+// is but without Delete in its managementPolicies; once it is observed
+// so, it is dropped, and its deletion leaves the database, and its data,
+// in Azure. A database MR that never could delete is dropped at once.
+func (p *planner) orphanRemovedDatabases() {
+	if p.xr.Spec.RemovedDatabases == v1alpha1.DeletionDelete {
+		return
+	}
+	for _, n := range p.set.ObservedNames() {
+		if !strings.HasPrefix(string(n), databasePrefix) || p.set.Desired(n) {
+			continue
+		}
+		o := p.set.Observed(n)
+		var policies []string
+		if err := o.GetValueInto("spec.managementPolicies", &policies); err != nil || !slices.ContainsFunc(policies, mayDelete) {
+			continue
+		}
+		kept := slices.DeleteFunc(slices.Clone(policies), mayDelete)
+		if slices.Contains(policies, string(xpv2.ManagementActionAll)) {
+			// Everything but Delete; an empty list would mean all.
+			kept = []string{string(xpv2.ManagementActionObserve), string(xpv2.ManagementActionCreate), string(xpv2.ManagementActionUpdate), string(xpv2.ManagementActionLateInitialize)}
+		}
+		keep := compose.Retain(o)
+		if err := keep.SetValue("spec.managementPolicies", kept); err != nil {
+			p.set.Fail(fmt.Errorf("cannot keep removed database %s: %w", strings.TrimPrefix(string(n), databasePrefix), err))
+			return
+		}
+		p.set.Add(n, keep)
+	}
+}
+
+// mayDelete is a management policy that lets an MR delete what it manages.
+func mayDelete(policy string) bool {
+	return policy == string(xpv2.ManagementActionDelete) || policy == string(xpv2.ManagementActionAll)
 }
 
 var databaseName = regexp.MustCompile(`^[a-zA-Z0-9_]{1,260}$`)

@@ -616,6 +616,55 @@ func TestProvisionedHubCreatesDiscoveredDatabases(t *testing.T) {
 	r.WantNames("heartbeat-table", "federation")
 }
 
+// TestPrincipalTenantFromPolicy: a database principal without a tenant
+// (the seed's complete adx-mon example names only the identity) gets its
+// role in the tenant the policy names for the subscription.
+func TestPrincipalTenantFromPolicy(t *testing.T) {
+	xr := provisioned()
+	xr.Spec.Provision.DatabasePrincipals = []v1alpha1.DatabasePrincipal{
+		{ClientID: "22222222-2222-2222-2222-222222222222"},
+		{ClientID: "11111111-1111-1111-1111-111111111111", TenantID: "44444444-4444-4444-4444-444444444444"},
+	}
+	policy := ct.Permissive()
+	policy.Spec.Azure.Provisioning[0].TenantID = "33333333-3333-3333-3333-333333333333"
+	r := run(t, ct.Call{XR: xr, Policy: policy, Observed: map[string]*ct.Resource{
+		"resource-group": created(resourceGroup()).Ready(), "cluster": runningCluster(), "database-Metrics": database("Metrics").Ready(), "database-Logs": database("Logs").Ready(),
+	}})
+	r.Want(string(PrincipalName("Metrics", xr.Spec.Provision.DatabasePrincipals[0])), "spec.forProvider.tenantId", "33333333-3333-3333-3333-333333333333")
+	r.Want(string(PrincipalName("Metrics", xr.Spec.Provision.DatabasePrincipals[1])), "spec.forProvider.tenantId", "44444444-4444-4444-4444-444444444444")
+}
+
+// TestRemovedDatabaseIsKeptInAzure: a database removed from the spec of
+// an ADXCluster with deletionPolicy Delete is not deleted in Azure. Its MR
+// is composed once more without Delete in its managementPolicies, then,
+// observed so, dropped; removedDatabases: Delete drops it at once.
+func TestRemovedDatabaseIsKeptInAzure(t *testing.T) {
+	xr := provisioned()
+	xr.Spec.DeletionPolicy = v1alpha1.DeletionDelete
+	xr.Spec.Databases = []v1alpha1.DatabaseSpec{{DatabaseName: "Metrics", TelemetryType: v1alpha1.TelemetryMetrics}}
+	withDelete := []any{"Observe", "Create", "Update", "Delete"}
+	observed := func(logsPolicies []any) map[string]*ct.Resource {
+		return map[string]*ct.Resource{
+			"resource-group": created(resourceGroup()).Ready(), "cluster": runningCluster(),
+			"database-Metrics": database("Metrics").Ready().Set("spec.managementPolicies", withDelete),
+			"database-Logs":    database("Logs").Ready().Set("spec.managementPolicies", logsPolicies).Set("spec.forProvider.hotCachePeriod", "P31D"),
+		}
+	}
+
+	r := run(t, ct.Call{XR: xr, Observed: observed(withDelete)})
+	r.WantNames("resource-group", "cluster", "database-Metrics", "database-Logs")
+	r.Want("database-Logs", "spec.managementPolicies", []any{"Observe", "Create", "Update"})
+	r.Want("database-Logs", "spec.forProvider.hotCachePeriod", "P31D")
+	r.Want("database-Metrics", "spec.managementPolicies", withDelete)
+
+	r = run(t, ct.Call{XR: xr, Observed: observed([]any{"Observe", "Create", "Update"})})
+	r.WantNames("resource-group", "cluster", "database-Metrics")
+
+	xr.Spec.RemovedDatabases = v1alpha1.DeletionDelete
+	r = run(t, ct.Call{XR: xr, Observed: observed(withDelete)})
+	r.WantNames("resource-group", "cluster", "database-Metrics")
+}
+
 func labels(data any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": environmentConfigAPIVersion, "kind": environmentConfigKind,
@@ -950,6 +999,14 @@ func TestPolicyRefuses(t *testing.T) {
 			}(), labels: teamB, policy: teamPolicy(),
 			message: []string{"does not let databases in subscription " + ct.Subscription + " grant roles to 11111111-aaaa-1111-1111-111111111111"},
 		},
+		"a principal without a tenant, where the policy names none": {
+			xr: func() *v1alpha1.ADXCluster {
+				xr := provisioned()
+				xr.Spec.Provision.DatabasePrincipals = []v1alpha1.DatabasePrincipal{{ClientID: "22222222-2222-2222-2222-222222222222"}}
+				return xr
+			}(), policy: ct.Permissive(),
+			message: []string{"database principal 22222222-2222-2222-2222-222222222222 names no tenant, and ClusterProviderConfig default names none for subscription " + ct.Subscription + " (spec.azure.provisioning[subscriptionId=" + ct.Subscription + "].tenantId)"},
+		},
 		"a heartbeat identity not granted": {
 			xr: partition(), labels: teamB, policy: teamPolicy(),
 			message: []string{"heartbeat target https://hub.kusto.windows.net: managedIdentityClientId 22222222-2222-2222-2222-222222222222 is not among the identities ClusterProviderConfig team-b allows"},
@@ -993,7 +1050,7 @@ func TestPolicyRefuses(t *testing.T) {
 			r := run(t, ct.Call{XR: tc.xr, Policy: policy, NamespaceLabels: tc.labels})
 			r.WantNames()
 			wantCondition(r, fnv1.Status_STATUS_CONDITION_FALSE, ReasonNotGranted, tc.message...)
-			r.WantEvent(fnv1.Severity_SEVERITY_WARNING, ReasonNotGranted)
+			r.WantEvent(fnv1.Severity_SEVERITY_FATAL, ReasonNotGranted)
 			r.WantNotReady()
 
 			// What was composed before the policy changed stays as it was.

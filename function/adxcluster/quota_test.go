@@ -57,7 +57,7 @@ func TestQuotas(t *testing.T) {
 			r := run(t, ct.Call{XR: tc.xr, Policy: teamPolicy(), NamespaceLabels: teamB})
 			r.WantNames()
 			wantCondition(r, fnv1.Status_STATUS_CONDITION_FALSE, "QuotaExceeded", tc.message, "nothing new is composed and nothing is removed")
-			r.WantEvent(fnv1.Severity_SEVERITY_WARNING, "QuotaExceeded")
+			r.WantEvent(fnv1.Severity_SEVERITY_FATAL, "QuotaExceeded")
 		})
 	}
 

@@ -47,6 +47,9 @@ const (
 	ReasonDrifted         = "Drifted"
 	ReasonFailed          = "Failed"
 	ReasonIngestorMissing = "IngestorMissing"
+	// ReasonEndpointInvalid: spec.collector.ingestorEndpoint names an
+	// in-cluster ingestor Service in a way that cannot reach it.
+	ReasonEndpointInvalid = "EndpointInvalid"
 )
 
 // Phases of status.phase, in order.
@@ -170,7 +173,7 @@ func (p *planner) phase(dbReady, ingestorOK, collectorOK, alerterOK bool) string
 
 func (p *planner) setCondition(t string, s corev1.ConditionStatus, reason, msg string) {
 	c := compose.Condition{Type: t, Status: s, Reason: reason, Message: msg}
-	if reason == ReasonFailed || reason == ReasonDrifted || reason == ReasonIngestorMissing || reason == ReasonMetricsMissing || reason == ReasonCannotEvaluate {
+	if reason == ReasonFailed || reason == ReasonDrifted || reason == ReasonIngestorMissing || reason == ReasonEndpointInvalid || reason == ReasonMetricsMissing || reason == ReasonCannotEvaluate {
 		c.Warning = true
 	}
 	if reason == ReasonFailed {
@@ -300,8 +303,10 @@ func (p *planner) adxCluster(i int) *v1alpha1.ADXCluster {
 		x.Spec.Provision = &v1alpha1.ProvisionSpec{Auto: pr.Auto, SubscriptionID: pr.SubscriptionID, ResourceGroup: pr.ResourceGroup, Location: pr.Region, SkuName: sku, Tier: tier, Capacity: p.adxCapacity(i),
 			UserAssignedIdentities: slices.Clone(pr.UserAssignedIdentities)}
 		// The seed's role assignment: the identity the components use
-		// administers the databases they write to.
-		if id, tenant := componentIdentity(c); id != "" && tenant != "" {
+		// administers the databases they write to. Without a tenant the
+		// ADXCluster takes the policy's for the subscription, or refuses
+		// (the ingestor could not create its tables).
+		if id, tenant := componentIdentity(c); id != "" {
 			x.Spec.Provision.DatabasePrincipals = []v1alpha1.DatabasePrincipal{{ClientID: id, TenantID: tenant, Role: v1alpha1.DatabaseRoleAdmin}}
 		}
 	}

@@ -403,24 +403,45 @@ func TestSubsets(t *testing.T) {
 	t.Run("collector sending to its own stack's ingestor by name", func(t *testing.T) {
 		// adx-mon's complete example names the in-cluster ingestor; it
 		// serves adx-mon's self-signed certificate as when unnamed.
-		for endpoint, own := range map[string]bool{
-			"https://ingestor.adx-mon.svc.cluster.local":       true,
-			"https://INGESTOR.adx-mon.svc.cluster.local.:443/": true,
-			"https://ingestor.adx-mon.svc":                     false,
-			"https://ingestor.adx-mon":                         false,
-			"https://ingestor.other.svc.cluster.local":         false,
-			"https://ingestor.adx-mon.svc.cluster.local:8443":  false,
-			"http://ingestor.adx-mon.svc.cluster.local":        false,
-			"https://ingestor.adx-mon.svc.cluster.local/x":     false,
-			"https://ingestor.adx-mon.svc.cluster.local.evil":  false,
+		// own: skips verification of the self-signed certificate;
+		// other: verifies; refused: cannot reach an ingestor's Service.
+		const own, other, refused = "own", "other", "refused"
+		for endpoint, want := range map[string]string{
+			"https://ingestor.adx-mon.svc.cluster.local":        own,
+			"https://INGESTOR.adx-mon.svc.cluster.local.:443/":  own,
+			"https://ingestor.adx-mon.svc":                      other,
+			"https://ingestor.adx-mon":                          other,
+			"https://ingestor.other.svc.cluster.local":          other,
+			"https://ingestor.adx-mon.svc.cluster.local:8443":   refused,
+			"http://ingestor.adx-mon.svc.cluster.local":         refused,
+			"http://ingestor.monitoring.svc.cluster.local:8080": refused,
+			"https://ingestor.adx-mon.svc.cluster.local/x":      other,
+			"https://ingestor.adx-mon.svc.cluster.local.evil":   other,
+			"http://collector-proxy.example.com:8080":           other,
 		} {
 			x := xr(v1alpha1.ADXMonSpec{Collector: &v1alpha1.Collector{IngestorEndpoint: endpoint}})
 			rsp := ct.Run(t, Composer, ct.Call{XR: x, Observed: map[string]*ct.Resource{"namespace": namespace()}, Required: map[string][]runtime.Object{"ingestor-service": {}}})
+			if want == refused {
+				if rsp.Has(string(NameCollectorConfig)) || rsp.Has(string(NameCollector)) {
+					t.Errorf("%s: composed the collectors", endpoint)
+				}
+				rsp.WantCondition(v1alpha1.ConditionCollectorReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonEndpointInvalid, "https://ingestor.", ".svc.cluster.local")
+				continue
+			}
 			cfg := config(rsp)
-			if got := strings.Contains(cfg, "insecure-skip-verify = true"); got != own {
-				t.Errorf("%s: skips verification %t, want %t:\n%s", endpoint, got, own, cfg)
+			if got := strings.Contains(cfg, "insecure-skip-verify = true"); got != (want == own) {
+				t.Errorf("%s: skips verification %t, want %s:\n%s", endpoint, got, want, cfg)
 			}
 		}
+	})
+	t.Run("the seed's collector endpoint beside its own ingestor", func(t *testing.T) {
+		// adx-mon's complete example: its ingestor lands in spec.namespace
+		// (adx-mon), its collectors are pointed at namespace monitoring.
+		x := complete()
+		x.Spec.Collector.IngestorEndpoint = "https://ingestor.monitoring.svc.cluster.local"
+		rsp := ct.Run(t, Composer, ct.Call{XR: x, Observed: through("ingestor")})
+		rsp.WantCondition(v1alpha1.ConditionCollectorReady, fnv1.Status_STATUS_CONDITION_FALSE, ReasonEndpointInvalid,
+			"names the ingestor of namespace monitoring, but this ADXMon runs its ingestor in namespace adx-mon (spec.namespace): leave ingestorEndpoint out to send to it (https://ingestor.adx-mon.svc.cluster.local)")
 	})
 	t.Run("ingestor only", func(t *testing.T) {
 		x := complete()
@@ -486,7 +507,10 @@ func TestAutoProvision(t *testing.T) {
 			want: []any{map[string]any{"clientId": "22222222-2222-2222-2222-222222222222", "tenantId": "33333333-3333-3333-3333-333333333333", "role": "Admin"}}},
 		"connection's identity wins": {conn: &v1alpha1.ADXConnection{ClientID: "11111111-1111-1111-1111-111111111111"}, prov: v1alpha1.ADXMonProvision{ManagedIdentityClientID: "22222222-2222-2222-2222-222222222222", TenantID: "33333333-3333-3333-3333-333333333333"},
 			want: []any{map[string]any{"clientId": "11111111-1111-1111-1111-111111111111", "tenantId": "33333333-3333-3333-3333-333333333333", "role": "Admin"}}},
-		"an identity without a tenant": {prov: v1alpha1.ADXMonProvision{ManagedIdentityClientID: "22222222-2222-2222-2222-222222222222"}, want: nil},
+		// The seed's complete example: the ADXCluster takes the tenant
+		// from the policy, or refuses (TestPrincipalTenantFromPolicy).
+		"an identity without a tenant": {prov: v1alpha1.ADXMonProvision{ManagedIdentityClientID: "22222222-2222-2222-2222-222222222222"},
+			want: []any{map[string]any{"clientId": "22222222-2222-2222-2222-222222222222", "role": "Admin"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			y := x.DeepCopy()

@@ -170,6 +170,14 @@ func (p *planner) collectorPhase(ok bool, dbs []endpointDB) bool {
 	if endpoint == "" {
 		endpoint, inCluster = p.ingestorURL(), true
 	}
+	if msg := p.misdirected(endpoint); msg != "" {
+		// Collectors would buffer forever, reporting Installed: compose
+		// nothing new for them, and say what to write instead.
+		p.set.Keep(NameCollectorConfig, NameCollector)
+		p.status.Collector = p.workloadStatus("DaemonSet", "collector", p.set.Observed(NameCollector))
+		p.setCondition(v1alpha1.ConditionCollectorReady, corev1.ConditionFalse, ReasonEndpointInvalid, msg+"; nothing new is composed for the collectors")
+		return false
+	}
 	metricsDB, logsDB := "Metrics", "Logs"
 	// The first database of each type.
 	for _, d := range slices.Backward(dbs) {
@@ -448,6 +456,47 @@ func intstrPort(n int) intstr.IntOrString { return intstr.FromInt32(int32(n)) } 
 // stack's namespace.
 func (p *planner) ingestorURL() string {
 	return fmt.Sprintf("https://ingestor.%s.svc.cluster.local", p.ns)
+}
+
+// misdirected says why collectors sending to endpoint cannot reach an
+// ingestor fleetplane runs, when endpoint names an in-cluster ingestor
+// Service (ingestor.<namespace>.svc[.cluster.local]) but not as it
+// serves: adx-mon's ingestor speaks only HTTPS, and its Service only port
+// 443; and a stack that runs its own ingestor has it in its own
+// namespace. adx-mon's own examples write http://…:8080 and namespace
+// monitoring, which an ADXMon would otherwise compose verbatim, its
+// collectors then retrying forever while every condition says Installed.
+// "" when endpoint is fine or names anything else.
+func (p *planner) misdirected(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return ""
+	}
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	rest, ok := strings.CutPrefix(host, "ingestor.")
+	if !ok {
+		return ""
+	}
+	ns, ok := strings.CutSuffix(rest, ".svc.cluster.local")
+	if !ok {
+		if ns, ok = strings.CutSuffix(rest, ".svc"); !ok {
+			return ""
+		}
+	}
+	if strings.Contains(ns, ".") {
+		return ""
+	}
+	want := fmt.Sprintf("https://ingestor.%s.svc.cluster.local", ns)
+	if p.xr.Spec.Ingestor != nil && ns != p.ns {
+		return fmt.Sprintf("spec.collector.ingestorEndpoint %s names the ingestor of namespace %s, but this ADXMon runs its ingestor in namespace %s (spec.namespace): leave ingestorEndpoint out to send to it (%s)", endpoint, ns, p.ns, p.ingestorURL())
+	}
+	switch {
+	case !strings.EqualFold(u.Scheme, "https"):
+		return fmt.Sprintf("spec.collector.ingestorEndpoint %s is %s, but adx-mon's ingestor serves only HTTPS: use %s", endpoint, u.Scheme, want)
+	case u.Port() != "" && u.Port() != "443":
+		return fmt.Sprintf("spec.collector.ingestorEndpoint %s names port %s, but the ingestor's Service serves port 443: use %s", endpoint, u.Port(), want)
+	}
+	return ""
 }
 
 // ownIngestor says whether endpoint names the ingestor Service of this

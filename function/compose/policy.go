@@ -76,7 +76,10 @@ func (r *Request[X]) Policy() (g *tenancy.Grant, resolved bool, err error) {
 		return nil, false, nil
 	}
 	if len(nss) == 0 {
-		return nil, true, fmt.Errorf("namespace %s was not found", ns)
+		// In a cluster Crossplane always finds an XR's namespace (or
+		// fails the composition itself when it may not read it); only
+		// crossplane render answers without one.
+		return nil, true, fmt.Errorf("namespace %s was not found among the resources Crossplane supplied: crossplane render must be given it and its ClusterProviderConfig with --required-resources (each examples/<kind>/required/ holds the example policy's)", ns)
 	}
 	labels := nss[0].Resource.GetLabels()
 	if labelErr != nil {
@@ -157,7 +160,7 @@ func (r *Request[X]) ClusterPolicy() (g *tenancy.Grant, resolved bool, err error
 func (r *Request[X]) Refused(conditionType string, err error) Outcome {
 	r.Resources.Freeze()
 	return Outcome{Pending: true, Settled: true, Conditions: []Condition{{
-		Type: conditionType, Status: corev1.ConditionFalse, Reason: RefusalReason(err), Warning: true, Message: observe.Bound(err.Error()),
+		Type: conditionType, Status: corev1.ConditionFalse, Reason: RefusalReason(err), Fatal: true, Message: observe.Bound(err.Error()),
 	}}}
 }
 

@@ -127,6 +127,43 @@ func TestPolicyMissing(t *testing.T) {
 	}
 }
 
+// TestRefusalFailsTheComposition: a refused XR fails its composition
+// with a fatal result, so that Crossplane marks it Synced=False with the
+// refusal (what crossplane beta trace shows; a function cannot set
+// Synced otherwise), ending with the reason and the condition to read, and
+// still sets the condition. Nothing is composed.
+func TestRefusalFailsTheComposition(t *testing.T) {
+	rsp := composetest.Run(t, compose.Run(policyPlan), composetest.Call{XR: toyXR(map[string]any{"size": int64(1)}), Policy: config("default", metav1.LabelSelector{MatchLabels: map[string]string{"x": "y"}})})
+	rs := rsp.GetResults()
+	if len(rs) != 1 || rs[0].GetSeverity() != fnv1.Severity_SEVERITY_FATAL {
+		t.Fatalf("results = %v, want one fatal", rs)
+	}
+	if msg := rs[0].GetMessage(); !strings.HasPrefix(msg, "namespace ns is granted nothing") || !strings.HasSuffix(msg, "does not select it (NotGranted: see condition "+condType+")") {
+		t.Errorf("fatal message = %q", msg)
+	}
+	if c := rsp.Condition(condType); c == nil || c.GetReason() != compose.ReasonNotGranted {
+		t.Errorf("condition = %v", c)
+	}
+	if len(rsp.GetDesired().GetResources()) != 0 {
+		t.Errorf("composed %v", rsp.GetDesired().GetResources())
+	}
+}
+
+// TestPolicyNamespaceNotSupplied: crossplane render given no required
+// resources answers the namespace with nothing; the message says what to
+// pass, not merely that it was not found.
+func TestPolicyNamespaceNotSupplied(t *testing.T) {
+	req := composetest.Call{XR: toyXR(map[string]any{"size": int64(1)}), PolicyUnanswered: true, Required: map[string][]runtime.Object{
+		compose.NamespaceRequirement: {},
+		compose.PolicyRequirement:    {},
+	}}
+	rsp := composetest.Run(t, compose.Run(policyPlan), req)
+	c := rsp.Condition(condType)
+	if c.GetReason() != compose.ReasonNotGranted || !strings.Contains(c.GetMessage(), "namespace ns was not found among the resources Crossplane supplied: crossplane render must be given it and its ClusterProviderConfig with --required-resources") {
+		t.Errorf("condition = %v", c)
+	}
+}
+
 func toyNamespace() runtime.Object {
 	return &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: "ns"}}
 }

@@ -125,7 +125,7 @@ func TestPolicyRefuses(t *testing.T) {
 			r := run(t, ct.Call{XR: xr, Input: conventionInput, Policy: tc.policy, NamespaceLabels: labLabels, Required: components()})
 			r.WantNames()
 			r.WantCondition(v1alpha1.ConditionExperiment, fnv1.Status_STATUS_CONDITION_FALSE, "NotGranted", tc.message...)
-			r.WantEvent(fnv1.Severity_SEVERITY_WARNING, "NotGranted")
+			r.WantEvent(fnv1.Severity_SEVERITY_FATAL, "NotGranted")
 			r.Want("", "status.phase", "Failed")
 			r.WantNotReady()
 

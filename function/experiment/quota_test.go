@@ -90,7 +90,7 @@ func TestQuotas(t *testing.T) {
 			r := run(t, ct.Call{XR: xr, Input: conventionInput, Policy: policy, NamespaceLabels: labLabels, Required: components()})
 			r.WantNames()
 			r.WantCondition(v1alpha1.ConditionExperiment, fnv1.Status_STATUS_CONDITION_FALSE, "QuotaExceeded", tc.message...)
-			r.WantEvent(fnv1.Severity_SEVERITY_WARNING, "QuotaExceeded")
+			r.WantEvent(fnv1.Severity_SEVERITY_FATAL, "QuotaExceeded")
 			r.Want("", "status.phase", "Failed")
 			r.WantNotReady()
 		})

@@ -428,7 +428,7 @@ func (p *planner) deliver(transforms map[string][]jsonpath.Path) compose.Conditi
 		n := len(p.objects) * len(p.clusters)
 		p.copies = compose.Copies{Desired: n, Failed: n}
 		return compose.Condition{
-			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: reason, Warning: true,
+			Type: v1alpha1.ConditionDelivered, Status: corev1.ConditionFalse, Reason: reason, Fatal: true,
 			Message: observe.Bound(msg + "; copies already delivered stay as they are"),
 		}
 	}

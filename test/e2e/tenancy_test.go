@@ -331,6 +331,26 @@ spec:
 		"1 inventory cluster matches spec.clusters.matchLabels {team=b}, but ClusterProviderConfig tenancy-a does not let this namespace deliver to them (spec.placement.clusterSelector {team=a})")
 	refused(t, experimentAPI, "Experiment", a, "onto-the-hub", "experiment.fleetplane.io",
 		"ClusterProviderConfig tenancy-a grants no Experiments")
+	// Where users look: the refusal, its reason and the condition that
+	// tells the whole story are in crossplane beta trace's STATUS (the
+	// XR's Synced, which a refusal fails), the story itself with -o wide.
+	for _, x := range []struct{ kind, name, cond string }{
+		{"adxcluster", "intruder", "adxcluster.fleetplane.io"},
+		{"experiment", "onto-the-hub", "experiment.fleetplane.io"},
+	} {
+		eventually(t, time.Minute, "crossplane beta trace shows "+x.name+" refused", func() (bool, string) {
+			out, err := env.Trace(x.kind, x.name, a)
+			if err != nil {
+				return false, err.Error() + ": " + out
+			}
+			return strings.Contains(out, "ReconcileError: ") && strings.Contains(out, "(NotGranted: see condition "+x.cond+")"), out
+		})
+	}
+	wide, err := env.Trace("adxcluster", "intruder", a, "-o", "wide")
+	if err != nil || !strings.Contains(wide, "ClusterProviderConfig tenancy-a grants no provisioning in resource group team-b-prod") {
+		t.Errorf("crossplane beta trace -o wide does not tell why intruder is refused (%v):\n%s", err, wide)
+	}
+	t.Logf("crossplane beta trace -o wide of a refused ADXCluster:\n%s", wide)
 	eventually(t, 2*time.Minute, "the take-over reports the cluster it found, and goes no further", func() (bool, string) {
 		s, r, msg := condition(getXR(t, a, "takeover"), "adxcluster.fleetplane.io")
 		return s == "False" && r == "AlreadyExists" && strings.Contains(msg, "Azure already has Cluster "+clusterB+", which this ADXCluster did not create"), r + ": " + msg

@@ -7,16 +7,14 @@ package render
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -24,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
+	"github.com/fleetplane/fleetplane/test/harness/devfunction"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
@@ -39,51 +38,6 @@ func tool(t testing.TB, root, name string) string {
 	return p
 }
 
-// startFunction builds function-fleetplane and serves it without TLS on a
-// free loopback port, as `crossplane render`'s Development runtime expects.
-func startFunction(t testing.TB, root string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "function-fleetplane")
-	build := exec.Command("go", "build", "-o", bin, "./function")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./function: %v\n%s", err, out)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	fn := exec.CommandContext(ctx, bin, "--insecure", "--address", addr, "--metrics-address=")
-	var logs bytes.Buffer
-	fn.Stdout, fn.Stderr = &logs, &logs
-	if err := fn.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		_ = fn.Wait()
-		if t.Failed() {
-			t.Logf("function logs:\n%s", logs.String())
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			_ = c.Close()
-			return addr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("function did not listen on %s: %v\n%s", addr, err, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // suite is one XR kind's examples: examples/<name>/*.yaml, each rendered
 // alone and with every stage of observed composed resources under
 // examples/<name>/observed/<example>/<stage>/.
@@ -91,7 +45,9 @@ type suite struct {
 	name        string
 	composition string
 	xrd         string
-	// required holds the extra resources the function asks for.
+	// required holds the resources the function asks for, as the docs'
+	// render recipe passes them: the admin's policy (links to
+	// examples/policy) and what the kind's examples read.
 	required string
 	// kinds must each be composed by at least one render of the suite.
 	kinds []string
@@ -113,7 +69,7 @@ func suites(root string) []suite {
 			name:        "experiment",
 			composition: filepath.Join(root, "package", "configuration", "compositions", "experiment.yaml"),
 			xrd:         filepath.Join(root, "package", "configuration", "xrds", "experiments.experiments.fleetplane.io.yaml"),
-			required:    filepath.Join(root, "examples", "experiment", "components"),
+			required:    filepath.Join(root, "examples", "experiment", "required"),
 			kinds: []string{"Network", "Subnetwork", "Cluster", "NodePool", "ProjectIAMMember", "ClusterRegistration", "Object", "WorkflowRun", "Expiry", "Usage", "ServiceAccount", "RoleBinding", "Secret", "Service", "StatefulSet",
 				"TalosConfigTemplate", "MachineDeployment", "AWSMachineTemplate"},
 			asCreated: true,
@@ -233,7 +189,7 @@ func TestRenderExamples(t *testing.T) {
 	support.NeedsTools(t)
 	root := support.Root()
 	xp := tool(t, root, "crossplane")
-	addr := startFunction(t, root)
+	addr := devfunction.Start(t, root, "--insecure")
 	upjet := tool(t, root, "upjet-azure-crds")
 	providerKubernetes := tool(t, root, "provider-kubernetes-crds")
 	capi, capa := tool(t, root, "capi-crds"), tool(t, root, "capa-crds")
@@ -269,7 +225,6 @@ func TestRenderExamples(t *testing.T) {
 
 	for _, s := range suites(root) {
 		t.Run(s.name, func(t *testing.T) {
-			required := withPolicy(t, root, s.required)
 			kinds := map[string]bool{}
 			for _, ex := range s.examples(t, root) {
 				name := strings.TrimSuffix(filepath.Base(ex.golden), ".yaml")
@@ -282,13 +237,17 @@ func TestRenderExamples(t *testing.T) {
 					}
 					args := []string{"render", xrFile, s.compositionFor(t, root, xr), filepath.Join(root, "examples", "functions.yaml"),
 						"--include-function-results", "--include-full-xr", "--xrd", s.xrd,
-						"--required-resources", required,
-						"-a", "render.crossplane.io/runtime-development-target=dns:///" + addr}
+						"--required-resources", s.required,
+					}
+					args = append(args, devfunction.Target(addr)...)
 					if ex.observed != "" {
 						args = append(args, "--observed-resources", ex.observed)
 					}
-					out := runCmd(t, xp, args...)
+					out, refusal := renderOrRefuse(t, xp, args...)
 					compareGolden(t, ex.golden, out)
+					if refusal {
+						return
+					}
 
 					// Every composed resource must be valid for the CRD it targets.
 					composed := withoutResults(t, out)
@@ -323,9 +282,8 @@ func TestValidateExamples(t *testing.T) {
 	root := support.Root()
 	xp := tool(t, root, "crossplane")
 	files, _ := filepath.Glob(filepath.Join(root, "examples", "adxcluster", "*.yaml"))
-	more, _ := filepath.Glob(filepath.Join(root, "examples", "adxcluster", "required", "*.yaml"))
-	files = append(files, more...)
-	more, _ = filepath.Glob(filepath.Join(root, "examples", "adxmon", "*.yaml"))
+	files = append(files, filepath.Join(root, "examples", "adxcluster", "required", "cluster-labels.yaml"))
+	more, _ := filepath.Glob(filepath.Join(root, "examples", "adxmon", "*.yaml"))
 	files = append(files, more...)
 	// The placement examples' own kinds; the inventory, properties and
 	// workloads beside them are provider-kubernetes' and Kubernetes'.
@@ -375,6 +333,18 @@ func TestValidateExamples(t *testing.T) {
 // CRDs, from the crossplane module, where the CLI's cache looks for them.
 const crossplaneImage = "xpkg.crossplane.io/crossplane/crossplane:v2.2.0"
 
+// TestCLIKnowsItsVersion: the pinned crossplane CLI is built with its
+// version, which `crossplane version` prints and `crossplane beta
+// validate` names the Crossplane image of its built-in schemas by (an
+// unversioned build asks for "crossplane:", an invalid reference).
+func TestCLIKnowsItsVersion(t *testing.T) {
+	support.NeedsTools(t)
+	out := runCmd(t, tool(t, support.Root(), "crossplane"), "version", "--client")
+	if want := "Client Version: " + strings.TrimPrefix(crossplaneImage, "xpkg.crossplane.io/crossplane/crossplane:"); strings.TrimSpace(out) != want {
+		t.Errorf("crossplane version --client printed %q, want %q", out, want)
+	}
+}
+
 // validate runs crossplane beta validate offline and fails on any error or
 // missing schema.
 func validate(t testing.TB, root, xp, extensions, resources string) string {
@@ -388,8 +358,33 @@ func validate(t testing.TB, root, xp, extensions, resources string) string {
 	for _, f := range crds {
 		copyFile(t, f, filepath.Join(dst, filepath.Base(f)))
 	}
-	return runCmd(t, xp, "beta", "validate", "--error-on-missing-schemas", "--cache-dir", cache,
-		"--crossplane-image", crossplaneImage, extensions, resources)
+	// No --crossplane-image: the CLI defaults to the image of its own
+	// version, whose schemas the cache holds.
+	return runCmd(t, xp, "beta", "validate", "--error-on-missing-schemas", "--cache-dir", cache, extensions, resources)
+}
+
+// refusalResult is how crossplane render fails on a fatal result of a
+// refusal: the XR composes nothing, and says why (compose.FatalMessage).
+var refusalResult = regexp.MustCompile(`returned a fatal result: .* \((NotGranted|QuotaExceeded|TooLarge): see condition [\w.]+\)`)
+
+// renderOrRefuse runs crossplane render and returns what it printed, and
+// whether the function refused the XR, which fails the render (as it
+// fails the composition in a cluster: Synced=False). Any other failure
+// fails the test.
+func renderOrRefuse(t testing.TB, xp string, args ...string) (string, bool) {
+	t.Helper()
+	cmd := exec.Command(xp, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	switch {
+	case err == nil:
+		return stdout.String() + stderr.String(), false
+	case stdout.Len() == 0 && refusalResult.MatchString(stderr.String()):
+		return "# crossplane render failed: the function refused the XR\n" + stderr.String(), true
+	}
+	t.Fatalf("crossplane %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+	return "", false
 }
 
 func runCmd(t testing.TB, bin string, args ...string) string {
@@ -511,21 +506,6 @@ func kindsOf(t testing.TB, docs []byte) []string {
 		kinds = append(kinds, m.Kind)
 	}
 	return kinds
-}
-
-// withPolicy is a directory holding a suite's required resources and the
-// admin's policy every example runs on (examples/policy): the namespaces
-// and ClusterProviderConfigs the function asks for.
-func withPolicy(t testing.TB, root, required string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, glob := range []string{filepath.Join(required, "*.yaml"), filepath.Join(root, "examples", "policy", "*.yaml")} {
-		fs, _ := filepath.Glob(glob)
-		for _, f := range fs {
-			copyFile(t, f, filepath.Join(dir, filepath.Base(filepath.Dir(f))+"-"+filepath.Base(f)))
-		}
-	}
-	return dir
 }
 
 func copyFile(t testing.TB, from, to string) {

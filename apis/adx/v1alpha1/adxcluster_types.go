@@ -122,6 +122,15 @@ type ADXClusterSpec struct {
 	// +optional
 	// +kubebuilder:default=Orphan
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// RemovedDatabases says what happens in Azure to a provisioned
+	// database removed from spec.databases. Orphan (the default) leaves
+	// it, and its data, in Azure: fleetplane stops managing it and never
+	// deletes it. Delete deletes it, and only with deletionPolicy Delete
+	// and a database this ADXCluster created.
+	// +optional
+	// +kubebuilder:default=Orphan
+	RemovedDatabases DeletionPolicy `json:"removedDatabases,omitempty"`
 }
 
 // DatabaseSpec is one database of a provisioned cluster.
@@ -289,9 +298,13 @@ type DatabasePrincipal struct {
 	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
 	ClientID string `json:"clientId"`
 
-	// TenantID of the principal.
+	// TenantID of the principal. Default: the tenant the namespace's
+	// policy names for the subscription
+	// (spec.azure.provisioning[].tenantId); without either the principal
+	// is refused.
+	// +optional
 	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
-	TenantID string `json:"tenantId"`
+	TenantID string `json:"tenantId,omitempty"`
 
 	// Role on each database. Default Admin, which adx-mon's ingestor needs
 	// to create its tables.

@@ -211,9 +211,10 @@ type ADXMonProvision struct {
 	Tier Tier `json:"tier,omitempty"`
 
 	// ManagedIdentityClientID of the user-assigned identity the
-	// components use for this cluster, when connection names none. With a
-	// tenant (tenantId here or connection.tenantId) the identity is made
-	// Admin of the cluster's databases, as adx-mon's ingestor needs.
+	// components use for this cluster, when connection names none. It is
+	// made Admin of the cluster's databases, as adx-mon's ingestor needs,
+	// in its tenant: tenantId here or connection.tenantId, else the one
+	// the namespace's policy names for the subscription.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
 	ManagedIdentityClientID string `json:"managedIdentityClientId,omitempty"`
