@@ -5,10 +5,10 @@ import (
 
 	"github.com/crossplane/function-sdk-go/resource"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
+	"github.com/fleetplane/fleetplane/internal/decode"
 	"github.com/fleetplane/fleetplane/internal/observe"
 	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
@@ -94,7 +94,7 @@ func (r *Request[X]) Policy() (g *tenancy.Grant, resolved bool, err error) {
 		return nil, false, nil
 	}
 	pc := &v1alpha1.ClusterProviderConfig{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(pcs[0].Resource.Object, pc); err != nil {
+	if err := decode.Into(pcs[0].Resource.Object, pc); err != nil {
 		return nil, true, fmt.Errorf("namespace %s is granted nothing: it is governed by %s, which cannot be read: %w", ns, which, err)
 	}
 	switch ok, err := tenancy.Selects(pc, labels); {
@@ -148,7 +148,7 @@ func (r *Request[X]) ClusterPolicy() (g *tenancy.Grant, resolved bool, err error
 		return nil, false, nil
 	}
 	pc := &v1alpha1.ClusterProviderConfig{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(pcs[0].Resource.Object, pc); err != nil {
+	if err := decode.Into(pcs[0].Resource.Object, pc); err != nil {
 		return nil, true, fmt.Errorf("this %s is granted nothing: it is governed by %s, which cannot be read: %w", r.kind, which, err)
 	}
 	return tenancy.ForClusterScoped(pc), true, nil

@@ -25,6 +25,7 @@ import (
 	"github.com/fleetplane/fleetplane/apis"
 	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
 	"github.com/fleetplane/fleetplane/function/fnwire"
+	"github.com/fleetplane/fleetplane/internal/decode"
 )
 
 func init() {
@@ -206,7 +207,7 @@ func (k kind[X]) Compose(req *fnwire.Request, rsp *fnwire.Response, in *v1beta1.
 	oxr := &composite.Unstructured{Unstructured: unstructured.Unstructured{Object: objectOf(req.Observed.Composite)}}
 	kindName := oxr.GetKind()
 	xr := new(X)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(oxr.Object, xr); err != nil {
+	if err := decode.Into(oxr.Object, xr); err != nil {
 		return Summary{}, fmt.Errorf("cannot decode the observed %s: %w", kindName, err)
 	}
 	if in == nil {

@@ -270,7 +270,7 @@ func TestRunErrors(t *testing.T) {
 		xr   *unstructured.Unstructured
 		want string
 	}{
-		"an XR that does not decode":      {c: ok, xr: toyXR(map[string]any{"size": "three"}), want: "cannot decode the observed Toy"},
+		"an XR that does not decode":      {c: ok, xr: toyXR(map[string]any{"size": "three"}), want: "cannot decode the observed Toy: spec.size is a string, where a whole number is expected"},
 		"a plan error":                    {c: failing, xr: toyXR(nil), want: "input is broken"},
 		"an object that does not convert": {c: unconvertible, xr: toyXR(nil), want: "cannot compose first"},
 	}

@@ -21,11 +21,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
 	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
 	"github.com/fleetplane/fleetplane/function/compose"
+	"github.com/fleetplane/fleetplane/internal/decode"
 	"github.com/fleetplane/fleetplane/internal/observe"
 	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
@@ -162,7 +162,7 @@ func requiredComponents(r *compose.Request[v1alpha1.Experiment], xr *v1alpha1.Ex
 			}
 			if len(items) > 0 {
 				c := &v1alpha1.Component{}
-				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[0].Resource.Object, c); err != nil {
+				if err := decode.Into(items[0].Resource.Object, c); err != nil {
 					return nil, false, fmt.Errorf("cannot decode Component %s: %w", name, err)
 				}
 				out[name] = c

@@ -71,7 +71,7 @@ func TestVCluster(t *testing.T) {
 	r.Want("", "status.targets.0.message", "virtual cluster "+name+" is starting (StatefulSet lab/"+name+")")
 	config := r.Value("vcluster-config-vc", "data").(map[string]any)["config.yaml"].(string)
 	var values map[string]any
-	if err := yaml.Unmarshal([]byte(decode(t, config)), &values); err != nil {
+	if err := yaml.Unmarshal([]byte(unbase64(t, config)), &values); err != nil {
 		t.Fatal(err)
 	}
 	if got := values["exportKubeConfig"]; !equalJSON(got, map[string]any{"server": server}) {
@@ -186,7 +186,7 @@ func dnsLabel(s string) bool {
 	return s != ""
 }
 
-func decode(t *testing.T, b64 string) string {
+func unbase64(t *testing.T, b64 string) string {
 	t.Helper()
 	b, err := base64.StdEncoding.DecodeString(b64)
 	if err != nil {

@@ -7,12 +7,12 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
 	"github.com/fleetplane/fleetplane/function/compose"
 	"github.com/fleetplane/fleetplane/function/placement/combine"
 	"github.com/fleetplane/fleetplane/function/placement/jsonpath"
+	"github.com/fleetplane/fleetplane/internal/decode"
 )
 
 // Reasons of the Valid condition.
@@ -148,7 +148,7 @@ func columns(c combine.Collector) []string {
 // decodeSpec decodes the spec of a required object.
 func decodeSpec(obj map[string]any, into any) error {
 	spec, _ := obj["spec"].(map[string]any)
-	return runtime.DefaultUnstructuredConverter.FromUnstructured(spec, into)
+	return decode.Into(spec, into)
 }
 
 func errorText(err error) string {
