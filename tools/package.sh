@@ -4,8 +4,9 @@
 #   runtime image (its static binary on an empty base, built without Docker
 #   by tools/ociimage); fleetplane-adx, fleetplane-experiments and
 #   fleetplane-placement.xpkg, one Configuration per use case; and
-#   fleetplane.xpkg, which depends on all three.
-# Prints the path of each package.
+#   fleetplane.xpkg, which depends on all three; and fleetplane-rbac.yaml,
+#   the RBAC that goes before them.
+# Prints the path of each.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -62,6 +63,21 @@ mkdir -p "$out/fleetplane"
 cp crossplane.yaml "$out/fleetplane/"
 "$xp" xpkg build --package-root "$out/fleetplane" --examples-root "$out/empty" -o "$out/fleetplane.xpkg" >&2
 
+# The RBAC and runtime configs a package cannot carry, which the cluster
+# admin applies before installing the provider (docs/install.md): every
+# file of package/rbac in one, each after a line naming its source, so the
+# release is installed and upgraded as a whole.
+{
+  echo "# fleetplane's RBAC and runtime configs: apply before installing provider-fleetplane (docs/install.md)."
+  for f in package/rbac/*.yaml; do
+    printf -- '---\n# Source: %s\n' "$f"
+    cat "$f"
+    # A file without a final newline would run into the next separator.
+    [ -z "$(tail -c1 "$f")" ] || echo
+  done
+} > "$out/fleetplane-rbac.yaml"
+
 for p in function-fleetplane provider-fleetplane fleetplane-adx fleetplane-experiments fleetplane-placement fleetplane; do
   echo "$out/$p.xpkg"
 done
+echo "$out/fleetplane-rbac.yaml"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Pushes the six packages `make package` built to a registry with
-# `crossplane xpkg push`, each under REGISTRY/<package>:VERSION:
+# `crossplane xpkg push`, each under REGISTRY/<package>:VERSION, and the
+# RBAC beside them as REGISTRY/fleetplane-rbac:VERSION (tools/ociartifact):
 #
 #   tools/push.sh ghcr.io/fleetplane v0.1.0 [DIR]
 #
@@ -33,9 +34,16 @@ for p in "${packages[@]}"; do
     exit 1
   fi
 done
+if [ ! -f "$dir/fleetplane-rbac.yaml" ]; then
+  echo "tools/push.sh: $dir/fleetplane-rbac.yaml is missing; run make package first" >&2
+  exit 1
+fi
 xp=$("$root/tools/tools.sh" crossplane)
 
 for p in "${packages[@]}"; do
   "$xp" xpkg push -f "$dir/$p.xpkg" "$registry/$p:$version" >&2
   echo "$registry/$p:$version"
 done
+# The RBAC, as an OCI artifact beside the packages (oras pull reads it).
+(cd "$root" && go run ./tools/ociartifact push -f "$dir/fleetplane-rbac.yaml" "$registry/fleetplane-rbac:$version") >&2
+echo "$registry/fleetplane-rbac:$version"

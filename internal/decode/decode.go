@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// Into decodes obj into into (a pointer). On failure it says which field
-// holds what, and what the type wants there.
+// Into decodes obj into the value the pointer into points to. On failure
+// it says which field holds what, and what the type wants there.
 func Into(obj map[string]any, into any) error {
 	err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, into)
 	if err == nil {
@@ -33,13 +33,12 @@ func Into(obj map[string]any, into any) error {
 // of the field, into a fresh value of into's type. nil when that finds
 // nothing wrong.
 func fieldError(obj map[string]any, into any) error {
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return nil
-	}
 	t := reflect.TypeOf(into)
-	if t.Kind() != reflect.Pointer {
-		return nil
+	b, err := json.Marshal(obj)
+	if err != nil || t.Kind() != reflect.Pointer {
+		// Not JSON at all, or nothing to decode into: the converter's
+		// own error says more.
+		return nil //nolint:nilerr // the caller returns the converter's error
 	}
 	fresh := reflect.New(t.Elem()).Interface()
 	var te *json.UnmarshalTypeError
@@ -71,7 +70,7 @@ func describe(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	switch t.Kind() {
+	switch t.Kind() { //nolint:exhaustive // what a schema can hold; the rest by name
 	case reflect.Slice, reflect.Array:
 		return "a list"
 	case reflect.Map, reflect.Struct:

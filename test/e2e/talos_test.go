@@ -122,6 +122,22 @@ func TestExperimentTalos(t *testing.T) {
 			objects[res] = "Object/" + c[res].GetName()
 		}
 	}
+	// The Usages that order the teardown are composed once both of their
+	// sides exist, a composition after the registration: delete once they
+	// hold, as one reading crossplane beta trace would see them.
+	eventually(t, 2*time.Minute, "the teardown's Usages in force", func() (bool, string) {
+		c := composedByResourceName(t, ns, xr.GetName())
+		var waiting []string
+		for _, u := range []string{"usage-cluster-edge-by-registration-edge", "usage-cluster-edge-by-nodepool-edge", "usage-registration-edge-by-application-edge",
+			"usage-talos-infrastructure-edge-by-cluster-edge", "usage-talos-controlplane-edge-by-cluster-edge"} {
+			if c[u] == nil {
+				waiting = append(waiting, u+" (not composed)")
+			} else if s, _, _ := condition(c[u], "Ready"); s != "True" {
+				waiting = append(waiting, u+" (not Ready)")
+			}
+		}
+		return len(waiting) == 0, strings.Join(waiting, ", ")
+	})
 	deleted := time.Now()
 	if err := env.Kube.Delete(ctx, xr); err != nil {
 		t.Fatal(err)

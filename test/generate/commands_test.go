@@ -87,6 +87,7 @@ var commandKinds = []struct {
 	{prefix: "crossplane beta trace ", skip: "it needs a cluster: the e2e reads real trace output"},
 	{prefix: "crossplane xpkg install ", skip: "it needs a cluster and a registry: test/node installs the packages from a real OCI registry"},
 	{prefix: "curl ", skip: "it needs a cluster: the e2e scrapes the metrics endpoints with a token"},
+	{prefix: "oras pull ", skip: "it needs a registry: the e2e environment pulls the RBAC artifact back from a real one (tools/ociartifact) and installs from it"},
 }
 
 // TestDocumentedCommandsRun runs every command of the README and docs/

@@ -309,7 +309,7 @@ func standInNames() []string {
 // naming the ServiceAccount they bind, with args, when there are any, as
 // the provider's flags. It returns that config's name.
 func (e *Env) applyProviderRBAC(ctx context.Context, args []string) (string, error) {
-	dir := filepath.Join(e.Root, "package", "rbac")
+	dir := e.RBACDir()
 	// The roles adx-mon's components run with, which an ADXMon binds.
 	for _, f := range []string{"provider-fleetplane.yaml", "adxmon-roles.yaml", "vcluster-roles.yaml", "metrics.yaml"} {
 		if err := e.CP.ApplyRBAC(ctx, filepath.Join(dir, f)); err != nil {
@@ -403,6 +403,9 @@ func DefaultProviderConfig() *v1alpha1.ClusterProviderConfig {
 		return v1alpha1.AzureProvisioning{
 			SubscriptionID: sub, ResourceGroups: []string{"*"}, UserAssignedIdentities: []string{"*"}, DatabasePrincipals: []string{"*"},
 			ProviderConfigRef: v1alpha1.ProviderConfigReference{Kind: "ClusterProviderConfig", Name: "default"},
+			// The tenant of principals that name none, such as the
+			// identity of adx-mon's complete example.
+			TenantID: "33333333-3333-3333-3333-333333333333",
 		}
 	}
 	return &v1alpha1.ClusterProviderConfig{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: v1alpha1.ClusterProviderConfigSpec{

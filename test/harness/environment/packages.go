@@ -14,12 +14,14 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/xpkg"
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetplane/fleetplane/test/harness/controlplane"
+	"github.com/fleetplane/fleetplane/tools/ociartifact/artifact"
 	"github.com/fleetplane/fleetplane/tools/ociimage/image"
 )
 
@@ -208,6 +210,9 @@ func (e *Env) publish(ctx context.Context, b built) error {
 	push.Env = e.Registry.ClientEnv()
 	if out, err := push.CombinedOutput(); err != nil {
 		return fmt.Errorf("tools/push.sh: %w\n%s", err, out)
+	}
+	if err := e.pullRBAC(); err != nil {
+		return err
 	}
 	var all []pushed
 	pk, err := BuildProviderKubernetes(e.Root, cli, dir)
@@ -414,3 +419,56 @@ func (e *Env) Kubectl(ctx context.Context, args ...string) (string, error) {
 	}
 	return string(out), nil
 }
+
+// rbacSource starts each file's part of the release's RBAC artifact
+// (tools/package.sh).
+const rbacSource = "# Source: package/rbac/"
+
+// pullRBAC pulls the RBAC artifact tools/push.sh pushed beside the
+// packages, as a cluster admin installing the release does, checks it is
+// package/rbac whole, and writes its files to RBACDir, which the install
+// then applies: the environment installs from the release, not from the
+// tree.
+func (e *Env) pullRBAC() error {
+	ref := e.Registry.Mirror(path.Dir(FunctionSource)) + "/fleetplane-rbac:" + Version
+	title, b, err := artifact.Pull(ref, artifact.RBACType, remote.WithTransport(e.Registry.Transport()))
+	if err != nil {
+		return fmt.Errorf("pulling the release's RBAC %s: %w", ref, err)
+	}
+	if title != "fleetplane-rbac.yaml" {
+		return fmt.Errorf("the release's RBAC %s is named %q", ref, title)
+	}
+	files := map[string][]byte{}
+	for part := range strings.SplitSeq(string(b), "---\n"+rbacSource) {
+		name, body, ok := strings.Cut(part, "\n")
+		if !ok || strings.HasPrefix(part, "# fleetplane's RBAC") {
+			continue
+		}
+		files[name] = []byte(body)
+	}
+	want, _ := filepath.Glob(filepath.Join(e.Root, "package", "rbac", "*.yaml"))
+	if len(files) != len(want) {
+		return fmt.Errorf("the release's RBAC holds %d files, package/rbac %d", len(files), len(want))
+	}
+	if err := os.MkdirAll(e.RBACDir(), 0o755); err != nil {
+		return err
+	}
+	for _, f := range want {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		got, ok := files[filepath.Base(f)]
+		if !ok || !bytes.Equal(got, src) {
+			return fmt.Errorf("the release's RBAC differs from package/rbac/%s", filepath.Base(f))
+		}
+		if err := os.WriteFile(filepath.Join(e.RBACDir(), filepath.Base(f)), got, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RBACDir holds the files of the release's RBAC as pulled from the
+// registry.
+func (e *Env) RBACDir() string { return filepath.Join(e.Dir, "rbac") }

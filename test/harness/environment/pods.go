@@ -50,7 +50,7 @@ const (
 // package is healthy and the Lock lists them all.
 func (e *Env) install(ctx context.Context) error {
 	for _, f := range []string{"crossplane-adxmon.yaml", "crossplane-placement.yaml", "crossplane-tenancy.yaml", "crossplane-vcluster.yaml", "crossplane-talos.yaml"} {
-		if err := e.CP.ApplyRBAC(ctx, filepath.Join(e.Root, "package", "rbac", f)); err != nil {
+		if err := e.CP.ApplyRBAC(ctx, filepath.Join(e.RBACDir(), f)); err != nil {
 			return err
 		}
 	}
@@ -236,7 +236,7 @@ func (e *Env) runtimeConfigs(ctx context.Context) error {
 // install applies it: the function's runtime config, and the ImageConfig
 // giving it to the function by its source and by the mirror's.
 func (e *Env) functionRuntime() ([]client.Object, error) {
-	file := filepath.Join(e.Root, "package", "rbac", "function-runtime.yaml")
+	file := filepath.Join(e.RBACDir(), "function-runtime.yaml")
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err

@@ -97,6 +97,12 @@ func TestPushWithTheCrossplaneCLI(t *testing.T) {
 // resolve, and a directory without the packages make package builds.
 func TestPushScriptRefuses(t *testing.T) {
 	script := filepath.Join(support.Root(), "tools", "push.sh")
+	noRBAC := t.TempDir()
+	for _, p := range []string{"function-fleetplane", "provider-fleetplane", "fleetplane-adx", "fleetplane-experiments", "fleetplane-placement", "fleetplane"} {
+		if err := os.WriteFile(filepath.Join(noRBAC, p+".xpkg"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for name, tc := range map[string]struct {
 		args []string
 		want string
@@ -106,6 +112,7 @@ func TestPushScriptRefuses(t *testing.T) {
 		"leading zero":     {[]string{"registry.example.com/fleetplane", "v1.02.0", t.TempDir()}, "VERSION must be a semver tag"},
 		"no version":       {[]string{"registry.example.com/fleetplane"}, "usage: tools/push.sh REGISTRY VERSION"},
 		"packages missing": {[]string{"registry.example.com/fleetplane", "v0.1.0-rc.1", t.TempDir()}, "function-fleetplane.xpkg is missing; run make package first"},
+		"the RBAC missing": {[]string{"registry.example.com/fleetplane", "v0.1.0", noRBAC}, "fleetplane-rbac.yaml is missing; run make package first"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			out, err := exec.Command(script, tc.args...).CombinedOutput()
