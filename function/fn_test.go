@@ -168,12 +168,18 @@ func TestRecordsEveryCall(t *testing.T) {
 			Spec: adxv1alpha1.ADXClusterSpec{ClusterName: "x", Endpoint: "https://x.kusto.windows.net"},
 		}},
 		{XR: &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.org/v1", "kind": "Other", "metadata": map[string]any{"name": "x"}}}},
+		// Refused by its policy: the tenant's to change, counted apart
+		// from the function's own failures, which page.
+		{XR: &adxv1alpha1.ADXCluster{
+			TypeMeta: metav1.TypeMeta{APIVersion: adxv1alpha1.SchemeGroupVersion.String(), Kind: adxv1alpha1.ADXClusterKind}, ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "ns"},
+			Spec: adxv1alpha1.ADXClusterSpec{ClusterName: "x", Endpoint: "https://x.kusto.windows.net"},
+		}, NamespaceLabels: map[string]string{"fleetplane.io/policy": "Not_A_Name"}},
 	} {
 		if _, err := fn.RunFunction(context.Background(), xr.Request(t)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if want := []string{"ADXCluster/normal", "unknown/fatal"}; !slices.Equal(rec.runs, want) {
+	if want := []string{"ADXCluster/normal", "unknown/fatal", "ADXCluster/refused"}; !slices.Equal(rec.runs, want) {
 		t.Errorf("recorded %v, want %v", rec.runs, want)
 	}
 	if len(rec.copies) != 0 {

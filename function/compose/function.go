@@ -43,6 +43,10 @@ type Recorder interface {
 const (
 	ResultNormal  = "normal"
 	ResultWarning = "warning"
+	// ResultRefused: the policy refused the XR (a Fatal condition): the
+	// tenant's to change, not a failure of the function, so it is counted
+	// apart from ResultFatal, which pages.
+	ResultRefused = "refused"
 	ResultFatal   = "fatal"
 )
 
@@ -118,15 +122,24 @@ func (f *Function) run(req *fnwire.Request, rsp *fnwire.Response) (kind, namespa
 	return kind, namespace, name, sum
 }
 
-// result is the most severe result of rsp.
+// result is the most severe result of rsp: normal, warning, refused,
+// fatal.
 func result(rsp *fnv1.RunFunctionResponse) string {
 	out := ResultNormal
 	for _, r := range rsp.GetResults() {
 		switch r.GetSeverity() {
 		case fnv1.Severity_SEVERITY_FATAL:
+			// A Fatal condition's result carries its reason (Report);
+			// the function's own failures carry none.
+			if r.GetReason() != "" {
+				out = ResultRefused
+				continue
+			}
 			return ResultFatal
 		case fnv1.Severity_SEVERITY_WARNING:
-			out = ResultWarning
+			if out == ResultNormal {
+				out = ResultWarning
+			}
 		case fnv1.Severity_SEVERITY_UNSPECIFIED, fnv1.Severity_SEVERITY_NORMAL:
 		}
 	}

@@ -66,20 +66,23 @@ func plan(r *compose.Request[v1alpha1.Experiment]) (compose.Outcome, error) {
 	if err != nil {
 		return refused(r, err), nil
 	}
+	// The Components are asked for in the same round as the namespace's
+	// Experiments, so that Crossplane answers both at once.
+	components, componentsResolved, err := requiredComponents(r, xr)
+	if err != nil {
+		return compose.Outcome{}, err
+	}
 	switch ok, resolved, holders := place(r, e.Limits.Experiments); {
 	case !resolved:
 		out := r.ReadingPolicy(v1alpha1.ConditionExperiment)
+		out.Conditions[0].Message = "listing the namespace's Experiments, which spec.experiments.quota.maxExperiments counts"
 		out.Status = &xr.Status
 		return out, nil
 	case !ok:
 		return waitForPlace(r, e.Limits.Experiments, holders), nil
 	}
 	cfg := ConfigFrom(r.Input).withPolicy(g.Name, e)
-	components, resolved, err := requiredComponents(r, xr)
-	if err != nil {
-		return compose.Outcome{}, err
-	}
-	p := &planner{xr: xr, set: r.Resources, r: renderer{xr: xr, cfg: cfg}, cfg: cfg, components: components, componentsResolved: resolved}
+	p := &planner{xr: xr, set: r.Resources, r: renderer{xr: xr, cfg: cfg}, cfg: cfg, components: components, componentsResolved: componentsResolved}
 	if err := p.plan(); err != nil {
 		return compose.Outcome{}, err
 	}

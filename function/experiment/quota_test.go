@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
 	fpv1alpha1 "github.com/fleetplane/fleetplane/apis/v1alpha1"
+	"github.com/fleetplane/fleetplane/function/compose"
 	ct "github.com/fleetplane/fleetplane/function/compose/composetest"
 	"github.com/fleetplane/fleetplane/internal/tenancy"
 )
@@ -107,6 +108,26 @@ func TestQuotas(t *testing.T) {
 			t.Fatalf("composed %v, want the GKE target's network", r.Names())
 		}
 	})
+}
+
+// TestSiblingsAndComponentsInOneRound: once the policy is read, the
+// Experiment asks for the namespace's Experiments and for its Components
+// together, so that Crossplane answers both in one more round, and says
+// what it is listing meanwhile.
+func TestSiblingsAndComponentsInOneRound(t *testing.T) {
+	policy := labPolicy()
+	policy.Spec.Experiments.Quota = &fpv1alpha1.ExperimentsQuota{MaxExperiments: ptr.To[int32](2)}
+	r := run(t, ct.Call{XR: gatewayTutorial(), Input: conventionInput, Policy: policy, NamespaceLabels: labLabels, SiblingsUnanswered: true})
+	asked := r.GetRequirements().GetResources()
+	if _, ok := asked[compose.SiblingsRequirement]; !ok {
+		t.Errorf("asked for %d requirements, not the namespace's Experiments", len(asked))
+	}
+	for _, c := range []string{"envoy-gateway", "k6"} {
+		if _, ok := asked[componentsRequirement(c)]; !ok {
+			t.Errorf("did not ask for Component %s in the same round", c)
+		}
+	}
+	r.WantCondition(v1alpha1.ConditionExperiment, fnv1.Status_STATUS_CONDITION_UNKNOWN, "ReadingPolicy", "listing the namespace's Experiments")
 }
 
 // TestExperimentsAtOnce: the namespace's maxExperiments places go to its

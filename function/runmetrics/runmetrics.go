@@ -39,7 +39,7 @@ const (
 var (
 	Runs = metrics.Def{
 		Name: "fleetplane_function_runs_total", Type: metrics.Counter, Labels: []string{"kind", "result"},
-		Help:   "RunFunction calls by the XR's kind (unknown for a kind the function does not compose) and the most severe result returned: normal, warning or fatal.",
+		Help:   "RunFunction calls by the XR's kind (unknown for a kind the function does not compose) and the most severe result returned: normal, warning, refused (the policy refused the XR) or fatal.",
 		Series: "8 kinds × 3 results",
 	}
 	RunDuration = metrics.Def{
@@ -92,7 +92,7 @@ func (m *Metrics) Collectors() []prometheus.Collector {
 // Run records one call.
 func (m *Metrics) Run(kind string, took time.Duration, result string) {
 	switch result {
-	case compose.ResultNormal, compose.ResultWarning, compose.ResultFatal:
+	case compose.ResultNormal, compose.ResultWarning, compose.ResultRefused, compose.ResultFatal:
 	default:
 		result = compose.ResultFatal
 	}

@@ -1,19 +1,14 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/fleetplane/fleetplane/test/harness/controlplane"
 	"github.com/fleetplane/fleetplane/test/harness/kustoserver"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
@@ -117,38 +112,17 @@ func fleetHealth(t *testing.T, ns string, hub *kustoserver.Server, partitions in
 	})
 }
 
-// alerts runs the shipped alert rules with tools/promcheck over the
-// scrapes in dir up to at, and returns the state of each active alert by
-// name/namespace.
+// alerts runs the shipped alert rules over the scrapes in dir up to at,
+// and returns the state of each active alert by name/namespace.
 func alerts(t *testing.T, at time.Time, dir string) map[string]string {
 	t.Helper()
-	bin, err := controlplane.Tool(env.Root, "promcheck")
-	if err != nil {
-		t.Fatal(err)
-	}
 	files, err := filepath.Glob(filepath.Join(dir, "*.prom"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"eval", filepath.Join(env.Root, "deploy", "observability", "alerts.yaml"), strconv.FormatInt(at.Unix(), 10)}, files...)
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("promcheck eval: %v\n%s", err, stderr.String())
-	}
-	out := map[string]string{}
-	sc := bufio.NewScanner(&stdout)
-	for sc.Scan() {
-		var a struct {
-			Alert  string            `json:"alert"`
-			State  string            `json:"state"`
-			Labels map[string]string `json:"labels"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
-			t.Fatalf("promcheck printed %q: %v", sc.Text(), err)
-		}
-		out[a.Alert+"/"+a.Labels["namespace"]] = a.State
+	out, err := support.EvalAlerts(env.Root, at, files)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

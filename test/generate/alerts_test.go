@@ -1,18 +1,13 @@
 package generate
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/fleetplane/fleetplane/test/harness/controlplane"
 	"github.com/fleetplane/fleetplane/test/harness/support"
 )
 
@@ -24,10 +19,6 @@ import (
 // 5 minutes. Now they warn after 30 minutes, each under its own name, and
 // a hub that heard one and then went silent still pages.
 func TestNoFalsePageOnDayOne(t *testing.T) {
-	bin, err := controlplane.Tool(support.Root(), "promcheck")
-	if err != nil {
-		t.Fatal(err)
-	}
 	start := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	lapsed := start.Add(-time.Hour).Unix()
 	dir := t.TempDir()
@@ -49,43 +40,30 @@ fleetplane_heartbeat_last_success_timestamp_seconds{namespace="live-hub",name="p
 	}
 	active := func(at time.Time) map[string]string {
 		t.Helper()
-		var stdout, stderr bytes.Buffer
-		cmd := exec.Command(bin, append([]string{"eval", filepath.Join(support.Root(), alertsFile), strconv.FormatInt(at.Unix(), 10)}, files...)...)
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("promcheck eval: %v\n%s", err, stderr.String())
-		}
-		out := map[string]string{}
-		for sc := bufio.NewScanner(&stdout); sc.Scan(); {
-			var a struct {
-				Alert  string            `json:"alert"`
-				State  string            `json:"state"`
-				Labels map[string]string `json:"labels"`
-			}
-			if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
-				t.Fatalf("promcheck printed %q: %v", sc.Text(), err)
-			}
-			out[a.Alert+"/"+a.Labels["namespace"]] = a.State
+		out, err := support.EvalAlerts(support.Root(), at, files)
+		if err != nil {
+			t.Fatal(err)
 		}
 		return out
 	}
 
-	at10 := active(start.Add(10 * time.Minute))
-	want10 := map[string]string{
-		"FleetplaneHubHeartbeatsStale/lapsed-hub":         "firing",
-		"FleetplaneHubNoHeartbeatYet/new-hub":             "pending",
-		"FleetplaneHeartbeatNeverDelivered/never-reached": "pending",
-	}
-	if fmt.Sprint(at10) != fmt.Sprint(want10) {
-		t.Errorf("after 10 minutes: %v, want %v", at10, want10)
-	}
-	at40 := active(start.Add(40 * time.Minute))
-	want40 := map[string]string{
-		"FleetplaneHubHeartbeatsStale/lapsed-hub":         "firing",
-		"FleetplaneHubNoHeartbeatYet/new-hub":             "firing",
-		"FleetplaneHeartbeatNeverDelivered/never-reached": "firing",
-	}
-	if fmt.Sprint(at40) != fmt.Sprint(want40) {
-		t.Errorf("after 40 minutes: %v, want %v", at40, want40)
+	for _, step := range []struct {
+		after time.Duration
+		want  map[string]string
+	}{
+		{10 * time.Minute, map[string]string{
+			"FleetplaneHubHeartbeatsStale/lapsed-hub":         "firing",
+			"FleetplaneHubNoHeartbeatYet/new-hub":             "pending",
+			"FleetplaneHeartbeatNeverDelivered/never-reached": "pending",
+		}},
+		{40 * time.Minute, map[string]string{
+			"FleetplaneHubHeartbeatsStale/lapsed-hub":         "firing",
+			"FleetplaneHubNoHeartbeatYet/new-hub":             "firing",
+			"FleetplaneHeartbeatNeverDelivered/never-reached": "firing",
+		}},
+	} {
+		if got := active(start.Add(step.after)); fmt.Sprint(got) != fmt.Sprint(step.want) {
+			t.Errorf("after %s: %v, want %v", step.after, got, step.want)
+		}
 	}
 }

@@ -216,6 +216,11 @@ type FederationObservation struct {
 	// planned ended; a cycle that fails part-way does not move it.
 	// +optional
 	LastSyncTime *metav1.Time `json:"lastSyncTime,omitempty"`
+	// LastCycleError is why the last cycle failed, until one succeeds:
+	// what Synced keeps saying while the next cycle waits for the
+	// namespace's share of the provider's time.
+	// +optional
+	LastCycleError string `json:"lastCycleError,omitempty"`
 }
 
 // FederationSpec defines the desired state of a Federation.

@@ -53,6 +53,9 @@ type Call struct {
 	// Siblings are the other XRs of the XR's kind in its namespace,
 	// supplied with the policy (the XR itself is added to them).
 	Siblings []runtime.Object
+	// SiblingsUnanswered leaves them unanswered, as in the round after
+	// the policy's.
+	SiblingsUnanswered bool
 }
 
 // Condition is a condition on an observed object.
@@ -115,7 +118,7 @@ func (c Call) Request(t testing.TB) *fnv1.RunFunctionRequest {
 		pol.APIVersion, pol.Kind = fpv1alpha1.SchemeGroupVersion.String(), fpv1alpha1.ClusterProviderConfigKind
 		required[compose.NamespaceRequirement] = []runtime.Object{nsObj}
 		required[compose.PolicyRequirement] = []runtime.Object{pol}
-		if _, ok := required[compose.SiblingsRequirement]; !ok {
+		if _, ok := required[compose.SiblingsRequirement]; !ok && !c.SiblingsUnanswered {
 			required[compose.SiblingsRequirement] = append([]runtime.Object{c.XR}, c.Siblings...)
 		}
 	}

@@ -327,18 +327,11 @@ func (e *external) Create(context.Context, *v1alpha1.Federation) (managed.Extern
 // heldSuffix ends the error of a cycle held back after one that failed.
 const heldSuffix = " (the next cycle waits for the namespace's share: condition CycleScheduled)"
 
-// lastCycleError is why the last cycle failed, from the Synced condition
-// crossplane-runtime wrote ("update failed: …"), "" when it did not.
+// lastCycleError is why the last cycle failed, "" when it did not: its
+// own record in the status, which crossplane-runtime writes with the
+// failure.
 func lastCycleError(mg *v1alpha1.Federation) string {
-	c := mg.GetCondition(xpv2.TypeSynced)
-	if c.Status != corev1.ConditionFalse || c.Reason != xpv2.ReasonReconcileError {
-		return ""
-	}
-	msg, found := strings.CutPrefix(c.Message, "update failed: ")
-	if !found {
-		return ""
-	}
-	return strings.TrimSuffix(msg, heldSuffix)
+	return mg.Status.AtProvider.LastCycleError
 }
 
 // scheduled sets CycleScheduled: False while held (the namespace is over
@@ -411,6 +404,10 @@ func (e *external) Update(ctx context.Context, mg *v1alpha1.Federation) (managed
 	}
 	start := time.Now()
 	c, err := e.cycle(ctx, mg)
+	mg.Status.AtProvider.LastCycleError = ""
+	if err != nil {
+		mg.Status.AtProvider.LastCycleError = observe.Bound(err.Error())
+	}
 	result, commands, failed := fleetmetrics.CycleError, 0, 0
 	if err == nil {
 		result, commands, failed = fleetmetrics.CycleSynced, c.plan.Count(), len(c.failures)

@@ -2,7 +2,6 @@ package federation
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -657,18 +656,24 @@ func TestHeldBackAfterAFailure(t *testing.T) {
 	done()
 	mg := federationOf("http://127.0.0.1:1")
 	mg.Namespace = "noisy"
-	mg.SetConditions(xpv2.ReconcileError(errors.New("update failed: cannot read heartbeats from FleetDiscovery.Heartbeats: dial tcp 127.0.0.1:1: connection refused")))
+	// A cycle that fails, its hub down, records why in the status.
 	e := newExternal(open, clock)
+	if _, err := e.Update(context.Background(), mg); err == nil || !strings.HasPrefix(mg.Status.AtProvider.LastCycleError, "cannot read heartbeats from FleetDiscovery.Heartbeats: ") || !strings.Contains(mg.Status.AtProvider.LastCycleError, "connection refused") {
+		t.Fatalf("a failed cycle: %v, status.atProvider.lastCycleError %q", err, mg.Status.AtProvider.LastCycleError)
+	}
+	failed := mg.Status.AtProvider.LastCycleError
 	e.share = share
 	for range 2 {
 		_, err := e.Update(context.Background(), mg)
-		want := "cannot read heartbeats from FleetDiscovery.Heartbeats: dial tcp 127.0.0.1:1: connection refused" + heldSuffix
-		if err == nil || err.Error() != want {
-			t.Fatalf("held back after a failure: %v, want %q", err, want)
+		if err == nil || err.Error() != failed+heldSuffix {
+			t.Fatalf("held back after a failure: %v, want %q", err, failed+heldSuffix)
 		}
-		mg.SetConditions(xpv2.ReconcileError(fmt.Errorf("update failed: %w", err)))
+		if mg.Status.AtProvider.LastCycleError != failed {
+			t.Fatalf("held back, lastCycleError became %q", mg.Status.AtProvider.LastCycleError)
+		}
 	}
-	mg.SetConditions(xpv2.ReconcileSuccess())
+	// After a cycle that succeeded.
+	mg.Status.AtProvider.LastCycleError = ""
 	if _, err := e.Update(context.Background(), mg); err != nil {
 		t.Errorf("held back after a success: %v", err)
 	}

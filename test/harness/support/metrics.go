@@ -1,12 +1,17 @@
 package support
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -14,6 +19,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/fleetplane/fleetplane/test/harness/controlplane"
 )
 
 // Samples are metric families by name, gathered from a registry or
@@ -126,4 +133,35 @@ func Scrape(ctx context.Context, url, token string) ([]byte, Samples, error) {
 	}
 	s, err := ParseMetrics(bytes.NewReader(b))
 	return b, s, err
+}
+
+// EvalAlerts runs the shipped alert rules (deploy/observability/alerts.yaml
+// under root) with tools/promcheck's rule engine over the scrapes in files,
+// in time order, up to at, and returns the state ("pending", "firing") of
+// each active alert by name/namespace.
+func EvalAlerts(root string, at time.Time, files []string) (map[string]string, error) {
+	bin, err := controlplane.Tool(root, "promcheck")
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"eval", filepath.Join(root, "deploy", "observability", "alerts.yaml"), strconv.FormatInt(at.Unix(), 10)}, files...)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("promcheck eval: %w\n%s", err, stderr.String())
+	}
+	out := map[string]string{}
+	for sc := bufio.NewScanner(&stdout); sc.Scan(); {
+		var a struct {
+			Alert  string            `json:"alert"`
+			State  string            `json:"state"`
+			Labels map[string]string `json:"labels"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+			return nil, fmt.Errorf("promcheck printed %q: %w", sc.Text(), err)
+		}
+		out[a.Alert+"/"+a.Labels["namespace"]] = a.State
+	}
+	return out, nil
 }
