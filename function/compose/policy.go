@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fleetplane/fleetplane/apis/v1alpha1"
-	"github.com/fleetplane/fleetplane/internal/decode"
+	"github.com/fleetplane/fleetplane/function/decode"
 	"github.com/fleetplane/fleetplane/internal/observe"
 	"github.com/fleetplane/fleetplane/internal/tenancy"
 )

@@ -24,8 +24,8 @@ import (
 
 	"github.com/fleetplane/fleetplane/apis"
 	"github.com/fleetplane/fleetplane/apis/fn/v1beta1"
+	"github.com/fleetplane/fleetplane/function/decode"
 	"github.com/fleetplane/fleetplane/function/fnwire"
-	"github.com/fleetplane/fleetplane/internal/decode"
 )
 
 func init() {

@@ -25,7 +25,7 @@ import (
 	"github.com/fleetplane/fleetplane/apis/experiments/v1alpha1"
 	workflowsv1alpha1 "github.com/fleetplane/fleetplane/apis/workflows/v1alpha1"
 	"github.com/fleetplane/fleetplane/function/compose"
-	"github.com/fleetplane/fleetplane/internal/decode"
+	"github.com/fleetplane/fleetplane/function/decode"
 	"github.com/fleetplane/fleetplane/internal/observe"
 	"github.com/fleetplane/fleetplane/internal/tenancy"
 )

@@ -10,9 +10,9 @@ import (
 
 	"github.com/fleetplane/fleetplane/apis/placement/v1alpha1"
 	"github.com/fleetplane/fleetplane/function/compose"
+	"github.com/fleetplane/fleetplane/function/decode"
 	"github.com/fleetplane/fleetplane/function/placement/combine"
 	"github.com/fleetplane/fleetplane/function/placement/jsonpath"
-	"github.com/fleetplane/fleetplane/internal/decode"
 )
 
 // Reasons of the Valid condition.

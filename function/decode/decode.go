@@ -1,4 +1,4 @@
-// Package decode turns an object read as unstructured (an XR, a
+// Package decode turns an object the function reads as unstructured (an XR, a
 // required resource, a function input) into its Go type, with errors that
 // name the field. The API server validates what it stores against the
 // schema, but `crossplane render` hands the function what a file holds,
