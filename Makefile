@@ -38,11 +38,11 @@ generate: ## Regenerate deepcopy code, method sets, XRDs, CRDs, the function inp
 	(cd tools/adx-mon && $(GO) run ./otlpgen >/dev/null)
 
 .PHONY: package
-package: ## Build the function, provider and Configuration packages (.xpkg) offline into _output/.
+package: ## Build the function, provider and Configuration packages (.xpkg) and the release's RBAC (fleetplane-rbac.yaml) offline into _output/.
 	@tools/package.sh
 
 .PHONY: push
-push: ## Build, then push the packages to REGISTRY under VERSION: make push REGISTRY=ghcr.io/fleetplane VERSION=v0.1.0
+push: ## Build, then push the packages and the RBAC artifact to REGISTRY under VERSION: make push REGISTRY=ghcr.io/fleetplane VERSION=v0.1.0
 	@# Checked before the minutes of make package, not after.
 	@test -n "$(REGISTRY)" -a -n "$(VERSION)" || { echo "make push needs REGISTRY and VERSION, e.g. make push REGISTRY=ghcr.io/fleetplane VERSION=v0.1.0"; exit 2; }
 	@$(MAKE) --no-print-directory package
