@@ -125,8 +125,9 @@ func TestDocumentedCommandsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The function a file's render commands reach is the one the same
-	// file starts, with the flags it shows.
-	functions := map[string]string{}
+	// file starts, with the flags it shows; files that start it alike
+	// share one process.
+	functions, started := map[string]string{}, map[string]string{}
 	for _, c := range run {
 		args := strings.Fields(c.text)
 		switch {
@@ -136,7 +137,11 @@ func TestDocumentedCommandsRun(t *testing.T) {
 				t.Errorf("%s: the function runs in the background (&) while the renders reach it", c)
 				continue
 			}
-			functions[c.file] = devfunction.Start(t, root, args[:len(args)-1]...)
+			flags := strings.Join(args[:len(args)-1], " ")
+			if _, ok := started[flags]; !ok {
+				started[flags] = devfunction.Start(t, root, args[:len(args)-1]...)
+			}
+			functions[c.file] = started[flags]
 		case args[1] == "render":
 			addr, ok := functions[c.file]
 			if !ok {
